@@ -1,0 +1,16 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/spec'],
+  testMatch: ['**/*.spec.ts'],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true, diagnostics: false }],
+  },
+  moduleNameMapper: {
+    '^fw$': '<rootDir>/lib/http/index.ts',
+    '^fw/cache$': '<rootDir>/lib/cache/index.ts',
+    '^fw/fetch$': '<rootDir>/lib/fetch/index.ts',
+  },
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

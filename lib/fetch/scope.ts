@@ -1,0 +1,11 @@
+/**
+ * What an outbound call needs from the scope it runs in: a request's `Ctx` or a `Run`
+ * (a background job with no request). Both live in `fw`; this module only knows the shape,
+ * so `fw/fetch` never imports `fw`.
+ */
+export interface Scope {
+  /** The id to forward as `X-Request-Id`; `null` under a `Run`, which never forwards one. */
+  requestId(): string | null;
+  /** Aborted when the scope ends early (client gone, server shutting down); calls under it fail `Canceled`. */
+  readonly signal?: AbortSignal;
+}
