@@ -4,7 +4,7 @@ module.exports = {
   roots: ['<rootDir>/spec'],
   testMatch: ['**/*.spec.ts'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true, diagnostics: false }],
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json', diagnostics: false }],
   },
   moduleNameMapper: {
     '^fw$': '<rootDir>/lib/http/index.ts',

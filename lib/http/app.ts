@@ -1,0 +1,393 @@
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { compileRoute, type AroundFactory, type CompiledRoute } from './compile-route';
+import { Ctx, isThenable, type Core } from './ctx';
+import type { EncoderExtensions } from './encode-answer';
+import { errorAnswer, phrase } from './error-answer';
+import { RefusalError } from './errors';
+import { defaultFailureBody, failureBodyFor, type FailureShape } from './failure-shape';
+import type { HeaderBag } from './header-rules';
+import { InjectRequest, InjectResponse, type InjectOptions, type InjectResult } from './inject';
+import { addHealthRoute } from './health';
+import { LogSink } from './log-sink';
+import type { RouteRecord } from './route-record';
+import { Router } from './router';
+import { scan, type RecordCheck, type Services } from './scanner';
+
+/** Middleware wraps every route, static tree and framework answer; the chain is put together once, at build. */
+export type Middleware = (c: Ctx, next: () => Promise<void>) => void | Promise<void>;
+
+export interface AppOptions {
+  /** `info.title` of the API description. */
+  readonly title?: string;
+  /** `info.version` of the API description. */
+  readonly version?: string;
+  /** Where log lines go (default: stdout, batched). */
+  readonly log?: (line: string) => void;
+  /** The request head must arrive within this (408 otherwise). Default 10 s. */
+  readonly headTimeoutMs?: number;
+  /** The whole request (head and body) must arrive within this (408 otherwise). Default 30 s. */
+  readonly requestTimeoutMs?: number;
+  /** An idle kept connection is closed after this. Default 5 s. */
+  readonly keepAliveTimeoutMs?: number;
+  /** A request head larger than this is answered 431. Default 16 KiB. */
+  readonly maxHeaderBytes?: number;
+  /** How long `close()` waits for requests in flight before cancelling them. Default 10 s. */
+  readonly closeGraceMs?: number;
+}
+
+/** Something provided that takes part in the app's life: started by `listen()`, stopped by `close()`. */
+interface Lifecycle {
+  start?(): void;
+  close?(): unknown;
+}
+
+/** A piece of an app that a capability adds (idempotency, files, OpenAPI …), next to its own code. */
+export interface Capability {
+  readonly checks?: readonly RecordCheck[];
+  readonly arounds?: readonly AroundFactory[];
+  readonly encoders?: EncoderExtensions;
+}
+
+const capabilities: Capability[] = [];
+/** @internal capabilities register themselves when their module loads */
+export function addCapability(c: Capability): void {
+  capabilities.push(c);
+}
+
+/**
+ * An fw application: controllers, services and middleware, scanned once into compiled routes.
+ * @example
+ * const app = new App({ title: 'shop' }).controllers(OrdersController).provide(db);
+ * await app.listen({ port: 3000 });
+ */
+export class App {
+  readonly options: AppOptions;
+  readonly #controllers: Function[] = [];
+  readonly #services = new Map<unknown, unknown>();
+  readonly #provided: unknown[] = [];
+  readonly #middleware: Middleware[] = [];
+  readonly #builtIns: { record: RouteRecord; instance: object }[] = [];
+  #failureShape: FailureShape | null = null;
+  #compress: Core['compress'] = null;
+  #router: Router<CompiledRoute> | null = null;
+  #records: readonly RouteRecord[] = [];
+  #server: Server | null = null;
+  #chain: ((c: Ctx) => unknown) | null = null;
+  #stopping = false;
+  readonly #shutdown = new AbortController();
+  readonly #sink: LogSink;
+  readonly #afterBuild: ((app: App) => void)[] = [];
+  readonly #fallbacks: ((c: Ctx) => unknown)[] = [];
+  readonly #core: Core;
+
+  constructor(options: AppOptions = {}) {
+    this.options = options;
+    this.#sink = new LogSink(options.log ? (text) => text.slice(0, -1).split('\n').forEach((l) => options.log!(l)) : undefined);
+    const app = this;
+    this.#core = {
+      failureBody: defaultFailureBody,
+      get compress() {
+        return app.#compress;
+      },
+      log: (line) => this.#sink.line(line),
+      get stopping() {
+        return app.#stopping;
+      },
+      shutdown: this.#shutdown.signal,
+    };
+  }
+
+  /** Registers controller classes; each is constructed once, with its constructor parameters filled by type. */
+  controllers(...classes: Function[]): this {
+    this.#controllers.push(...classes);
+    return this;
+  }
+
+  /** Registers a service: constructor and handler parameters of its type (or a base class of it) get this instance. */
+  provide(instance: object): this {
+    this.#provided.push(instance);
+    for (let p = Object.getPrototypeOf(instance); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+      const type = p.constructor;
+      if (p === Object.getPrototypeOf(instance) || !this.#services.has(type)) this.#services.set(type, instance);
+    }
+    return this;
+  }
+
+  /** Adds middleware around every route, static tree and framework answer. */
+  use(middleware: Middleware): this {
+    this.#middleware.push(middleware);
+    return this;
+  }
+
+  /** Replaces the failure body with the program's own shape. */
+  failures(shape: FailureShape): this {
+    this.#failureShape = shape;
+    return this;
+  }
+
+  /**
+   * Adds the health route (default `GET /healthz`): 200 `{ "status": "ok" }`, 503 while a provided
+   * target's `ready` probe fails or the server is stopping.
+   */
+  health(path = '/healthz'): this {
+    addHealthRoute(this, path);
+    return this;
+  }
+
+  /** @internal sets the compression step (see `app.compress`) */
+  setCompressor(fn: Core['compress']): void {
+    this.#compress = fn;
+  }
+
+  /** @internal adds a route the framework owns (health, openapi.json, docs) */
+  addBuiltIn(record: RouteRecord, instance: object): void {
+    this.#builtIns.push({ record, instance });
+  }
+
+  /** @internal runs after the routes are compiled (OpenAPI emission) */
+  afterBuild(fn: (app: App) => void): void {
+    this.#afterBuild.push(fn);
+  }
+
+  /** @internal answers requests no route took (static trees), before 404/405 */
+  addFallback(fn: (c: Ctx) => unknown): void {
+    this.#fallbacks.push(fn);
+  }
+
+  /** The route records the app serves (and describes), after `build()`. */
+  get routes(): readonly RouteRecord[] {
+    return this.#records;
+  }
+
+  /** Everything provided, in order. */
+  get provided(): readonly unknown[] {
+    return this.#provided;
+  }
+
+  /** True once `close()` has begun. */
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
+  /** Writes one line to the app's log. */
+  log(line: string): void {
+    this.#sink.line(line);
+  }
+
+  /**
+   * Scans, checks and compiles every route, without opening a socket. Throws one `RefusalError`
+   * listing every declaration problem. Runs once; later calls return at once.
+   */
+  build(): this {
+    if (this.#router) return this;
+    const problems: string[] = [];
+    const services: Services = {
+      get: (t) => this.#services.get(t),
+      has: (t) => this.#services.has(t),
+      all: () => this.#provided,
+    };
+    const checks = capabilities.flatMap((c) => c.checks ?? []);
+    const { records, instances } = scan(this.#controllers, services, checks, problems);
+    const router = new Router<CompiledRoute>();
+    const encoders: EncoderExtensions = Object.assign({}, ...capabilities.map((c) => c.encoders ?? {}));
+    const options = { encoders, arounds: capabilities.flatMap((c) => c.arounds ?? []), services };
+    const all = [...records.map((r) => ({ record: r, instance: instances.get(r.controller) })), ...this.#builtIns];
+    const taken = new Map<string, string>();
+    for (const { record, instance } of all) {
+      const key = `${record.method} ${record.path.replace(/\{[^}]*\}/g, '{}')}`;
+      const other = taken.get(key);
+      if (other !== undefined) {
+        problems.push(`${record.label}: duplicate route: ${record.method} ${record.path} is also declared by ${other}`);
+        continue;
+      }
+      taken.set(key, record.label);
+      if (!instance || problems.length) continue;
+      try {
+        router.add(record.method, record.path, compileRoute(record, instance, options));
+      } catch (e) {
+        problems.push(e instanceof Error ? e.message : String(e));
+      }
+    }
+    if (problems.length) throw new RefusalError(problems);
+    router.seal();
+    this.#router = router;
+    this.#records = Object.freeze(all.map((a) => a.record));
+    const shape = failureBodyFor(this.#failureShape);
+    (this.#core as { failureBody: Core['failureBody'] }).failureBody = shape;
+    this.#chain = this.#middleware.length ? this.#compose() : null;
+    for (const fn of this.#afterBuild) fn(this);
+    return this;
+  }
+
+  /** The `http.Server` (created by `build()`), for socket-level work. */
+  get server(): Server {
+    this.build();
+    return (this.#server ??= this.#createServer());
+  }
+
+  /** Builds, starts provided clients, and listens. Returns the bound address. */
+  async listen(options: { host?: string; port?: number } = {}): Promise<{ host: string; port: number; url: string }> {
+    const server = this.server;
+    for (const s of this.#provided as Lifecycle[]) if (isStartable(s)) s.start!();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const a = server.address() as AddressInfo;
+    const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+    return { host: a.address, port: a.port, url: `http://${host}:${a.port}` };
+  }
+
+  /**
+   * Stops accepting connections and lets requests in flight finish (up to `closeGraceMs`), then
+   * cancels what is left and stops provided clients.
+   */
+  async close(): Promise<void> {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    const server = this.#server;
+    if (server?.listening) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.closeGraceMs ?? 10_000)));
+      await Promise.race([closed, grace]);
+      clearTimeout(timer);
+      this.#shutdown.abort(new Error('server shutting down'));
+      server.closeAllConnections();
+      await closed;
+    } else this.#shutdown.abort(new Error('server shutting down'));
+    for (const s of this.#provided as Lifecycle[]) if (isStartable(s)) await s.close!();
+    this.#sink.flush();
+  }
+
+  /** Sends a request through the whole pipeline (routing, middleware, failures, idempotency) without a socket. */
+  inject(options: InjectOptions): Promise<InjectResult> {
+    this.build();
+    const req = new InjectRequest(options);
+    const res = new InjectResponse(req.method);
+    this.#dispatch(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+    return res.done;
+  }
+
+  #createServer(): Server {
+    const o = this.options;
+    const server = createServer(
+      {
+        maxHeaderSize: o.maxHeaderBytes ?? 16 * 1024,
+        headersTimeout: o.headTimeoutMs ?? 10_000,
+        requestTimeout: o.requestTimeoutMs ?? 30_000,
+        keepAliveTimeout: o.keepAliveTimeoutMs ?? 5_000,
+        connectionsCheckingInterval: Math.min(1_000, o.headTimeoutMs ?? 10_000),
+      },
+      this.#dispatch,
+    );
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#beforeRouting(err, socket));
+    return server;
+  }
+
+  /** Answers written before a request could be routed keep the default shape and close the connection. */
+  #beforeRouting(err: NodeJS.ErrnoException, socket: Socket): void {
+    if (!socket.writable || err.code === 'ECONNRESET' || err.code === 'EPIPE') {
+      socket.destroy();
+      return;
+    }
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const body = defaultFailureBody(status, phrase(status));
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nDate: ${new Date().toUTCString()}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+
+  readonly #dispatch = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const c = new Ctx(req, res, this.#core, q === -1 ? url : url.slice(0, q), q === -1 ? '' : url.slice(q + 1), performance.now());
+    if (this.#chain === null) {
+      this.#terminal(c);
+      return;
+    }
+    try {
+      const p = this.#chain(c);
+      if (isThenable(p)) p.then(undefined, (e: unknown) => this.#failed(c, e, `${c.method} ${c.path}`));
+    } catch (e) {
+      this.#failed(c, e, `${c.method} ${c.path}`);
+    }
+  };
+
+  #compose(): (c: Ctx) => unknown {
+    let chain = (c: Ctx): unknown => this.#terminal(c);
+    for (const mw of [...this.#middleware].reverse()) {
+      const next = chain;
+      chain = (c) =>
+        mw(c, () => {
+          try {
+            return Promise.resolve(next(c)) as Promise<void>;
+          } catch (e) {
+            return Promise.reject(e);
+          }
+        });
+    }
+    return chain;
+  }
+
+  /** Routes one request and answers it; failures become failure answers here, inside the middleware chain. */
+  #terminal(c: Ctx): unknown {
+    const match = this.#router!.find(c.path);
+    const route = match?.methods.get(c.method) ?? (c.method === 'HEAD' ? match?.methods.get('GET') : undefined);
+    if (route === undefined) return this.#unrouted(c, match?.methods ?? null);
+    c.values = match!.values;
+    try {
+      const p = route.run(c);
+      if (isThenable(p)) return Promise.resolve(p).then(undefined, (e: unknown) => this.#failed(c, e, route.record.label));
+    } catch (e) {
+      this.#failed(c, e, route.record.label);
+    }
+    return undefined;
+  }
+
+  #unrouted(c: Ctx, methods: ReadonlyMap<string, CompiledRoute> | null): unknown {
+    for (const fallback of this.#fallbacks) {
+      const taken = fallback(c);
+      if (taken !== false) return isThenable(taken) ? Promise.resolve(taken).then(undefined, (e: unknown) => this.#failed(c, e, `${c.method} ${c.path}`)) : undefined;
+    }
+    if (methods === null) {
+      c.writeFailure(404, `no route for ${c.method} ${c.path}`, null);
+      return undefined;
+    }
+    const allow = [...methods.keys()];
+    if (allow.includes('GET') && !allow.includes('HEAD')) allow.splice(allow.indexOf('GET') + 1, 0, 'HEAD');
+    c.writeFailure(405, `${c.method} is not allowed on ${c.path}`, { allow: allow.join(', ') });
+    return undefined;
+  }
+
+  /** A thrown value becomes the failure answer; after an answer was sent, the connection is closed and a warning logged. */
+  #failed(c: Ctx, err: unknown, label: string): void {
+    const answer = errorAnswer(err, label);
+    if (c.sent) {
+      this.#sink.line(`warning: ${label} failed after answering ${c.status}: ${answer.log ?? answer.message}`);
+      const res = c.res;
+      if (res.writableEnded) res.socket?.end();
+      else res.destroy();
+      return;
+    }
+    if (answer.log !== null) this.#sink.line(answer.log);
+    if (answer.status === 413 || answer.status === 408) c.res.shouldKeepAlive = false; // the unread body would be read as the next request
+    try {
+      c.writeFailure(answer.status, answer.message, answer.headers as HeaderBag | null);
+    } catch (e) {
+      this.#sink.line(`warning: ${label}: failure answer not written: ${(e as Error).message}`);
+      c.res.destroy();
+    }
+  }
+}
+
+function isStartable(s: unknown): s is Required<Lifecycle> {
+  return typeof s === 'object' && s !== null && typeof (s as Lifecycle).start === 'function' && typeof (s as Lifecycle).close === 'function' && (s as { constructor: { name: string } }).constructor.name === 'Client';
+}

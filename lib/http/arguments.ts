@@ -1,0 +1,130 @@
+import { Failure, fail } from './fail';
+import { Ctx, isThenable } from './ctx';
+import type { ArgRecord } from './route-record';
+import { compileReader } from './schema';
+
+/** Works out one handler argument from the request: a value, or a promise of one. */
+export type Extractor = (c: Ctx) => unknown;
+
+const JSON_CONTENT = /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i;
+
+/** Compiles one argument record into its extractor, once, at build. `names` are the path's `{name}`s in order. */
+export function compileArgument(arg: ArgRecord, names: readonly string[]): Extractor {
+  switch (arg.kind) {
+    case 'ctx':
+      return (c) => c;
+    case 'service': {
+      const instance = arg.instance;
+      return () => instance;
+    }
+    case 'resolved': {
+      const type = arg.type as unknown as { resolve(c: Ctx): unknown };
+      return (c) => c.resolving(type);
+    }
+    case 'authorization': {
+      const scheme = arg.scheme;
+      return (c) => c.authorization(scheme);
+    }
+    case 'header': {
+      const name = arg.name;
+      return (c) => c.header(name);
+    }
+    case 'param': {
+      const at = names.indexOf(arg.name);
+      const convert = converter(arg.type, `path param "${arg.name}"`);
+      const label = `path param "${arg.name}"`;
+      return (c) => convert(decode(c.values[at], label));
+    }
+    case 'query': {
+      const name = arg.name;
+      const convert = converter(arg.type, `query param "${name}"`);
+      return (c) => {
+        const v = c.query.get(name);
+        return v === null ? null : convert(v);
+      };
+    }
+    case 'queryClass': {
+      const read = compileReader(arg.type, { source: 'query' });
+      return (c) => {
+        const input: Record<string, string | string[]> = {};
+        for (const [k, v] of c.query) {
+          const prev = input[k];
+          input[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+        }
+        const r = read(input);
+        if (!r.ok) throw new Failure(400, r.message);
+        return r.value;
+      };
+    }
+    case 'body': {
+      const read = compileReader(arg.type, { source: 'body' });
+      return (c) => {
+        const type = c.req.headers['content-type'];
+        if (type !== undefined && !JSON_CONTENT.test(type)) {
+          throw new Failure(415, `body: content type must be application/json, got ${type.split(';')[0]}`);
+        }
+        return c.body().then((bytes) => {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(bytes.length === 0 ? '' : bytes.toString('utf8'));
+          } catch {
+            throw fail.badRequest('body: invalid JSON');
+          }
+          const r = read(parsed);
+          if (!r.ok) throw new Failure(400, r.message);
+          return r.value;
+        });
+      };
+    }
+  }
+}
+
+function decode(raw: string, label: string): string {
+  if (raw.indexOf('%') === -1) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw fail.badRequest('%s: malformed percent-encoding', label);
+  }
+}
+
+const NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$/;
+
+/** Converts a text value to the declared scalar type (number, boolean or string); 400 naming it otherwise. */
+function converter(type: unknown, label: string): (v: string) => unknown {
+  if (type === Number) {
+    return (v) => {
+      if (!NUMBER.test(v)) throw fail.badRequest('%s: not a number', label);
+      return Number(v);
+    };
+  }
+  if (type === Boolean) {
+    return (v) => {
+      if (v === 'true' || v === '1') return true;
+      if (v === 'false' || v === '0') return false;
+      throw fail.badRequest('%s: not a boolean (true or false)', label);
+    };
+  }
+  return (v) => v;
+}
+
+/**
+ * Runs the extractors in order; stays synchronous until one gives a promise, then waits for the rest.
+ * Calls `then(c, args)` with the arguments, or returns its promise.
+ */
+export function gather(c: Ctx, extract: readonly Extractor[], then: (c: Ctx, args: unknown[]) => unknown): unknown {
+  const n = extract.length;
+  const args = new Array<unknown>(n);
+  for (let i = 0; i < n; i++) {
+    const v = extract[i](c);
+    if (isThenable(v)) return gatherAsync(c, extract, args, i, v, then);
+    args[i] = v;
+  }
+  return then(c, args);
+}
+
+async function gatherAsync(c: Ctx, extract: readonly Extractor[], args: unknown[], at: number, pending: PromiseLike<unknown>, then: (c: Ctx, args: unknown[]) => unknown): Promise<unknown> {
+  args[at] = await pending;
+  for (let i = at + 1; i < extract.length; i++) args[i] = await extract[i](c);
+  return then(c, args);
+}

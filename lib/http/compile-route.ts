@@ -1,0 +1,54 @@
+import { compileArgument, gather, type Extractor } from './arguments';
+import { Ctx, isThenable } from './ctx';
+import { baseStatus, compileEncoder, inferred, type Encoder, type EncoderExtensions } from './encode-answer';
+import type { RouteRecord } from './route-record';
+import { templateNames } from './router';
+import type { Services } from './scanner';
+
+/** A route ready to serve: everything worked out at build, nothing read per request but the request. */
+export interface CompiledRoute {
+  readonly record: RouteRecord;
+  /** Answers one request; returns a promise when anything on the way is asynchronous. */
+  readonly run: (c: Ctx) => unknown;
+}
+
+/**
+ * A step wrapped around the handler call (idempotency, rate limits), built per route at build,
+ * or null when the route does not need it. `proceed` runs the handler and writes its answer.
+ */
+export type Around = (c: Ctx, proceed: () => unknown) => unknown;
+export type AroundFactory = (record: RouteRecord, services: Services) => Around | null;
+
+export interface CompileOptions {
+  readonly encoders: EncoderExtensions;
+  readonly arounds: readonly AroundFactory[];
+  readonly services: Services;
+}
+
+export function compileRoute(record: RouteRecord, instance: object, options: CompileOptions): CompiledRoute {
+  const names = templateNames(record.path);
+  const extract: readonly Extractor[] = record.args.map((a) => compileArgument(a, names));
+  const handler = (instance as Record<string, (...args: unknown[]) => unknown>)[record.key];
+  const encode: Encoder = record.contract ? compileEncoder(record.contract, record.label, options.encoders) : inferred;
+  const status = record.contract ? baseStatus(record.contract) : 200;
+
+  const answer = (c: Ctx, v: unknown): void => {
+    if (!c.sent) encode(c, v, status, null);
+  };
+  const invoke = (c: Ctx, args: unknown[]): unknown => {
+    const r = handler.apply(instance, args);
+    if (isThenable(r)) return Promise.resolve(r).then((v) => answer(c, v));
+    answer(c, r);
+    return undefined;
+  };
+
+  const arounds = options.arounds.map((f) => f(record, options.services)).filter((a): a is Around => a !== null);
+  let call: (c: Ctx, args: unknown[]) => unknown = invoke;
+  // A route with a step around its handler pays one closure per request for `proceed`; the others none.
+  for (const around of arounds.reverse()) {
+    const inner = call;
+    call = (c, args) => around(c, () => inner(c, args));
+  }
+  const run = extract.length === 0 ? (c: Ctx) => call(c, []) : (c: Ctx) => gather(c, extract, call);
+  return Object.freeze({ record, run });
+}

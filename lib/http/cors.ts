@@ -1,0 +1,40 @@
+import type { Middleware } from './app';
+
+export interface CorsOptions {
+  /** Allowed origins (exact), or `'*'` for any. */
+  readonly origins: readonly string[] | '*';
+  readonly methods?: readonly string[];
+  readonly headers?: readonly string[];
+  readonly exposeHeaders?: readonly string[];
+  readonly credentials?: boolean;
+  /** Seconds a preflight answer may be cached. */
+  readonly maxAge?: number;
+}
+
+/**
+ * CORS for every answer, failures and static files included; answers preflight requests itself (204).
+ * @example app.use(cors({ origins: ['https://shop.example'] }))
+ */
+export function cors(options: CorsOptions): Middleware {
+  const any = options.origins === '*';
+  const allowed = new Set(any ? [] : options.origins);
+  const methods = (options.methods ?? ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']).join(', ');
+  const expose = options.exposeHeaders?.join(', ');
+  return (c, next) => {
+    const origin = c.header('origin');
+    if (origin === null || (!any && !allowed.has(origin))) return next();
+    c.setHeader('access-control-allow-origin', any && !options.credentials ? '*' : origin);
+    if (!any || options.credentials) c.setHeader('vary', 'Origin');
+    if (options.credentials) c.setHeader('access-control-allow-credentials', 'true');
+    if (expose) c.setHeader('access-control-expose-headers', expose);
+    if (c.method === 'OPTIONS' && c.header('access-control-request-method') !== null) {
+      c.setHeader('access-control-allow-methods', methods);
+      const asked = options.headers?.join(', ') ?? c.header('access-control-request-headers');
+      if (asked) c.setHeader('access-control-allow-headers', asked);
+      if (options.maxAge !== undefined) c.setHeader('access-control-max-age', String(options.maxAge));
+      c.write(204, null, null, null);
+      return;
+    }
+    return next();
+  };
+}

@@ -1,0 +1,267 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Scope } from '../fetch/scope';
+import { REDIRECT_STATUSES, type HeaderEntry, type RedirectStatus } from './answers';
+import { parseAuthorization, type Credentials } from './authorization';
+import { HttpError } from './errors';
+import { addHeader, checkHeader, type HeaderBag } from './header-rules';
+import { BODY_LIMIT, readBody } from './read-body';
+import { requestIdFor } from './request-id';
+
+/** What a request needs from its app; the App implements it. */
+export interface Core {
+  /** The failure body for a status and message, in the app's failure shape. */
+  failureBody(status: number, message: string): string;
+  /** Compresses a finished body when the app and the request allow it; may add headers. */
+  readonly compress: ((c: Ctx, bag: HeaderBag, type: string, body: Uint8Array | string) => Uint8Array | string) | null;
+  log(line: string): void;
+  readonly stopping: boolean;
+  readonly shutdown: AbortSignal;
+}
+
+/** A class whose value is worked out once per request from the request itself (an account from a token, say). */
+export interface Resolvable<T> {
+  resolve(c: Ctx): T | Promise<T>;
+}
+
+const JSON_TYPE = 'application/json';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+const PENDING = Symbol('pending');
+
+/**
+ * The request context: what the request says and how to answer it. A handler gets it by declaring
+ * a parameter of type `Ctx`.
+ * @example @Get('/hello') hello(c: Ctx) { c.sendText(200, 'hello') }
+ */
+export class Ctx implements Scope {
+  readonly method: string;
+  /** The path as sent, without the query. */
+  readonly path: string;
+  /** The query string as sent, without `?` (empty when none). */
+  readonly rawQuery: string;
+  /** @internal */ readonly req: IncomingMessage;
+  /** @internal */ readonly res: ServerResponse;
+  /** @internal */ readonly core: Core;
+  /** @internal raw `{name}` values in path order */ values: readonly string[] = [];
+  /** The status sent, or 0 before anything is sent. */
+  status = 0;
+  /** When the request arrived (performance.now()). */
+  readonly startedAt: number;
+  #out: HeaderBag | null = null;
+  #id: string | null = null;
+  #resolved: Map<unknown, unknown> | null = null;
+  #body: Promise<Buffer> | null = null;
+  #search: URLSearchParams | null = null;
+  #abort: AbortController | null = null;
+  /** @internal set while an idempotent handler runs: answering through the Ctx is refused there */ capture = false;
+
+  /** @internal */
+  constructor(req: IncomingMessage, res: ServerResponse, core: Core, path: string, rawQuery: string, startedAt: number) {
+    this.req = req;
+    this.res = res;
+    this.core = core;
+    this.method = req.method ?? 'GET';
+    this.path = path;
+    this.rawQuery = rawQuery;
+    this.startedAt = startedAt;
+  }
+
+  // ---- reading the request
+
+  /** A request header, or `null` when absent (several lines of one name are joined with `, `). */
+  header(name: string): string | null {
+    const v = this.req.headers[name.toLowerCase()];
+    if (v === undefined) return null;
+    return Array.isArray(v) ? v.join(', ') : v;
+  }
+
+  /** The parsed query string. */
+  get query(): URLSearchParams {
+    return (this.#search ??= new URLSearchParams(this.rawQuery));
+  }
+
+  /** The raw request body, at most one megabyte (413 beyond). Read once; later calls give the same bytes. */
+  body(): Promise<Buffer> {
+    return (this.#body ??= readBody(this.req, BODY_LIMIT));
+  }
+
+  /** The parsed `Authorization` header of this scheme; throws a 401 naming what is accepted otherwise. */
+  authorization<S extends 'bearer' | 'basic'>(scheme: S): Credentials<S> {
+    return parseAuthorization(this.header('authorization') ?? undefined, scheme);
+  }
+
+  /**
+   * The request's id: the proxy's `X-Request-Id` when it is valid, otherwise a generated one.
+   * Works with or without the logger.
+   */
+  requestId(): string {
+    return (this.#id ??= requestIdFor(this.req.headers['x-request-id']));
+  }
+
+  /** Aborted when the client goes away before the answer is finished, or the server shuts down. */
+  get signal(): AbortSignal {
+    if (this.#abort === null) {
+      const abort = (this.#abort = new AbortController());
+      this.res.once('close', () => {
+        if (!this.res.writableFinished) abort.abort(new HttpError('Canceled', 'the client went away'));
+      });
+      if (this.core.shutdown.aborted) abort.abort(this.core.shutdown.reason);
+      else this.core.shutdown.addEventListener('abort', () => abort.abort(this.core.shutdown.reason), { once: true, signal: abort.signal });
+    }
+    return this.#abort.signal;
+  }
+
+  /**
+   * The resolved value of a class with `static resolve(c)`, worked out once per request.
+   * An async resolver must have been worked out already (as a handler parameter) or use `resolveAsync`.
+   * @example by: (c) => c.resolve(Account).id
+   */
+  resolve<T>(type: Resolvable<T>): T {
+    const v = this.resolving(type);
+    if (isThenable(v)) {
+      throw new HttpError('NotResolved', `${nameOf(type)}.resolve is async and not worked out yet: ask for it as a handler parameter or await c.resolveAsync(${nameOf(type)})`);
+    }
+    return v;
+  }
+
+  /** As `resolve`, for async resolvers. */
+  async resolveAsync<T>(type: Resolvable<T>): Promise<T> {
+    return this.resolving(type);
+  }
+
+  /** @internal the value, or the promise of it while an async resolver runs */
+  resolving<T>(type: Resolvable<T>): T | Promise<T> {
+    const map = (this.#resolved ??= new Map());
+    if (map.has(type)) {
+      const v = map.get(type);
+      if (v === PENDING) throw new HttpError('NotResolved', `${nameOf(type)}.resolve asked for itself`);
+      return v as T | Promise<T>;
+    }
+    map.set(type, PENDING);
+    let v: T | Promise<T>;
+    try {
+      v = type.resolve(this);
+    } catch (e) {
+      map.delete(type);
+      throw e;
+    }
+    if (isThenable(v)) {
+      const p = Promise.resolve(v).then((value) => {
+        map.set(type, value);
+        return value;
+      });
+      map.set(type, p);
+      return p;
+    }
+    map.set(type, v);
+    return v;
+  }
+
+  // ---- answering
+
+  /** True once the answer's head has been sent. */
+  get sent(): boolean {
+    return this.status !== 0;
+  }
+
+  /** Whether the connection stays open after this answer. */
+  keepAlive(): boolean {
+    return this.res.shouldKeepAlive && !this.core.stopping;
+  }
+
+  /**
+   * Sets a response header. `Set-Cookie` and `Vary` add rather than replace; the framework's own
+   * headers (`Content-Type`, `Content-Length`, `Transfer-Encoding`, `Connection`) are refused.
+   */
+  setHeader(name: string, value: string): void {
+    if (this.status !== 0) throw new HttpError('HeadersSent', `header "${name}" set after the answer was sent`);
+    addHeader((this.#out ??= {}), checkHeader(name, value), value);
+  }
+
+  /** The same as `setHeader` (the value is copied either way in JavaScript). */
+  setStaticHeader(name: string, value: string): void {
+    this.setHeader(name, value);
+  }
+
+  /** A header set on this answer so far, or undefined. */
+  sentHeader(name: string): string | string[] | undefined {
+    return this.#out?.[name.toLowerCase()];
+  }
+
+  sendText(status: number, text: string): void {
+    this.send(status, TEXT_TYPE, text);
+  }
+
+  sendJson(status: number, value: unknown): void {
+    this.send(status, JSON_TYPE, JSON.stringify(value) ?? 'null');
+  }
+
+  /** Answers `status` with `bytes` under the caller's content type. */
+  send(status: number, contentType: string, bytes: Uint8Array | string): void {
+    this.ownAnswer();
+    this.write(status, contentType, bytes, null);
+  }
+
+  /** A redirect decided at run time: `Location` and no body. */
+  redirect(status: RedirectStatus, location: string): void {
+    this.ownAnswer();
+    if (!REDIRECT_STATUSES.includes(status)) throw new HttpError('BadRedirect', `redirect status ${status} is not one of 301, 302, 303, 307, 308`);
+    this.write(status, null, null, [{ name: 'location', value: location }]);
+  }
+
+  /** @internal refuses answering through the Ctx where the answer must be kept (idempotent routes) */
+  ownAnswer(): void {
+    if (this.capture) throw new HttpError('AlreadySent', 'an idempotent route answers by returning a value, not through the Ctx');
+  }
+
+  /**
+   * @internal Writes a whole answer: status, content type (null: none), body (null: none) and the
+   * answer's own headers. The one place buffered answers reach the wire.
+   */
+  write(status: number, type: string | null, body: Uint8Array | string | null, own: readonly HeaderEntry[] | null): void {
+    if (this.status !== 0) throw new HttpError('AlreadySent', `a second answer (${status}) after ${this.status} was sent`);
+    const bag = this.#out ?? (this.#out = {});
+    if (own !== null) for (const h of own) addHeader(bag, checkHeader(h.name, h.value), h.value);
+    if (type !== null) bag['content-type'] = type;
+    let payload: Uint8Array | string | null = body;
+    if (payload !== null && type !== null && this.core.compress !== null) payload = this.core.compress(this, bag, type, payload);
+    if (payload !== null) bag['content-length'] = String(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length);
+    else if (status !== 204 && status !== 304 && !(status < 200)) bag['content-length'] = '0';
+    this.head(status, bag);
+    if (payload === null) this.res.end();
+    else this.res.end(payload);
+  }
+
+  /** @internal Writes the head: the status, the bag, and the Connection rules of the spec. */
+  head(status: number, bag: HeaderBag): void {
+    const res = this.res;
+    if (this.core.stopping) res.shouldKeepAlive = false;
+    // Node writes `Connection: keep-alive` on every kept HTTP/1.1 answer; the spec sends nothing there.
+    // (HTTP/1.0 clients being kept still get `keep-alive`; closing answers get `close`.)
+    if (res.shouldKeepAlive && this.req.httpVersionMinor === 1) res.removeHeader('connection');
+    this.status = status;
+    res.writeHead(status, bag);
+  }
+
+  /** @internal Writes a failure in the app's shape, keeping the headers set so far (CORS, WWW-Authenticate, X-Request-Id). */
+  writeFailure(status: number, message: string, extra: HeaderBag | null): void {
+    const bag = this.#out ?? (this.#out = {});
+    if (extra !== null) for (const k in extra) bag[k] = extra[k];
+    const body = this.core.failureBody(status, message);
+    bag['content-type'] = JSON_TYPE;
+    bag['content-length'] = String(Buffer.byteLength(body));
+    delete bag['content-encoding'];
+    this.head(status, bag);
+    this.res.end(body);
+  }
+
+  /** @internal drops what the handler set before failing, except what middleware and the framework set for every answer */
+  headers(): HeaderBag | null {
+    return this.#out;
+  }
+}
+
+export function isThenable<T>(v: unknown): v is PromiseLike<T> {
+  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
+}
+
+const nameOf = (type: unknown) => (typeof type === 'function' ? type.name : 'resolver');

@@ -1,0 +1,59 @@
+import { toContract, type ContractLike } from './answers';
+import { marks, type HttpMethod, type IdempotentMark, type RateMark } from './metadata';
+
+// Decorators only record. The bootstrap scanner reads what they wrote once, at build().
+
+/** Marks a class as a controller; every route path is put under `prefix`. @example @Controller('/orders') */
+export function Controller(prefix = ''): ClassDecorator {
+  return (target) => marks.setController(target, prefix);
+}
+
+export interface RouteOptions {
+  /** The OpenAPI `operationId`; `Controller.method` when not given. */
+  readonly operationId?: string;
+  readonly summary?: string;
+}
+
+const route = (method: HttpMethod) => (path = '', options: RouteOptions = {}): MethodDecorator =>
+  (proto, key) => marks.addRoute(proto, { method, path, key: String(key), ...options });
+
+/** @example @Get('/{id}') find(@Param('id') id: number) */
+export const Get = route('GET');
+export const Post = route('POST');
+export const Put = route('PUT');
+export const Patch = route('PATCH');
+export const Delete = route('DELETE');
+export const Head = route('HEAD');
+export const Options = route('OPTIONS');
+
+/** Declares what the route answers: status, content type and OpenAPI response. @example @Returns(Status(201, Order)) */
+export function Returns(contract: ContractLike): MethodDecorator {
+  return (proto, key) => marks.setReturns(proto, String(key), toContract(contract));
+}
+
+/**
+ * Runs the handler once per `Idempotency-Key` (and caller) and replays the kept answer to retries.
+ * @example @Idempotent(Orders, { by: (c) => c.resolve(Account).id })
+ */
+export function Idempotent(space: object, options: Omit<IdempotentMark, 'space'> = {}): MethodDecorator {
+  return (proto, key) => marks.setIdempotent(proto, String(key), { space, ...options });
+}
+
+/** Allows at most `max` requests per `perSeconds` per client address (429 with `Retry-After` beyond). */
+export function RateLimit(options: RateMark): MethodDecorator {
+  return (proto, key) => marks.setRate(proto, String(key), options);
+}
+
+const param = (build: (index: number) => Parameters<typeof marks.addParam>[2]): ParameterDecorator =>
+  (proto, key, index) => marks.addParam(proto, String(key), build(index));
+
+/** The JSON request body, read into the parameter's class and validated with its class-validator decorators. */
+export const Body = (): ParameterDecorator => param((index) => ({ index, kind: 'body' }));
+/** `@Query()` reads the query string into the parameter's class; `@Query('qty')` reads one value, converted to the parameter's type. */
+export const Query = (name?: string): ParameterDecorator => param((index) => ({ index, kind: 'query', name }));
+/** A `{name}` path segment, converted to the parameter's type (number, boolean or string). */
+export const Param = (name: string): ParameterDecorator => param((index) => ({ index, kind: 'param', name }));
+/** A request header's value, or `null` when absent. */
+export const Header = (name: string): ParameterDecorator => param((index) => ({ index, kind: 'header', name: name.toLowerCase() }));
+/** The parsed `Authorization` header; 401 with `WWW-Authenticate` when it is missing or not of this scheme. */
+export const Authorization = (scheme: 'bearer' | 'basic'): ParameterDecorator => param((index) => ({ index, kind: 'authorization', scheme }));

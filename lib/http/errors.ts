@@ -1,0 +1,50 @@
+/**
+ * Every error code `fw` itself raises, with the status it answers when it escapes a handler.
+ * One table, so the README can list them and a spec can check it does (as Fastify does).
+ */
+export const HTTP_ERRORS = {
+  Refusal: { status: 500, doc: 'the bootstrap scanner found declarations it refuses (see RefusalError)' },
+  ReservedHeader: { status: 500, doc: 'a program set Content-Type, Content-Length, Transfer-Encoding or Connection itself' },
+  BadHeaderName: { status: 500, doc: 'a header name that is not an HTTP token' },
+  BadHeaderValue: { status: 500, doc: 'a header value holding a control byte' },
+  HeadersSent: { status: 500, doc: 'a header set after the answer was sent' },
+  AlreadySent: { status: 500, doc: 'a second answer on one request' },
+  TooManyHeaders: { status: 500, doc: 'more than 8 headers on a returned value' },
+  BadRedirect: { status: 500, doc: 'a redirect status outside 301, 302, 303, 307, 308' },
+  NotResolved: { status: 500, doc: 'c.resolve(T) of an async resolver that has not been worked out yet' },
+  UnchangedWithoutVersion: { status: 500, doc: 'Versioned.unchanged(v) when the client did not send v' },
+  BodyTooLarge: { status: 413, doc: 'a request body past its bound' },
+  BodyTooSlow: { status: 408, doc: 'a request body that stopped arriving' },
+  FileNotFound: { status: 404, doc: 'a file that does not exist or a name refused before opening' },
+  Timeout: { status: 503, doc: 'a deadline ran out' },
+  Canceled: { status: 503, doc: 'cancelled while waiting (server shutting down)' },
+  StoreUnavailable: { status: 503, doc: 'the idempotency store did not answer' },
+  DirNotFound: { status: 500, doc: 'a directory given to Dir.open or app.static cannot be opened' },
+} as const;
+
+export type HttpErrorCode = keyof typeof HTTP_ERRORS;
+
+/** An error raised by `fw`, with a stable `code` and the status it answers. Its message is ours, so it is safe to send. */
+export class HttpError extends Error {
+  readonly code: HttpErrorCode;
+  readonly status: number;
+  constructor(code: HttpErrorCode, message: string) {
+    super(message);
+    this.name = 'HttpError';
+    this.code = code;
+    this.status = HTTP_ERRORS[code].status;
+  }
+}
+
+/**
+ * Every declaration problem of an app, found by the bootstrap scanner, thrown together:
+ * one line per problem, each naming the route as `POST /orders (OrdersController.create)`.
+ */
+export class RefusalError extends HttpError {
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super('Refusal', `fw refused ${problems.length} declaration${problems.length === 1 ? '' : 's'}:\n` + problems.map((p) => `  - ${p}`).join('\n'));
+    this.name = 'RefusalError';
+    this.problems = Object.freeze([...problems]);
+  }
+}

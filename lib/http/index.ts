@@ -1,0 +1,16 @@
+// The public door of `fw`. Nothing outside lib/http reaches into its other files.
+import 'reflect-metadata';
+
+export { App, type AppOptions, type Middleware } from './app';
+export { Controller, Get, Post, Put, Patch, Delete, Head, Options, Returns, Idempotent, RateLimit, Body, Query, Param, Header, Authorization, type RouteOptions } from './decorators';
+export { Status, Optional, Reply, Redirect, Bytes, headers, type HeaderEntry, type HeaderList, type ReplyValue, type RedirectValue, type RedirectStatus, type Contract, type ContractLike } from './answers';
+export { Ctx, type Resolvable } from './ctx';
+export { Run } from './run';
+export { fail, Failure } from './fail';
+export { HttpError, RefusalError, HTTP_ERRORS, type HttpErrorCode } from './errors';
+export type { FailureShape } from './failure-shape';
+export type { Credentials, BearerCredentials, BasicCredentials } from './authorization';
+export type { InjectOptions, InjectResult } from './inject';
+export type { RouteRecord, ArgRecord } from './route-record';
+export { logger, type LoggerOptions } from './logger';
+export { cors, type CorsOptions } from './cors';

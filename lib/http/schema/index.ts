@@ -1,0 +1,8 @@
+// Internal door of lib/http/schema: class-validator declarations read once into a shape, then
+// compiled into a fast reader and into JSON Schema. Not part of the public `fw` surface.
+export { readShape } from './read-shape';
+export type { ClassShape, Constraint, CustomMessage, PropertyShape, ValueKind, ValueShape } from './read-shape';
+export { compileReader } from './compile-reader';
+export type { Read, ReaderOptions, ReadSource } from './compile-reader';
+export { schemaOf, scalarSchema, valueSchema } from './schema-of';
+export type { JsonSchema } from './schema-of';

@@ -1,0 +1,351 @@
+import 'reflect-metadata';
+import { getMetadataStorage, ValidationTypes } from 'class-validator';
+import type { MetadataStorage, ValidationArguments } from 'class-validator';
+import { TransformationType } from 'class-transformer';
+
+/** What a value is, before its constraints. `enum` is a value list with no single JSON type. */
+export type ValueKind = 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'object' | 'enum' | 'any';
+
+/** A custom `message` given to a class-validator decorator. */
+export type CustomMessage = string | ((args: ValidationArguments) => string);
+
+/**
+ * One compiled constraint. The reader checks them in source order; the JSON Schema builder
+ * maps each to keywords. Both read this list and nothing else.
+ */
+export type Constraint = (
+  | { check: 'minLength'; value: number }
+  | { check: 'maxLength'; value: number }
+  | { check: 'minimum'; value: number }
+  | { check: 'maximum'; value: number }
+  | { check: 'exclusiveMinimum'; value: number }
+  | { check: 'exclusiveMaximum'; value: number }
+  | { check: 'maxDecimalPlaces'; value: number }
+  | { check: 'pattern'; value: RegExp }
+  | { check: 'format'; value: 'email' | 'uuid' | 'date-time'; options: unknown }
+  | { check: 'enum'; values: readonly unknown[] }
+  | { check: 'minItems'; value: number }
+  | { check: 'maxItems'; value: number }
+  | { check: 'notEmpty' }
+  | { check: 'defined' }
+) & { message?: CustomMessage; constraints?: readonly unknown[] };
+
+export interface ValueShape {
+  readonly kind: ValueKind;
+  /** Custom message of the decorator that fixed the kind (`@IsString({ message })`). */
+  readonly kindMessage?: CustomMessage;
+  readonly constraints: readonly Constraint[];
+  /** Element shape when `kind` is `array`. */
+  readonly items?: ValueShape;
+  /** Nested class when `kind` is `object`; absent means any JSON object. */
+  readonly ref?: Function;
+}
+
+export interface PropertyShape {
+  readonly name: string;
+  /** `false` when `@IsOptional()` (then `null` is accepted too) or when the class gives a default. */
+  readonly required: boolean;
+  /** `true` when `@IsOptional()`: missing and `null` skip every check. */
+  readonly optional: boolean;
+  readonly value: ValueShape;
+  /** Set when `new Class()` gives the property a value (a field initializer). */
+  readonly hasDefault: boolean;
+  readonly default?: unknown;
+}
+
+export interface ClassShape {
+  readonly name: string;
+  readonly target: Function;
+  /** Declared properties in class-validator's order: own properties, then inherited ones. */
+  readonly properties: readonly PropertyShape[];
+  /**
+   * Why this class cannot be compiled (a custom `@Validate`, `@ValidateIf`, groups, an
+   * unknown decorator, a class-transformer `@Transform`/`@Expose({ name })`/`@Exclude`),
+   * or `null`. When set, reading goes through class-transformer + class-validator.
+   */
+  readonly fallback: string | null;
+}
+
+// class-transformer keeps @Type/@Transform/@Expose in a storage it does not export from its
+// index; its package has no "exports" map, so the deep path is stable for 0.5.x.
+interface TransformerStorage {
+  findTypeMetadata(target: Function, property: string): { typeFunction: (o?: unknown) => Function; options?: { discriminator?: unknown } } | undefined;
+  findTransformMetadatas(target: Function, property: string, type: TransformationType): unknown[];
+  getStrategy(target: Function): string;
+  getExposedMetadatas(target: Function): { propertyName: string; options?: Record<string, unknown> }[];
+  getExcludedMetadatas(target: Function): unknown[];
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const transformerStorage = (require('class-transformer/cjs/storage') as { defaultMetadataStorage: TransformerStorage }).defaultMetadataStorage;
+
+// Types that class-transformer converts (or that JSON cannot carry): the compiled reader does
+// not guess their conversion, the class falls back.
+const BUILTIN_CLASSES: readonly unknown[] = [
+  Date, Map, Set, WeakMap, WeakSet, Promise, RegExp, Error, ArrayBuffer, Uint8Array,
+  typeof Buffer === 'function' ? Buffer : undefined, BigInt, Symbol,
+];
+
+const TYPE_KINDS: Record<string, ValueKind> = {
+  isString: 'string', isEmail: 'string', isUUID: 'string', isISO8601: 'string', isDateString: 'string',
+  isInt: 'integer', isNumber: 'number', isBoolean: 'boolean', isArray: 'array', isObject: 'object',
+};
+const STRING_HINTS = new Set(['minLength', 'maxLength', 'isLength', 'matches']);
+const NUMBER_HINTS = new Set(['min', 'max', 'isPositive', 'isNegative']);
+const ARRAY_HINTS = new Set(['arrayMinSize', 'arrayMaxSize', 'arrayNotEmpty']);
+const KNOWN = new Set([
+  ...Object.keys(TYPE_KINDS), ...STRING_HINTS, ...NUMBER_HINTS, ...ARRAY_HINTS,
+  'isEnum', 'isIn', 'isNotEmpty', ValidationTypes.IS_DEFINED,
+]);
+
+type ValidationMetadata = ReturnType<MetadataStorage['getTargetValidationMetadatas']>[number];
+
+const shapes = new WeakMap<Function, ClassShape>();
+
+/**
+ * Reads a class's class-validator (and class-transformer `@Type`) metadata once into a
+ * neutral description that both the reader and the JSON Schema builder consume.
+ *
+ * @example
+ * class Line { @IsString() @Length(1, 32) sku!: string; @IsInt() @Min(1) qty!: number }
+ * readShape(Line).properties.map((p) => p.value.kind); // ['string', 'integer']
+ */
+export function readShape(cls: Function): ClassShape {
+  let shape = shapes.get(cls);
+  if (shape === undefined) {
+    shape = buildShape(cls);
+    shapes.set(cls, shape);
+  }
+  return shape;
+}
+
+function buildShape(cls: Function): ClassShape {
+  const metas = getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false);
+  const byProperty = new Map<string, ValidationMetadata[]>();
+  for (const m of metas) {
+    const list = byProperty.get(m.propertyName);
+    if (list === undefined) byProperty.set(m.propertyName, [m]);
+    else list.push(m);
+  }
+  const reasons: string[] = [];
+  const strategy = transformerStorage.getStrategy(cls);
+  if (strategy !== 'none') reasons.push(`class-transformer strategy "${strategy}" on the class`);
+  if (transformerStorage.getExcludedMetadatas(cls).length > 0) reasons.push('@Exclude on a property');
+  for (const e of transformerStorage.getExposedMetadatas(cls)) {
+    if (e.options !== undefined && Object.keys(e.options).length > 0) reasons.push(`@Expose with options on ${e.propertyName}`);
+  }
+  const defaults = readDefaults(cls);
+  const properties: PropertyShape[] = [];
+  for (const [name, list] of byProperty) {
+    // Decorators run bottom-up, so class-validator stores each property's list reversed.
+    const own = list.slice().reverse();
+    properties.push(readProperty(cls, name, own, defaults, reasons));
+  }
+  return Object.freeze({
+    name: cls.name,
+    target: cls,
+    properties: Object.freeze(properties),
+    fallback: reasons.length > 0 ? reasons.join('; ') : null,
+  });
+}
+
+function readDefaults(cls: Function): Record<string, unknown> | null {
+  // Field initializers (`page = 1`) only exist on a constructed instance; class-transformer
+  // constructs one per request, we construct one at startup and copy the values.
+  try {
+    return new (cls as new () => Record<string, unknown>)();
+  } catch {
+    return null;
+  }
+}
+
+function readProperty(
+  cls: Function,
+  name: string,
+  metas: ValidationMetadata[],
+  defaults: Record<string, unknown> | null,
+  reasons: string[],
+): PropertyShape {
+  let optional = false;
+  const valueMetas: ValidationMetadata[] = [];
+  const eachMetas: ValidationMetadata[] = [];
+  let nested = false;
+  let nestedEach = false;
+  for (const m of metas) {
+    if (m.groups !== undefined && m.groups.length > 0) reasons.push(`groups on ${name}`);
+    if (m.validateIf !== undefined) reasons.push(`validateIf option on ${name}`);
+    if (m.type === ValidationTypes.CONDITIONAL_VALIDATION) {
+      if (m.name === 'isOptional') optional = true;
+      else reasons.push(`@ValidateIf on ${name}`);
+    } else if (m.type === ValidationTypes.WHITELIST) {
+      // @Allow(): declares the property, checks nothing.
+    } else if (m.type === ValidationTypes.NESTED_VALIDATION) {
+      nested = true;
+      if (m.each) nestedEach = true;
+    } else if (m.type === ValidationTypes.PROMISE_VALIDATION) {
+      reasons.push(`@ValidatePromise on ${name}`);
+    } else if (m.name !== undefined && KNOWN.has(m.name) && (m.type === ValidationTypes.CUSTOM_VALIDATION || m.type === m.name)) {
+      (m.each ? eachMetas : valueMetas).push(m);
+    } else {
+      reasons.push(`custom constraint ${m.name ?? (m.constraintCls as Function | undefined)?.name ?? '?'} on ${name}`);
+    }
+  }
+  for (const t of transformerStorage.findTransformMetadatas(cls, name, TransformationType.PLAIN_TO_CLASS)) {
+    if (t !== undefined) {
+      reasons.push(`@Transform on ${name}`);
+      break;
+    }
+  }
+  const typeMeta = transformerStorage.findTypeMetadata(cls, name);
+  if (typeMeta?.options?.discriminator !== undefined) reasons.push(`@Type discriminator on ${name}`);
+  let typeClass: Function | undefined;
+  if (typeMeta !== undefined) {
+    try {
+      typeClass = typeMeta.typeFunction();
+    } catch {
+      typeClass = undefined;
+    }
+  }
+  const designType = Reflect.getMetadata('design:type', cls.prototype, name) as Function | undefined;
+
+  const isArray =
+    eachMetas.length > 0 || nestedEach || designType === Array || valueMetas.some((m) => m.name === 'isArray' || ARRAY_HINTS.has(m.name!));
+  let value: ValueShape;
+  if (isArray && !valueMetas.some((m) => m.name !== undefined && TYPE_KINDS[m.name] !== undefined && TYPE_KINDS[m.name] !== 'array')) {
+    const items = readValue(eachMetas, typeClass, nested, name, reasons);
+    const base = readValue(valueMetas.filter((m) => m.name !== 'isArray'), Array, false, name, reasons);
+    const kindMeta = valueMetas.find((m) => m.name === 'isArray');
+    value = freezeValue({ kind: 'array', kindMessage: kindMeta?.message, constraints: base.constraints, items });
+  } else {
+    value = readValue(valueMetas, typeClass ?? designType, nested, name, reasons);
+  }
+  const hasDefault = defaults !== null && defaults[name] !== undefined;
+  return Object.freeze({
+    name,
+    required: !optional && !hasDefault,
+    optional,
+    value,
+    hasDefault,
+    ...(hasDefault ? { default: defaults![name] } : {}),
+  });
+}
+
+function readValue(
+  metas: ValidationMetadata[],
+  type: Function | undefined,
+  nested: boolean,
+  name: string,
+  reasons: string[],
+): ValueShape {
+  let kind: ValueKind | undefined;
+  let kindMessage: CustomMessage | undefined;
+  const constraints: Constraint[] = [];
+  for (const m of metas) {
+    const n = m.name!;
+    const typeKind = TYPE_KINDS[n];
+    // `@IsInt` beats `@IsNumber` whatever their order: an integer is the narrower reading.
+    if (typeKind !== undefined && (kind === undefined || kind === 'any' || (kind === 'number' && typeKind === 'integer'))) {
+      kind = typeKind;
+      kindMessage = m.message;
+    }
+    constraints.push(...readConstraints(m));
+  }
+  let ref: Function | undefined;
+  const isClass = type !== undefined && type !== Object && type !== Array && type !== Function && !isPrimitiveType(type);
+  if (isClass && BUILTIN_CLASSES.includes(type)) {
+    if (kind === undefined) reasons.push(`${type!.name} on ${name} is converted by class-transformer`);
+  } else if (isClass && (kind === undefined || kind === 'object')) {
+    kind = 'object';
+    ref = type;
+  }
+  if (kind === undefined) {
+    if (type !== undefined && isPrimitiveType(type)) kind = primitiveKind(type);
+    else if (nested) kind = 'object';
+    else if (metas.some((m) => STRING_HINTS.has(m.name!))) kind = 'string';
+    else if (metas.some((m) => NUMBER_HINTS.has(m.name!))) kind = 'number';
+    else if (constraints.some((c) => c.check === 'enum')) kind = 'enum';
+    else kind = 'any';
+  }
+  return freezeValue({ kind, kindMessage, constraints, ref });
+}
+
+function freezeValue(v: { kind: ValueKind; kindMessage?: CustomMessage; constraints: Constraint[] | readonly Constraint[]; items?: ValueShape; ref?: Function }): ValueShape {
+  const out: { -readonly [K in keyof ValueShape]: ValueShape[K] } = { kind: v.kind, constraints: Object.freeze(v.constraints.slice()) };
+  if (v.kindMessage !== undefined) out.kindMessage = v.kindMessage;
+  if (v.items !== undefined) out.items = v.items;
+  if (v.ref !== undefined) out.ref = v.ref;
+  return Object.freeze(out);
+}
+
+function isPrimitiveType(t: Function): boolean {
+  return t === String || t === Number || t === Boolean;
+}
+
+function primitiveKind(t: Function): ValueKind {
+  return t === String ? 'string' : t === Number ? 'number' : 'boolean';
+}
+
+function readConstraints(m: ValidationMetadata): Constraint[] {
+  const args: readonly unknown[] = m.constraints ?? [];
+  if (m.name === 'isLength') {
+    // `@Length(min, max)` becomes two constraints that keep the decorator's own message.
+    const out: Constraint[] = [];
+    if (args[0] !== undefined && args[0] !== null) out.push({ check: 'minLength', value: args[0] as number, message: m.message, constraints: args });
+    if (args[1] !== undefined && args[1] !== null) out.push({ check: 'maxLength', value: args[1] as number, message: m.message, constraints: args });
+    return out;
+  }
+  const c = readConstraint(m, args);
+  return c === null ? [] : [c];
+}
+
+function readConstraint(m: ValidationMetadata, args: readonly unknown[]): Constraint | null {
+  const base = { message: m.message, constraints: args };
+  switch (m.name) {
+    case 'minLength':
+      return { check: 'minLength', value: args[0] as number, ...base };
+    case 'maxLength':
+      return { check: 'maxLength', value: args[0] as number, ...base };
+    case 'min':
+      return { check: 'minimum', value: args[0] as number, ...base };
+    case 'max':
+      return { check: 'maximum', value: args[0] as number, ...base };
+    case 'isPositive':
+      return { check: 'exclusiveMinimum', value: 0, ...base };
+    case 'isNegative':
+      return { check: 'exclusiveMaximum', value: 0, ...base };
+    case 'isNumber': {
+      const places = (args[0] as { maxDecimalPlaces?: number } | undefined)?.maxDecimalPlaces;
+      return places === undefined ? null : { check: 'maxDecimalPlaces', value: places, ...base };
+    }
+    case 'matches': {
+      const p = args[0];
+      const re = p instanceof RegExp ? p : new RegExp(String(p), (args[1] as string | undefined) ?? '');
+      // `test` on a /g or /y regex moves lastIndex between calls; keep a stateless copy.
+      const value = re.global || re.sticky ? new RegExp(re.source, re.flags.replace(/[gy]/g, '')) : re;
+      return { check: 'pattern', value, ...base };
+    }
+    case 'isEmail':
+      return { check: 'format', value: 'email', options: args[0], ...base };
+    case 'isUUID':
+      return { check: 'format', value: 'uuid', options: args[0], ...base };
+    case 'isISO8601':
+    case 'isDateString':
+      return { check: 'format', value: 'date-time', options: args[0], ...base };
+    case 'isIn':
+      return { check: 'enum', values: Object.freeze([...(args[0] as unknown[])]), ...base };
+    case 'isEnum':
+      // constraints[1] is the enum's values without the reverse-mapped names of numeric members.
+      return { check: 'enum', values: Object.freeze([...(args[1] as unknown[])]), ...base };
+    case 'arrayMinSize':
+      return { check: 'minItems', value: args[0] as number, ...base };
+    case 'arrayMaxSize':
+      return { check: 'maxItems', value: args[0] as number, ...base };
+    case 'arrayNotEmpty':
+      return { check: 'minItems', value: 1, ...base };
+    case 'isNotEmpty':
+      return { check: 'notEmpty', ...base };
+    case ValidationTypes.IS_DEFINED:
+      return { check: 'defined', ...base };
+    default:
+      return null;
+  }
+}

@@ -1,0 +1,14 @@
+import { fail, type Ctx } from 'fw';
+
+const TOKENS: Record<string, string> = { 'alice-token': 'alice', 'bob-token': 'bob' };
+
+/** The caller, worked out once per request from the bearer token. */
+export class Account {
+  constructor(readonly id: string) {}
+
+  static resolve(c: Ctx): Account {
+    const id = TOKENS[c.authorization('bearer').value];
+    if (id === undefined) throw fail.unauthorized('unknown bearer token');
+    return new Account(id);
+  }
+}

@@ -1,0 +1,163 @@
+import { App, Bytes, Controller, Get, Optional, Param, Post, Redirect, Reply, Returns, Status, headers } from 'fw';
+
+class Order {
+  constructor(readonly id: string, readonly qty: number) {}
+}
+
+class Csv {
+  static contentType = 'text/csv';
+  constructor(readonly rows: string[][]) {}
+  write(out: { write(chunk: string): void }) {
+    for (const r of this.rows) out.write(r.join(',') + '\n');
+  }
+}
+
+@Controller()
+class AnswersController {
+  @Get('/json')
+  @Returns(Order)
+  json() {
+    return new Order('o1', 2);
+  }
+  @Post('/created')
+  @Returns(Status(201, Order))
+  created() {
+    return new Order('o2', 1);
+  }
+  @Get('/maybe/{id}')
+  @Returns(Optional(Order))
+  maybe(@Param('id') id: string) {
+    return id === 'yes' ? new Order('yes', 1) : id === 'undef' ? undefined : null;
+  }
+  @Get('/reply')
+  @Returns(Reply(Order, { statuses: [200, 202] }))
+  reply() {
+    return { status: 202, headers: headers.of([{ name: 'X-Queue', value: '3' }]), value: new Order('r', 1) };
+  }
+  @Post('/nothing')
+  nothing(): void {}
+  @Get('/text')
+  @Returns(String)
+  text() {
+    return 'hello';
+  }
+  @Get('/inferred-text')
+  inferredText(): string {
+    return 'plain';
+  }
+  @Get('/bytes')
+  @Returns(Bytes)
+  bytes() {
+    return new Bytes(Buffer.from([0xff, 0x00, 0xfe]), 'image/x-test', headers.of([{ name: 'Content-Disposition', value: 'attachment; filename="x.bin"' }]));
+  }
+  @Post('/bytes201')
+  @Returns(Status(201, Bytes))
+  bytes201() {
+    return new Bytes('made', 'text/plain');
+  }
+  @Get('/maybe-bytes')
+  @Returns(Optional(Bytes))
+  maybeBytes() {
+    return null;
+  }
+  @Get('/csv')
+  @Returns(Csv)
+  csv() {
+    return new Csv([['id', 'qty'], ['o1', '2']]);
+  }
+  @Get('/old')
+  @Returns(Redirect(301))
+  old() {
+    return Redirect.to('/new');
+  }
+  @Post('/form')
+  @Returns(Redirect(303))
+  form() {
+    return Redirect.with('/done', headers.of([{ name: 'Cache-Control', value: 'no-store' }]));
+  }
+}
+const app = new App({ log: () => {} }).controllers(AnswersController);
+
+describe('status and content type by return contract', () => {
+  it('CORE-07 CORE-11 CORE-20 @Returns(T) of a plain class answers 200 application/json', async () => {
+    const res = await app.inject({ url: '/json' });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.json()).toEqual({ id: 'o1', qty: 2 });
+  });
+
+  it('CORE-12 ANS-01 Status(code, T) answers that code and keeps T as JSON', async () => {
+    const res = await app.inject({ method: 'POST', url: '/created' });
+    expect(res.status).toBe(201);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.json()).toEqual({ id: 'o2', qty: 1 });
+  });
+
+  it('CORE-13 Optional(T) answers 404 in the failure shape for null (and undefined, OPEN-63)', async () => {
+    const res = await app.inject({ url: '/maybe/no' });
+    expect(res.status).toBe(404);
+    expect(res.json()).toEqual({ error: 'Not Found', status: 404 });
+    expect((await app.inject({ url: '/maybe/undef' })).status).toBe(404);
+    expect((await app.inject({ url: '/maybe/yes' })).json()).toEqual({ id: 'yes', qty: 1 });
+  });
+
+  it('CORE-14 ANS-03 Reply(T) takes its status from the runtime field and sends its headers', async () => {
+    const res = await app.inject({ url: '/reply' });
+    expect(res.status).toBe(202);
+    expect(res.headers['x-queue']).toBe('3');
+    expect(res.json()).toEqual({ id: 'r', qty: 1 });
+  });
+
+  it('CORE-15 a void result sends no body and no Content-Type (204, OPEN-09)', async () => {
+    const res = await app.inject({ method: 'POST', url: '/nothing' });
+    expect(res.status).toBe(204);
+    expect(res.headers['content-type']).toBeUndefined();
+    expect(res.body).toBe('');
+  });
+
+  it('CORE-16 a string result is text/plain', async () => {
+    const res = await app.inject({ url: '/text' });
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(res.body).toBe('hello');
+    expect((await app.inject({ url: '/inferred-text' })).headers['content-type']).toBe('text/plain; charset=utf-8');
+  });
+
+  it('CORE-18 ANS-25 a Bytes result is sent as it is under its own content type with its headers', async () => {
+    const res = await app.inject({ url: '/bytes' });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('image/x-test');
+    expect([...res.bytes]).toEqual([0xff, 0x00, 0xfe]);
+    expect(res.headers['content-disposition']).toBe('attachment; filename="x.bin"');
+  });
+
+  it('ANS-02 Status(201, Bytes) sends the bytes under the wrapper status', async () => {
+    const res = await app.inject({ method: 'POST', url: '/bytes201' });
+    expect(res.status).toBe(201);
+    expect(res.body).toBe('made');
+  });
+
+  it('ANS-26 Optional(Bytes) answers 404 for null', async () => {
+    expect((await app.inject({ url: '/maybe-bytes' })).status).toBe(404);
+  });
+
+  it('CORE-19 a self-writing class is sent under its contentType with the bytes write() produced', async () => {
+    const res = await app.inject({ url: '/csv' });
+    expect(res.headers['content-type']).toBe('text/csv');
+    expect(res.body).toBe('id,qty\no1,2\n');
+  });
+
+  it('ANS-04 ANS-07 Redirect(status) with Redirect.to answers the status with Location and no body', async () => {
+    const res = await app.inject({ url: '/old' });
+    expect(res.status).toBe(301);
+    expect(res.headers.location).toBe('/new');
+    expect(res.body).toBe('');
+    expect(res.headers['content-type']).toBeUndefined();
+  });
+
+  it('ANS-05 ANS-36 Redirect.with sends the given headers too', async () => {
+    const res = await app.inject({ method: 'POST', url: '/form' });
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe('/done');
+    expect(res.headers['cache-control']).toBe('no-store');
+  });
+});

@@ -1,0 +1,88 @@
+import { App, Controller, Ctx, Get, fail, logger } from 'fw';
+
+@Controller()
+class IdController {
+  @Get('/id') id(c: Ctx) {
+    return { id: c.requestId(), again: c.requestId() };
+  }
+  @Get('/fails') fails() {
+    throw fail.conflict('no');
+  }
+}
+
+const make = (mw?: Parameters<App['use']>[0]) => {
+  const lines: string[] = [];
+  const app = new App({ log: (l) => lines.push(l) }).controllers(IdController);
+  if (mw) app.use(mw);
+  const logged = async () => {
+    await new Promise((r) => setImmediate(r));
+    return lines;
+  };
+  return { app, logged };
+};
+
+describe('request ids', () => {
+  it('RID-01 every request has an id, with or without the logger', async () => {
+    const { app } = make();
+    const body = (await app.inject({ url: '/id' })).json<{ id: string; again: string }>();
+    expect(body.id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(body.again).toBe(body.id);
+  });
+
+  it('RID-02 ids are off by default: no X-Request-Id without the logger', async () => {
+    const { app } = make();
+    expect((await app.inject({ url: '/id' })).headers['x-request-id']).toBeUndefined();
+    const plain = make(logger);
+    expect((await plain.app.inject({ url: '/id' })).headers['x-request-id']).toBeUndefined();
+  });
+
+  it('RID-03 the logger writes plain text by default', async () => {
+    const { app, logged } = make(logger);
+    await app.inject({ url: '/id' });
+    expect((await logged())[0]).toMatch(/^GET \/id 200 \d+µs$/);
+  });
+
+  it('RID-04 RID-06 the JSON line has method, path, status, us and request_id equal to the X-Request-Id', async () => {
+    const { app, logged } = make(logger.with({ format: 'json', requestId: true }));
+    const res = await app.inject({ url: '/id?x=1' });
+    const line = JSON.parse((await logged())[0]);
+    expect(Object.keys(line)).toEqual(['method', 'path', 'status', 'us', 'request_id']);
+    expect(line).toMatchObject({ method: 'GET', path: '/id', status: 200 });
+    expect(typeof line.us).toBe('number');
+    expect(line.request_id).toBe(res.headers['x-request-id']);
+    expect(res.json<{ id: string }>().id).toBe(line.request_id);
+  });
+
+  it('RID-05 with ids on, failures carry X-Request-Id too', async () => {
+    const { app, logged } = make(logger.with({ format: 'json', requestId: true }));
+    const res = await app.inject({ url: '/fails' });
+    expect(res.status).toBe(409);
+    expect(res.headers['x-request-id']).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(JSON.parse((await logged())[0]).status).toBe(409);
+    expect((await app.inject({ url: '/nowhere' })).headers['x-request-id']).toBeDefined();
+  });
+
+  it('RID-07 LIMITS-05 a proxy id of up to 64 letters, digits, . _ - is used', async () => {
+    const { app } = make(logger.with({ format: 'json', requestId: true }));
+    const id = 'a.B_c-' + '9'.repeat(58);
+    expect(id.length).toBe(64);
+    const res = await app.inject({ url: '/id', headers: { 'x-request-id': id } });
+    expect(res.headers['x-request-id']).toBe(id);
+  });
+
+  it('RID-08 LIMITS-05 a proxy id of 65 bytes is replaced', async () => {
+    const { app } = make(logger.with({ format: 'json', requestId: true }));
+    const id = 'a'.repeat(65);
+    const res = await app.inject({ url: '/id', headers: { 'x-request-id': id } });
+    expect(res.headers['x-request-id']).not.toBe(id);
+    expect(res.headers['x-request-id']).toMatch(/^[A-Za-z0-9_-]{22}$/);
+  });
+
+  it('RID-09 a proxy id with another character is replaced', async () => {
+    const { app } = make(logger.with({ format: 'json', requestId: true }));
+    for (const id of ['has space', 'semi;colon', 'é']) {
+      const res = await app.inject({ url: '/id', headers: { 'x-request-id': id } });
+      expect(res.headers['x-request-id']).not.toBe(id);
+    }
+  });
+});
