@@ -1,0 +1,15 @@
+/**
+ * `fw/cache`: spaces of bytes with a TTL and a size bound, over a store that is either in this
+ * process (`MemoryStore`, the default) or in Redis (`RedisStore`). This file is the module's
+ * only public door; it never imports `fw` or `fw/fetch`.
+ */
+export { Space } from './space';
+export type { SpaceDecl, SpaceOptions } from './space';
+export { OpenSpace } from './open-space';
+export type { Store, ExpectOptions } from './store';
+export { MemoryStore } from './memory-store';
+export type { MemoryStoreOptions } from './memory-store';
+export { RedisStore } from './redis-store';
+export type { RedisStoreOptions } from './redis-store';
+export { CacheError, CACHE_ERRORS } from './errors';
+export type { CacheErrorCode } from './errors';

@@ -1,0 +1,142 @@
+import { checkBytes, checkTtlMs } from './check-args';
+import { CacheError } from './errors';
+import type { ExpectOptions, Store } from './store';
+
+/** Options of `new MemoryStore(…)`. */
+export interface MemoryStoreOptions {
+  /** The byte budget: key bytes (UTF-8) + value bytes + `MemoryStore.entryOverheadBytes` per entry, summed over all entries. */
+  readonly bytes: number;
+}
+
+interface Entry {
+  readonly value: Buffer;
+  /** On the `performance.now()` clock, which never jumps when the wall clock is set. */
+  readonly expiresAt: number;
+  /** What this entry counts against the budget. */
+  readonly size: number;
+}
+
+/**
+ * The embedded default store: entries live in this process, bounded by a byte budget, and the
+ * least recently used go first when a new entry needs room. Expiry is checked when an entry is
+ * read (no timer per key); an expired entry still takes room until it is read or evicted.
+ *
+ * @example
+ * const store = new MemoryStore({ bytes: 64 * 1024 * 1024 });
+ * const orders = Orders.open(store);
+ */
+export class MemoryStore implements Store {
+  /**
+   * Counted per entry on top of its key and value bytes: roughly what V8 spends on the Map slot,
+   * the entry record and the Buffer object. Without it a budget of tiny entries would let the
+   * heap grow far past the budget.
+   */
+  static readonly entryOverheadBytes = 128;
+
+  /** The byte budget this store was built with. */
+  readonly bytes: number;
+  // A Map iterates in insertion order; re-inserting on every use keeps the least recently used first.
+  readonly #entries = new Map<string, Entry>();
+  #used = 0;
+  #closed = false;
+
+  constructor(options: MemoryStoreOptions) {
+    const bytes = options?.bytes;
+    if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes <= 0) {
+      throw new CacheError('InvalidArgument', `MemoryStore: bytes must be a positive integer, got ${String(bytes)}`);
+    }
+    this.bytes = bytes;
+  }
+
+  /** Bytes now counted against the budget (expired entries not yet dropped included). */
+  get bytesUsed(): number {
+    return this.#used;
+  }
+
+  async get(key: string): Promise<Buffer | null> {
+    this.#open(key);
+    const entry = this.#live(key);
+    if (entry === undefined) return null;
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    // A copy, so a caller writing into what it got cannot change what is kept.
+    return Buffer.from(entry.value);
+  }
+
+  async putIfAbsent(key: string, value: Buffer, ttlMs: number): Promise<boolean> {
+    this.#open(key);
+    checkBytes(value, key);
+    const ms = checkTtlMs(ttlMs, key);
+    if (this.#live(key) !== undefined) return false;
+    return this.#insert(key, value, ms);
+  }
+
+  async put(key: string, value: Buffer, ttlMs: number, opts?: ExpectOptions): Promise<boolean> {
+    this.#open(key);
+    checkBytes(value, key);
+    const ms = checkTtlMs(ttlMs, key);
+    const expect = opts?.expect;
+    if (expect !== undefined) {
+      checkBytes(expect, key, 'expect');
+      const entry = this.#live(key);
+      if (entry === undefined || !entry.value.equals(expect)) return false;
+    }
+    return this.#insert(key, value, ms);
+  }
+
+  async del(key: string, opts?: ExpectOptions): Promise<boolean> {
+    this.#open(key);
+    const expect = opts?.expect;
+    if (expect !== undefined) checkBytes(expect, key, 'expect');
+    const entry = this.#live(key);
+    if (entry === undefined) return false;
+    if (expect !== undefined && !entry.value.equals(expect)) return false;
+    this.#remove(key, entry);
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#entries.clear();
+    this.#used = 0;
+  }
+
+  #open(key: string): void {
+    if (this.#closed) throw new CacheError('Unavailable', `MemoryStore: closed (key "${key}")`);
+  }
+
+  /** The entry under `key` unless it has expired; an expired one is dropped on the way. */
+  #live(key: string): Entry | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= performance.now()) {
+      this.#remove(key, entry);
+      return undefined;
+    }
+    return entry;
+  }
+
+  #insert(key: string, value: Buffer, ttlMs: number): boolean {
+    const size = Buffer.byteLength(key) + value.length + MemoryStore.entryOverheadBytes;
+    // Refused before anything is touched, so an entry that can never fit leaves the store as it was.
+    if (size > this.bytes) return false;
+    const old = this.#entries.get(key);
+    if (old !== undefined) this.#remove(key, old);
+    while (this.#used + size > this.bytes) {
+      const [lruKey, lru] = this.#entries.entries().next().value as [string, Entry];
+      this.#remove(lruKey, lru);
+    }
+    // Copied into memory of its own: the caller may reuse its buffer, and a small Buffer is often
+    // a view into an 8 KiB shared pool that keeping the view would keep alive whole.
+    const own = Buffer.allocUnsafeSlow(value.length);
+    value.copy(own);
+    this.#entries.set(key, { value: own, expiresAt: performance.now() + ttlMs, size });
+    this.#used += size;
+    return true;
+  }
+
+  #remove(key: string, entry: Entry): void {
+    this.#entries.delete(key);
+    this.#used -= entry.size;
+  }
+}

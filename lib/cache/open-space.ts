@@ -1,0 +1,87 @@
+import { checkBytes } from './check-args';
+import { CacheError } from './errors';
+import type { SpaceDecl } from './space';
+import type { ExpectOptions, Store } from './store';
+
+/**
+ * A space opened on a store: the store's operations with the space's keys, TTL and size bound.
+ * Keys are filed as `<name length>:<name>:<key>`, so two spaces on one store never share a key
+ * whatever their names hold. A value over `maxBytes` is not stored and the write answers
+ * `false` (the caller decides whether that is worth a log line). A class, so the framework can
+ * find it among provided services with `instanceof` and match it by `opened.space === decl`.
+ *
+ * @example
+ * const orders = Orders.open(store);
+ * if (await orders.putIfAbsent(key, claim, 30_000)) { … }   // a claim on a shorter lease
+ * await orders.put(key, record, { expect: claim });          // the space's ttlSeconds
+ */
+export class OpenSpace {
+  /** The declaration this was opened from. */
+  readonly space: SpaceDecl;
+  readonly maxBytes: number;
+  readonly ttlSeconds: number;
+  readonly #store: Store;
+  readonly #prefix: string;
+  readonly #ttlMs: number;
+
+  constructor(space: SpaceDecl, store: Store) {
+    const ops = ['get', 'putIfAbsent', 'put', 'del'] as const;
+    const missing = ops.filter((op) => typeof (store as Partial<Store> | null | undefined)?.[op] !== 'function');
+    if (missing.length > 0) {
+      throw new CacheError('InvalidArgument', `Space "${space.name}": open() was given no store (missing ${missing.join(', ')})`);
+    }
+    this.space = space;
+    this.maxBytes = space.maxBytes;
+    this.ttlSeconds = space.ttlSeconds;
+    this.#store = store;
+    this.#prefix = `${space.name.length}:${space.name}:`;
+    this.#ttlMs = Math.ceil(space.ttlSeconds * 1000);
+  }
+
+  get(key: string): Promise<Buffer | null> {
+    return this.#call('get', key, (k) => this.#store.get(k));
+  }
+
+  /** Keeps `value` only if nothing live is kept under `key`, for `ttlMs` or the space's `ttlSeconds`. */
+  async putIfAbsent(key: string, value: Buffer, ttlMs?: number): Promise<boolean> {
+    if (!this.#fits(key, value)) return false;
+    return this.#call('putIfAbsent', key, (k) => this.#store.putIfAbsent(k, value, ttlMs ?? this.#ttlMs));
+  }
+
+  /**
+   * Keeps `value` for `ttlMs` or the space's `ttlSeconds`; with `expect`, only if the current
+   * value equals it. The second form has the `Store` argument order, so an opened space can
+   * stand wherever a store's four operations are expected.
+   */
+  put(key: string, value: Buffer, opts?: ExpectOptions, ttlMs?: number): Promise<boolean>;
+  put(key: string, value: Buffer, ttlMs: number | undefined, opts?: ExpectOptions): Promise<boolean>;
+  async put(key: string, value: Buffer, a?: ExpectOptions | number, b?: number | ExpectOptions): Promise<boolean> {
+    // Store order when the third argument is a TTL, or is left out in front of an options object.
+    const storeOrder = typeof a === 'number' || (a === undefined && typeof b === 'object');
+    const opts = (storeOrder ? b : a) as ExpectOptions | undefined;
+    const ttlMs = (storeOrder ? a : b) as number | undefined;
+    if (!this.#fits(key, value)) return false;
+    return this.#call('put', key, (k) => this.#store.put(k, value, ttlMs ?? this.#ttlMs, opts));
+  }
+
+  /** Removes the entry; with `expect`, only if the current value equals it. */
+  del(key: string, opts?: ExpectOptions): Promise<boolean> {
+    return this.#call('del', key, (k) => this.#store.del(k, opts));
+  }
+
+  #fits(key: string, value: Buffer): boolean {
+    checkBytes(value, `${this.space.name}/${key}`);
+    return value.length <= this.maxBytes;
+  }
+
+  /** A program's own store may fail with any error; it leaves here as `Unavailable`, naming the space and key. */
+  async #call<T>(op: string, key: string, run: (storeKey: string) => Promise<T>): Promise<T> {
+    try {
+      return await run(this.#prefix + key);
+    } catch (err) {
+      if (err instanceof CacheError) throw err;
+      const why = err instanceof Error ? err.message : String(err);
+      throw new CacheError('Unavailable', `Space "${this.space.name}": ${op} "${key}" failed: ${why}`, { cause: err });
+    }
+  }
+}

@@ -1,0 +1,31 @@
+/** Options of a conditional write or delete. */
+export interface ExpectOptions {
+  /**
+   * Act only when the value now stored equals these bytes exactly (compare-and-set). A holder
+   * whose entry expired and was taken by someone else then cannot touch the new holder's value.
+   */
+  readonly expect?: Buffer;
+}
+
+/**
+ * The contract of a key–value store of bytes with expiry: what `MemoryStore` and `RedisStore`
+ * implement, and what a program's own store must implement to replace them. Every operation
+ * is async and atomic on its one key. An entry past its TTL is gone: `get` misses it and
+ * `putIfAbsent` succeeds again.
+ *
+ * @example
+ * const store: Store = new MemoryStore({ bytes: 64 * 1024 * 1024 });
+ * if (await store.putIfAbsent('k', Buffer.from('claim'), 30_000)) { … }
+ */
+export interface Store {
+  /** The bytes kept under `key`, or `null` when there are none (never kept, deleted, expired or evicted). */
+  get(key: string): Promise<Buffer | null>;
+  /** Keeps `value` for `ttlMs` only if nothing live is kept under `key`. Of callers racing on one absent key exactly one gets `true`. */
+  putIfAbsent(key: string, value: Buffer, ttlMs: number): Promise<boolean>;
+  /** Keeps `value` for `ttlMs`, replacing what is there; with `expect`, only if the current value equals it. Answers whether it wrote. */
+  put(key: string, value: Buffer, ttlMs: number, opts?: ExpectOptions): Promise<boolean>;
+  /** Removes the entry; with `expect`, only if the current value equals it. Answers whether a live entry was removed. */
+  del(key: string, opts?: ExpectOptions): Promise<boolean>;
+  /** Releases what the store holds (connections); later calls fail. */
+  close(): Promise<void>;
+}
