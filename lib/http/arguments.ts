@@ -123,8 +123,15 @@ export function gather(c: Ctx, extract: readonly Extractor[], then: (c: Ctx, arg
   return then(c, args);
 }
 
-async function gatherAsync(c: Ctx, extract: readonly Extractor[], args: unknown[], at: number, pending: PromiseLike<unknown>, then: (c: Ctx, args: unknown[]) => unknown): Promise<unknown> {
-  args[at] = await pending;
-  for (let i = at + 1; i < extract.length; i++) args[i] = await extract[i](c);
-  return then(c, args);
+function gatherAsync(c: Ctx, extract: readonly Extractor[], args: unknown[], at: number, pending: PromiseLike<unknown>, then: (c: Ctx, args: unknown[]) => unknown): Promise<unknown> {
+  // One promise hop per asynchronous argument (usually just the body), no async-function frame.
+  return Promise.resolve(pending).then((v) => {
+    args[at] = v;
+    for (let i = at + 1; i < extract.length; i++) {
+      const next = extract[i](c);
+      if (isThenable(next)) return gatherAsync(c, extract, args, i, next, then);
+      args[i] = next;
+    }
+    return then(c, args);
+  });
 }

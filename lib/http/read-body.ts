@@ -15,33 +15,20 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    // Two listeners and no clean-up on the happy path: the request is done once 'end' fires.
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
-        cleanup();
+        req.off('data', onData);
         reject(tooLarge(limit));
         return;
       }
       chunks.push(chunk);
     };
-    const onEnd = () => {
-      cleanup();
-      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
-    };
-    const onError = () => {
-      cleanup();
-      reject(new HttpError('BodyTooSlow', 'request body did not arrive'));
-    };
-    const cleanup = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('aborted', onError);
-    };
     req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('aborted', onError);
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+    // An aborted or timed-out request errors ('aborted', ECONNRESET): the body stopped arriving.
+    req.on('error', () => reject(new HttpError('BodyTooSlow', 'request body did not arrive')));
   });
 }
 

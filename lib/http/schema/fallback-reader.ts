@@ -3,7 +3,7 @@ import { validateSync } from 'class-validator';
 import type { ValidationError } from 'class-validator';
 import { KIND_WHY, REQUIRED, SINGLE_VALUE, pathPart, stripProperty } from './messages';
 import { NOT_CONVERTED, convertQueryScalar } from './query-value';
-import { readShape } from './read-shape';
+import { isKindConstraint, readShape } from './read-shape';
 import type { ClassShape, ValueShape } from './read-shape';
 
 export type FallbackResult = { ok: true; value: object } | { ok: false; path: string; why: string };
@@ -71,9 +71,12 @@ function firstError(top: ValidationError): FallbackResult {
     err = err.children[0];
     path += Array.isArray(parentValue) ? `[${err.property}]` : pathPart(err.property);
   }
-  const messages = err.constraints === undefined ? [] : Object.values(err.constraints);
   if (err.value === undefined && isRequired(err.target, err.property)) return { ok: false, path, why: REQUIRED };
-  return { ok: false, path, why: messages.length > 0 ? stripProperty(messages[0], err.property) : 'is invalid' };
+  // class-validator lists a property's failures bottom decorator first; the compiled reader
+  // reports the type check first, then the constraints top to bottom. Pick the same one.
+  const keys = err.constraints === undefined ? [] : Object.keys(err.constraints).reverse();
+  const key = keys.find(isKindConstraint) ?? keys[0];
+  return { ok: false, path, why: key === undefined ? 'is invalid' : stripProperty(err.constraints![key], err.property) };
 }
 
 function isRequired(owner: unknown, property: string): boolean {

@@ -1,3 +1,4 @@
+import { ARRAY_NOT_EMPTY } from 'class-validator';
 import type { ValidationArguments } from 'class-validator';
 import type { Constraint, CustomMessage, ValueKind } from './read-shape';
 
@@ -43,7 +44,7 @@ export function constraintWhy(c: Constraint): string {
     case 'enum':
       return `must be one of the following values: ${c.values.map(String).join(', ')}`;
     case 'minItems':
-      return c.value === 1 ? 'should not be empty' : `must contain at least ${c.value} elements`;
+      return c.decorator === ARRAY_NOT_EMPTY ? 'should not be empty' : `must contain at least ${c.value} elements`;
     case 'maxItems':
       return `must contain no more than ${c.value} elements`;
     case 'notEmpty':

@@ -1,5 +1,9 @@
 import 'reflect-metadata';
-import { getMetadataStorage, ValidationTypes } from 'class-validator';
+import {
+  ARRAY_MAX_SIZE, ARRAY_MIN_SIZE, ARRAY_NOT_EMPTY, IS_ARRAY, IS_BOOLEAN, IS_DATE_STRING, IS_DEFINED, IS_EMAIL,
+  IS_ENUM, IS_IN, IS_INT, IS_ISO8601, IS_LENGTH, IS_NEGATIVE, IS_NOT_EMPTY, IS_NUMBER, IS_OBJECT, IS_OPTIONAL,
+  IS_POSITIVE, IS_STRING, IS_UUID, MATCHES, MAX, MAX_LENGTH, MIN, MIN_LENGTH, getMetadataStorage, ValidationTypes,
+} from 'class-validator';
 import type { MetadataStorage, ValidationArguments } from 'class-validator';
 import { TransformationType } from 'class-transformer';
 
@@ -28,7 +32,13 @@ export type Constraint = (
   | { check: 'maxItems'; value: number }
   | { check: 'notEmpty' }
   | { check: 'defined' }
-) & { message?: CustomMessage; constraints?: readonly unknown[] };
+) & {
+  /** The class-validator constraint it came from (`isIn`, `arrayNotEmpty`...). */
+  decorator: string;
+  message?: CustomMessage;
+  /** The decorator's own arguments, for `$constraint1` in custom messages. */
+  constraints?: readonly unknown[];
+};
 
 export interface ValueShape {
   readonly kind: ValueKind;
@@ -85,17 +95,15 @@ const BUILTIN_CLASSES: readonly unknown[] = [
   typeof Buffer === 'function' ? Buffer : undefined, BigInt, Symbol,
 ];
 
+// The constraint names class-validator records; anything else makes the class fall back.
 const TYPE_KINDS: Record<string, ValueKind> = {
-  isString: 'string', isEmail: 'string', isUUID: 'string', isISO8601: 'string', isDateString: 'string',
-  isInt: 'integer', isNumber: 'number', isBoolean: 'boolean', isArray: 'array', isObject: 'object',
+  [IS_STRING]: 'string', [IS_EMAIL]: 'string', [IS_UUID]: 'string', [IS_ISO8601]: 'string', [IS_DATE_STRING]: 'string',
+  [IS_INT]: 'integer', [IS_NUMBER]: 'number', [IS_BOOLEAN]: 'boolean', [IS_ARRAY]: 'array', [IS_OBJECT]: 'object',
 };
-const STRING_HINTS = new Set(['minLength', 'maxLength', 'isLength', 'matches']);
-const NUMBER_HINTS = new Set(['min', 'max', 'isPositive', 'isNegative']);
-const ARRAY_HINTS = new Set(['arrayMinSize', 'arrayMaxSize', 'arrayNotEmpty']);
-const KNOWN = new Set([
-  ...Object.keys(TYPE_KINDS), ...STRING_HINTS, ...NUMBER_HINTS, ...ARRAY_HINTS,
-  'isEnum', 'isIn', 'isNotEmpty', ValidationTypes.IS_DEFINED,
-]);
+const STRING_HINTS = new Set([MIN_LENGTH, MAX_LENGTH, IS_LENGTH, MATCHES]);
+const NUMBER_HINTS = new Set([MIN, MAX, IS_POSITIVE, IS_NEGATIVE]);
+const ARRAY_HINTS = new Set([ARRAY_MIN_SIZE, ARRAY_MAX_SIZE, ARRAY_NOT_EMPTY]);
+const KNOWN = new Set([...Object.keys(TYPE_KINDS), ...STRING_HINTS, ...NUMBER_HINTS, ...ARRAY_HINTS, IS_ENUM, IS_IN, IS_NOT_EMPTY, IS_DEFINED]);
 
 type ValidationMetadata = ReturnType<MetadataStorage['getTargetValidationMetadatas']>[number];
 
@@ -166,6 +174,7 @@ function readProperty(
   reasons: string[],
 ): PropertyShape {
   let optional = false;
+  let conditional = false;
   const valueMetas: ValidationMetadata[] = [];
   const eachMetas: ValidationMetadata[] = [];
   let nested = false;
@@ -174,8 +183,11 @@ function readProperty(
     if (m.groups !== undefined && m.groups.length > 0) reasons.push(`groups on ${name}`);
     if (m.validateIf !== undefined) reasons.push(`validateIf option on ${name}`);
     if (m.type === ValidationTypes.CONDITIONAL_VALIDATION) {
-      if (m.name === 'isOptional') optional = true;
-      else reasons.push(`@ValidateIf on ${name}`);
+      if (m.name === IS_OPTIONAL) optional = true;
+      else {
+        conditional = true;
+        reasons.push(`@ValidateIf on ${name}`);
+      }
     } else if (m.type === ValidationTypes.WHITELIST) {
       // @Allow(): declares the property, checks nothing.
     } else if (m.type === ValidationTypes.NESTED_VALIDATION) {
@@ -186,7 +198,7 @@ function readProperty(
     } else if (m.name !== undefined && KNOWN.has(m.name) && (m.type === ValidationTypes.CUSTOM_VALIDATION || m.type === m.name)) {
       (m.each ? eachMetas : valueMetas).push(m);
     } else {
-      reasons.push(`custom constraint ${m.name ?? (m.constraintCls as Function | undefined)?.name ?? '?'} on ${name}`);
+      reasons.push(`custom constraint ${constraintName(m)} on ${name}`);
     }
   }
   for (const t of transformerStorage.findTransformMetadatas(cls, name, TransformationType.PLAIN_TO_CLASS)) {
@@ -208,12 +220,12 @@ function readProperty(
   const designType = Reflect.getMetadata('design:type', cls.prototype, name) as Function | undefined;
 
   const isArray =
-    eachMetas.length > 0 || nestedEach || designType === Array || valueMetas.some((m) => m.name === 'isArray' || ARRAY_HINTS.has(m.name!));
+    eachMetas.length > 0 || nestedEach || designType === Array || valueMetas.some((m) => m.name === IS_ARRAY || ARRAY_HINTS.has(m.name!));
   let value: ValueShape;
   if (isArray && !valueMetas.some((m) => m.name !== undefined && TYPE_KINDS[m.name] !== undefined && TYPE_KINDS[m.name] !== 'array')) {
     const items = readValue(eachMetas, typeClass, nested, name, reasons);
-    const base = readValue(valueMetas.filter((m) => m.name !== 'isArray'), Array, false, name, reasons);
-    const kindMeta = valueMetas.find((m) => m.name === 'isArray');
+    const base = readValue(valueMetas.filter((m) => m.name !== IS_ARRAY), Array, false, name, reasons);
+    const kindMeta = valueMetas.find((m) => m.name === IS_ARRAY);
     value = freezeValue({ kind: 'array', kindMessage: kindMeta?.message, constraints: base.constraints, items });
   } else {
     value = readValue(valueMetas, typeClass ?? designType, nested, name, reasons);
@@ -221,12 +233,25 @@ function readProperty(
   const hasDefault = defaults !== null && defaults[name] !== undefined;
   return Object.freeze({
     name,
-    required: !optional && !hasDefault,
+    // A @ValidateIf property is required only when its condition holds: not in `required`.
+    required: !optional && !hasDefault && !conditional,
     optional,
     value,
     hasDefault,
     ...(hasDefault ? { default: defaults![name] } : {}),
   });
+}
+
+function constraintName(m: ValidationMetadata): string {
+  if (m.name !== undefined) return m.name;
+  const cls = m.constraintCls as Function | undefined;
+  if (cls === undefined) return '?';
+  return getMetadataStorage().getTargetValidatorConstraints(cls)[0]?.name ?? cls.name;
+}
+
+/** Whether a class-validator constraint name checks the JSON type (`isString`, `isInt`...). */
+export function isKindConstraint(name: string): boolean {
+  return TYPE_KINDS[name] !== undefined;
 }
 
 function readValue(
@@ -249,6 +274,8 @@ function readValue(
     }
     constraints.push(...readConstraints(m));
   }
+  // A value list decides the kind by itself (so `?level=1` finds the numeric member 1).
+  if (kind === undefined && constraints.some((c) => c.check === 'enum')) kind = 'enum';
   let ref: Function | undefined;
   const isClass = type !== undefined && type !== Object && type !== Array && type !== Function && !isPrimitiveType(type);
   if (isClass && BUILTIN_CLASSES.includes(type)) {
@@ -262,7 +289,6 @@ function readValue(
     else if (nested) kind = 'object';
     else if (metas.some((m) => STRING_HINTS.has(m.name!))) kind = 'string';
     else if (metas.some((m) => NUMBER_HINTS.has(m.name!))) kind = 'number';
-    else if (constraints.some((c) => c.check === 'enum')) kind = 'enum';
     else kind = 'any';
   }
   return freezeValue({ kind, kindMessage, constraints, ref });
@@ -286,11 +312,11 @@ function primitiveKind(t: Function): ValueKind {
 
 function readConstraints(m: ValidationMetadata): Constraint[] {
   const args: readonly unknown[] = m.constraints ?? [];
-  if (m.name === 'isLength') {
+  if (m.name === IS_LENGTH) {
     // `@Length(min, max)` becomes two constraints that keep the decorator's own message.
     const out: Constraint[] = [];
-    if (args[0] !== undefined && args[0] !== null) out.push({ check: 'minLength', value: args[0] as number, message: m.message, constraints: args });
-    if (args[1] !== undefined && args[1] !== null) out.push({ check: 'maxLength', value: args[1] as number, message: m.message, constraints: args });
+    if (args[0] !== undefined && args[0] !== null) out.push({ check: 'minLength', value: args[0] as number, decorator: IS_LENGTH, message: m.message, constraints: args });
+    if (args[1] !== undefined && args[1] !== null) out.push({ check: 'maxLength', value: args[1] as number, decorator: IS_LENGTH, message: m.message, constraints: args });
     return out;
   }
   const c = readConstraint(m, args);
@@ -298,52 +324,52 @@ function readConstraints(m: ValidationMetadata): Constraint[] {
 }
 
 function readConstraint(m: ValidationMetadata, args: readonly unknown[]): Constraint | null {
-  const base = { message: m.message, constraints: args };
+  const base = { decorator: m.name!, message: m.message, constraints: args };
   switch (m.name) {
-    case 'minLength':
+    case MIN_LENGTH:
       return { check: 'minLength', value: args[0] as number, ...base };
-    case 'maxLength':
+    case MAX_LENGTH:
       return { check: 'maxLength', value: args[0] as number, ...base };
-    case 'min':
+    case MIN:
       return { check: 'minimum', value: args[0] as number, ...base };
-    case 'max':
+    case MAX:
       return { check: 'maximum', value: args[0] as number, ...base };
-    case 'isPositive':
+    case IS_POSITIVE:
       return { check: 'exclusiveMinimum', value: 0, ...base };
-    case 'isNegative':
+    case IS_NEGATIVE:
       return { check: 'exclusiveMaximum', value: 0, ...base };
-    case 'isNumber': {
+    case IS_NUMBER: {
       const places = (args[0] as { maxDecimalPlaces?: number } | undefined)?.maxDecimalPlaces;
       return places === undefined ? null : { check: 'maxDecimalPlaces', value: places, ...base };
     }
-    case 'matches': {
+    case MATCHES: {
       const p = args[0];
       const re = p instanceof RegExp ? p : new RegExp(String(p), (args[1] as string | undefined) ?? '');
       // `test` on a /g or /y regex moves lastIndex between calls; keep a stateless copy.
       const value = re.global || re.sticky ? new RegExp(re.source, re.flags.replace(/[gy]/g, '')) : re;
       return { check: 'pattern', value, ...base };
     }
-    case 'isEmail':
+    case IS_EMAIL:
       return { check: 'format', value: 'email', options: args[0], ...base };
-    case 'isUUID':
+    case IS_UUID:
       return { check: 'format', value: 'uuid', options: args[0], ...base };
-    case 'isISO8601':
-    case 'isDateString':
+    case IS_ISO8601:
+    case IS_DATE_STRING:
       return { check: 'format', value: 'date-time', options: args[0], ...base };
-    case 'isIn':
+    case IS_IN:
       return { check: 'enum', values: Object.freeze([...(args[0] as unknown[])]), ...base };
-    case 'isEnum':
+    case IS_ENUM:
       // constraints[1] is the enum's values without the reverse-mapped names of numeric members.
       return { check: 'enum', values: Object.freeze([...(args[1] as unknown[])]), ...base };
-    case 'arrayMinSize':
+    case ARRAY_MIN_SIZE:
       return { check: 'minItems', value: args[0] as number, ...base };
-    case 'arrayMaxSize':
+    case ARRAY_MAX_SIZE:
       return { check: 'maxItems', value: args[0] as number, ...base };
-    case 'arrayNotEmpty':
+    case ARRAY_NOT_EMPTY:
       return { check: 'minItems', value: 1, ...base };
-    case 'isNotEmpty':
+    case IS_NOT_EMPTY:
       return { check: 'notEmpty', ...base };
-    case ValidationTypes.IS_DEFINED:
+    case IS_DEFINED:
       return { check: 'defined', ...base };
     default:
       return null;
