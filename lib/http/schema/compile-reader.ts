@@ -1,111 +1,24 @@
 import { isEmail, isISO8601, isUUID } from 'class-validator';
 import type { ValidationArguments } from 'class-validator';
 import { readWithClassValidator } from './fallback-reader';
-import { KIND_WHY, NOT_AN_OBJECT_AT_TOP, REQUIRED, SINGLE_VALUE, constraintWhy, customWhy, pathPart } from './messages';
+import { NOT_AN_OBJECT_AT_TOP, customWhy } from './messages';
 import { NOT_CONVERTED, convertQueryScalar } from './query-value';
-import { readShape } from './read-shape';
-import type { ClassShape, Constraint, CustomMessage, PropertyShape, ValueKind, ValueShape } from './read-shape';
+import {
+  C_DATE_TIME, C_DECIMALS, C_DEFINED, C_EMAIL, C_ENUM, C_EXCLUSIVE_MAXIMUM, C_EXCLUSIVE_MINIMUM, C_MAXIMUM, C_MAX_ITEMS,
+  C_MAX_LENGTH, C_MINIMUM, C_MIN_ITEMS, C_MIN_LENGTH, C_NEVER, C_NOT_EMPTY, C_PATTERN, C_UUID, K_ANY_OBJECT, K_ARRAY,
+  K_BOOLEAN, K_INTEGER, K_NUMBER, K_OBJECT, K_STRING, makeCheck, objectPlan,
+} from './reader-plan';
+import type { Check, ObjectPlan, ReadSource, ValuePlan } from './reader-plan';
+
+export type { ReadSource } from './reader-plan';
 
 /** The outcome of reading a body or a query into its class. */
 export type Read = { ok: true; value: object } | { ok: false; message: string; field: string };
-
-export type ReadSource = 'body' | 'query';
 
 export interface ReaderOptions {
   /** `body`: the parsed JSON value. `query`: a record of `string | string[]` from the URL. */
   readonly source: ReadSource;
 }
-
-// Kinds and checks are small integers so that the hot loop is one switch, not a call through
-// a different closure per constraint.
-const K_STRING = 0;
-const K_NUMBER = 1;
-const K_INTEGER = 2;
-const K_BOOLEAN = 3;
-const K_ARRAY = 4;
-const K_OBJECT = 5;
-const K_ANY_OBJECT = 6;
-const K_ANY = 7;
-
-const C_MIN_LENGTH = 0;
-const C_MAX_LENGTH = 1;
-const C_MINIMUM = 2;
-const C_MAXIMUM = 3;
-const C_EXCLUSIVE_MINIMUM = 4;
-const C_EXCLUSIVE_MAXIMUM = 5;
-const C_DECIMALS = 6;
-const C_PATTERN = 7;
-const C_EMAIL = 8;
-const C_UUID = 9;
-const C_DATE_TIME = 10;
-const C_ENUM = 11;
-const C_MIN_ITEMS = 12;
-const C_MAX_ITEMS = 13;
-const C_NOT_EMPTY = 14;
-const C_DEFINED = 15;
-const C_NEVER = 16;
-
-interface Check {
-  readonly code: number;
-  readonly n: number;
-  readonly re: RegExp | null;
-  readonly values: readonly unknown[] | null;
-  readonly options: unknown;
-  /** Default wording, ready at startup. */
-  readonly why: string;
-  readonly message: CustomMessage | undefined;
-  readonly constraints: readonly unknown[];
-  readonly property: string;
-  readonly target: string;
-}
-
-interface ValuePlan {
-  readonly kind: number;
-  readonly kindName: ValueKind;
-  readonly kindCheck: Check;
-  readonly checks: readonly Check[];
-  /** Element plan, or `null` when elements need neither a check nor a conversion. */
-  items: ValuePlan | null;
-  /** Elements become new values (instances, converted query strings): build a new array. */
-  copyItems: boolean;
-  object: ObjectPlan | null;
-  readonly query: boolean;
-  readonly members: readonly unknown[] | null;
-}
-
-interface FieldPlan {
-  readonly name: string;
-  readonly path: string;
-  /** The name is also on Object.prototype (`toString`...): read own properties only. */
-  readonly guarded: boolean;
-  /** `__proto__`: assign with defineProperty so the instance keeps its prototype. */
-  readonly special: boolean;
-  readonly optional: boolean;
-  readonly hasDefault: boolean;
-  readonly def: unknown;
-  readonly cloneDefault: boolean;
-  readonly requiredCheck: Check;
-  readonly value: ValuePlan;
-}
-
-interface ObjectPlan {
-  readonly shape: ClassShape;
-  readonly proto: object;
-  fields: readonly FieldPlan[];
-  readonly fallback: boolean;
-  readonly source: ReadSource;
-}
-
-const KIND_CODES: Record<ValueKind, number> = {
-  string: K_STRING,
-  number: K_NUMBER,
-  integer: K_INTEGER,
-  boolean: K_BOOLEAN,
-  array: K_ARRAY,
-  object: K_OBJECT,
-  enum: K_ANY,
-  any: K_ANY,
-};
 
 // Failures travel back through these slots instead of a result object per field, so a
 // successful read allocates only the instances it returns. Reading is synchronous, so no two
@@ -116,7 +29,6 @@ let failCheck: Check | null = null;
 let failValue: unknown = undefined;
 let failOwner: object | undefined = undefined;
 
-const plans = { body: new WeakMap<Function, ObjectPlan>(), query: new WeakMap<Function, ObjectPlan>() };
 
 /**
  * Compiles, once, a reader that validates an input against a class's class-validator
@@ -213,7 +125,7 @@ function readFallback(plan: ObjectPlan, input: Record<string, unknown>): unknown
 function readValue(p: ValuePlan, v: unknown): unknown {
   if (p.query && p.kind !== K_ARRAY) {
     if (typeof v !== 'string' && Array.isArray(v)) {
-      if (v.length !== 1) return refuse(singleValue(p), v);
+      if (v.length !== 1) return refuse(p.singleCheck, v);
       v = v[0];
     }
     if (typeof v === 'string' && p.kind !== K_STRING) {
@@ -341,123 +253,4 @@ function decimalPlaces(v: number): number {
   const text = v.toString();
   const dot = text.indexOf('.');
   return dot < 0 ? Infinity : text.length - dot - 1;
-}
-
-// ---------------------------------------------------------------------------------------
-// Compilation (startup only)
-
-function objectPlan(cls: Function, source: ReadSource): ObjectPlan {
-  const cache = plans[source];
-  let plan = cache.get(cls);
-  if (plan !== undefined) return plan;
-  const shape = readShape(cls);
-  const building: ObjectPlan = { shape, proto: cls.prototype as object, fields: [], fallback: shape.fallback !== null, source };
-  // Cached before its fields are compiled, so a class that refers to itself compiles.
-  cache.set(cls, building);
-  if (source === 'query') refuseNestedInQuery(shape);
-  building.fields = Object.freeze(shape.properties.map((p) => fieldPlan(shape, p, source)));
-  plan = building;
-  return plan;
-}
-
-function refuseNestedInQuery(shape: ClassShape): void {
-  for (const p of shape.properties) {
-    const v = p.value.kind === 'array' ? p.value.items : p.value;
-    if (v !== undefined && (v.kind === 'object' || v.kind === 'array')) {
-      throw new TypeError(`${shape.name}.${p.name}: a query string carries only scalars and lists of scalars, not ${v.kind === 'object' ? 'objects' : 'nested lists'}`);
-    }
-  }
-}
-
-function fieldPlan(shape: ClassShape, p: PropertyShape, source: ReadSource): FieldPlan {
-  const def = p.default;
-  return {
-    name: p.name,
-    path: pathPart(p.name),
-    guarded: p.name in Object.prototype,
-    special: p.name === '__proto__',
-    optional: p.optional,
-    hasDefault: p.hasDefault,
-    def,
-    cloneDefault: def !== null && typeof def === 'object',
-    requiredCheck: makeCheck(C_NEVER, REQUIRED, undefined, [], p.name, shape.name),
-    value: valuePlan(shape, p.name, p.value, source),
-  };
-}
-
-function valuePlan(shape: ClassShape, property: string, v: ValueShape, source: ReadSource): ValuePlan {
-  let kind = KIND_CODES[v.kind];
-  if (v.kind === 'object' && v.ref === undefined) kind = K_ANY_OBJECT;
-  const enumC = v.constraints.find((c) => c.check === 'enum');
-  const plan: ValuePlan = {
-    kind,
-    kindName: v.kind,
-    kindCheck: makeCheck(C_NEVER, KIND_WHY[v.kind], v.kindMessage, [], property, shape.name),
-    checks: Object.freeze(v.constraints.map((c) => constraintCheck(c, property, shape.name))),
-    items: null,
-    copyItems: false,
-    object: null,
-    query: source === 'query',
-    members: enumC !== undefined && enumC.check === 'enum' ? enumC.values : null,
-  };
-  if (kind === K_OBJECT) plan.object = objectPlan(v.ref!, source);
-  if (kind === K_ARRAY && v.items !== undefined) {
-    const items = valuePlan(shape, property, v.items, source);
-    const converts = source === 'query' && items.kind !== K_STRING && items.kind !== K_ANY;
-    const materializes = items.kind === K_OBJECT;
-    if (items.checks.length > 0 || items.kind !== K_ANY || converts) {
-      plan.items = items;
-      plan.copyItems = converts || materializes || (source === 'query' && items.members !== null);
-    }
-  }
-  return plan;
-}
-
-const CHECK_CODES: Record<Constraint['check'], number> = {
-  minLength: C_MIN_LENGTH,
-  maxLength: C_MAX_LENGTH,
-  minimum: C_MINIMUM,
-  maximum: C_MAXIMUM,
-  exclusiveMinimum: C_EXCLUSIVE_MINIMUM,
-  exclusiveMaximum: C_EXCLUSIVE_MAXIMUM,
-  maxDecimalPlaces: C_DECIMALS,
-  pattern: C_PATTERN,
-  format: C_EMAIL,
-  enum: C_ENUM,
-  minItems: C_MIN_ITEMS,
-  maxItems: C_MAX_ITEMS,
-  notEmpty: C_NOT_EMPTY,
-  defined: C_DEFINED,
-};
-
-function constraintCheck(c: Constraint, property: string, target: string): Check {
-  let code = CHECK_CODES[c.check];
-  if (c.check === 'format') code = c.value === 'email' ? C_EMAIL : c.value === 'uuid' ? C_UUID : C_DATE_TIME;
-  return {
-    code,
-    n: 'value' in c && typeof c.value === 'number' ? c.value : 0,
-    re: c.check === 'pattern' ? c.value : null,
-    values: c.check === 'enum' ? c.values : null,
-    options: c.check === 'format' ? c.options : undefined,
-    why: constraintWhy(c),
-    message: c.message,
-    constraints: c.constraints ?? [],
-    property,
-    target,
-  };
-}
-
-function makeCheck(code: number, why: string, message: CustomMessage | undefined, constraints: readonly unknown[], property: string, target: string): Check {
-  return { code, n: 0, re: null, values: null, options: undefined, why, message, constraints, property, target };
-}
-
-const singleValueChecks = new WeakMap<ValuePlan, Check>();
-function singleValue(p: ValuePlan): Check {
-  // Failure path only: made on first use, then kept.
-  let c = singleValueChecks.get(p);
-  if (c === undefined) {
-    c = makeCheck(C_NEVER, SINGLE_VALUE, undefined, [], p.kindCheck.property, p.kindCheck.target);
-    singleValueChecks.set(p, c);
-  }
-  return c;
 }

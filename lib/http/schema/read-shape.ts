@@ -6,6 +6,7 @@ import {
 } from 'class-validator';
 import type { MetadataStorage, ValidationArguments } from 'class-validator';
 import { TransformationType } from 'class-transformer';
+import { readConstraints } from './read-constraints';
 
 /** What a value is, before its constraints. `enum` is a value list with no single JSON type. */
 export type ValueKind = 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'object' | 'enum' | 'any';
@@ -85,7 +86,6 @@ interface TransformerStorage {
   getExposedMetadatas(target: Function): { propertyName: string; options?: Record<string, unknown> }[];
   getExcludedMetadatas(target: Function): unknown[];
 }
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const transformerStorage = (require('class-transformer/cjs/storage') as { defaultMetadataStorage: TransformerStorage }).defaultMetadataStorage;
 
 // Types that class-transformer converts (or that JSON cannot carry): the compiled reader does
@@ -152,7 +152,7 @@ function buildShape(cls: Function): ClassShape {
     name: cls.name,
     target: cls,
     properties: Object.freeze(properties),
-    fallback: reasons.length > 0 ? reasons.join('; ') : null,
+    fallback: reasons.length > 0 ? [...new Set(reasons)].join('; ') : null,
   });
 }
 
@@ -308,70 +308,4 @@ function isPrimitiveType(t: Function): boolean {
 
 function primitiveKind(t: Function): ValueKind {
   return t === String ? 'string' : t === Number ? 'number' : 'boolean';
-}
-
-function readConstraints(m: ValidationMetadata): Constraint[] {
-  const args: readonly unknown[] = m.constraints ?? [];
-  if (m.name === IS_LENGTH) {
-    // `@Length(min, max)` becomes two constraints that keep the decorator's own message.
-    const out: Constraint[] = [];
-    if (args[0] !== undefined && args[0] !== null) out.push({ check: 'minLength', value: args[0] as number, decorator: IS_LENGTH, message: m.message, constraints: args });
-    if (args[1] !== undefined && args[1] !== null) out.push({ check: 'maxLength', value: args[1] as number, decorator: IS_LENGTH, message: m.message, constraints: args });
-    return out;
-  }
-  const c = readConstraint(m, args);
-  return c === null ? [] : [c];
-}
-
-function readConstraint(m: ValidationMetadata, args: readonly unknown[]): Constraint | null {
-  const base = { decorator: m.name!, message: m.message, constraints: args };
-  switch (m.name) {
-    case MIN_LENGTH:
-      return { check: 'minLength', value: args[0] as number, ...base };
-    case MAX_LENGTH:
-      return { check: 'maxLength', value: args[0] as number, ...base };
-    case MIN:
-      return { check: 'minimum', value: args[0] as number, ...base };
-    case MAX:
-      return { check: 'maximum', value: args[0] as number, ...base };
-    case IS_POSITIVE:
-      return { check: 'exclusiveMinimum', value: 0, ...base };
-    case IS_NEGATIVE:
-      return { check: 'exclusiveMaximum', value: 0, ...base };
-    case IS_NUMBER: {
-      const places = (args[0] as { maxDecimalPlaces?: number } | undefined)?.maxDecimalPlaces;
-      return places === undefined ? null : { check: 'maxDecimalPlaces', value: places, ...base };
-    }
-    case MATCHES: {
-      const p = args[0];
-      const re = p instanceof RegExp ? p : new RegExp(String(p), (args[1] as string | undefined) ?? '');
-      // `test` on a /g or /y regex moves lastIndex between calls; keep a stateless copy.
-      const value = re.global || re.sticky ? new RegExp(re.source, re.flags.replace(/[gy]/g, '')) : re;
-      return { check: 'pattern', value, ...base };
-    }
-    case IS_EMAIL:
-      return { check: 'format', value: 'email', options: args[0], ...base };
-    case IS_UUID:
-      return { check: 'format', value: 'uuid', options: args[0], ...base };
-    case IS_ISO8601:
-    case IS_DATE_STRING:
-      return { check: 'format', value: 'date-time', options: args[0], ...base };
-    case IS_IN:
-      return { check: 'enum', values: Object.freeze([...(args[0] as unknown[])]), ...base };
-    case IS_ENUM:
-      // constraints[1] is the enum's values without the reverse-mapped names of numeric members.
-      return { check: 'enum', values: Object.freeze([...(args[1] as unknown[])]), ...base };
-    case ARRAY_MIN_SIZE:
-      return { check: 'minItems', value: args[0] as number, ...base };
-    case ARRAY_MAX_SIZE:
-      return { check: 'maxItems', value: args[0] as number, ...base };
-    case ARRAY_NOT_EMPTY:
-      return { check: 'minItems', value: 1, ...base };
-    case IS_NOT_EMPTY:
-      return { check: 'notEmpty', ...base };
-    case IS_DEFINED:
-      return { check: 'defined', ...base };
-    default:
-      return null;
-  }
 }

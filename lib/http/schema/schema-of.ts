@@ -56,6 +56,11 @@ function objectSchema(cls: Function, components: Map<string, object>): JsonSchem
 /**
  * The JSON Schema of one property's value, as read by `readShape` (for example to describe a
  * query class's properties as separate parameters). Nested classes go to `components`.
+ *
+ * @example
+ * for (const p of readShape(Search).properties) {
+ *   parameters.push({ in: 'query', name: p.name, required: p.required, schema: valueSchema(p.value, components) });
+ * }
  */
 export function valueSchema(value: ValueShape, components: Map<string, object>): JsonSchema {
   let s: JsonSchema;
