@@ -1,7 +1,8 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { compileRoute, type AroundFactory, type CompiledRoute } from './compile-route';
+import { CAPABILITIES } from './capabilities';
+import { compileRoute, type CompiledRoute } from './compile-route';
 import { Ctx, isThenable, type Core } from './ctx';
 import type { EncoderExtensions } from './encode-answer';
 import { errorAnswer, phrase } from './error-answer';
@@ -13,7 +14,7 @@ import { addHealthRoute } from './health';
 import { LogSink } from './log-sink';
 import type { RouteRecord } from './route-record';
 import { Router } from './router';
-import { scan, type RecordCheck, type Services } from './scanner';
+import { scan, type Services } from './scanner';
 
 /** Middleware wraps every route, static tree and framework answer; the chain is put together once, at build. */
 export type Middleware = (c: Ctx, next: () => Promise<void>) => void | Promise<void>;
@@ -41,19 +42,6 @@ export interface AppOptions {
 interface Lifecycle {
   start?(): void;
   close?(): unknown;
-}
-
-/** A piece of an app that a capability adds (idempotency, files, OpenAPI …), next to its own code. */
-export interface Capability {
-  readonly checks?: readonly RecordCheck[];
-  readonly arounds?: readonly AroundFactory[];
-  readonly encoders?: EncoderExtensions;
-}
-
-const capabilities: Capability[] = [];
-/** @internal capabilities register themselves when their module loads */
-export function addCapability(c: Capability): void {
-  capabilities.push(c);
 }
 
 /**
@@ -188,6 +176,7 @@ export class App {
       has: (t) => this.#services.has(t),
       all: () => this.#provided,
     };
+    const capabilities = CAPABILITIES;
     const checks = capabilities.flatMap((c) => c.checks ?? []);
     const { records, instances } = scan(this.#controllers, services, checks, problems);
     const router = new Router<CompiledRoute>();

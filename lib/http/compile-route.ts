@@ -3,7 +3,7 @@ import { Ctx, isThenable } from './ctx';
 import { baseStatus, compileEncoder, inferred, type Encoder, type EncoderExtensions } from './encode-answer';
 import type { RouteRecord } from './route-record';
 import { templateNames } from './router';
-import type { Services } from './scanner';
+import type { RecordCheck, Services } from './scanner';
 
 /** A route ready to serve: everything worked out at build, nothing read per request but the request. */
 export interface CompiledRoute {
@@ -51,4 +51,11 @@ export function compileRoute(record: RouteRecord, instance: object, options: Com
   }
   const run = extract.length === 0 ? (c: Ctx) => call(c, []) : (c: Ctx) => gather(c, extract, call);
   return Object.freeze({ record, run });
+}
+
+/** A piece of the framework that a capability adds (idempotency, files, versioned answers), kept next to its own code. */
+export interface Capability {
+  readonly checks?: readonly RecordCheck[];
+  readonly arounds?: readonly AroundFactory[];
+  readonly encoders?: EncoderExtensions;
 }

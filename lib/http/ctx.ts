@@ -18,6 +18,14 @@ export interface Core {
   readonly shutdown: AbortSignal;
 }
 
+/** An answer held back to be kept before it is sent (idempotent routes). */
+export interface CapturedAnswer {
+  readonly status: number;
+  readonly type: string | null;
+  readonly body: Uint8Array | string | null;
+  readonly own: readonly HeaderEntry[] | null;
+}
+
 /** A class whose value is worked out once per request from the request itself (an account from a token, say). */
 export interface Resolvable<T> {
   resolve(c: Ctx): T | Promise<T>;
@@ -52,7 +60,10 @@ export class Ctx implements Scope {
   #body: Promise<Buffer> | null = null;
   #search: URLSearchParams | null = null;
   #abort: AbortController | null = null;
-  /** @internal set while an idempotent handler runs: answering through the Ctx is refused there */ capture = false;
+  /** @internal set while an idempotent handler runs: its answer is captured to be kept, and answering through the Ctx is refused */
+  capture = false;
+  /** @internal the answer captured while `capture` was set */
+  captured: CapturedAnswer | null = null;
 
   /** @internal */
   constructor(req: IncomingMessage, res: ServerResponse, core: Core, path: string, rawQuery: string, startedAt: number) {
@@ -218,6 +229,12 @@ export class Ctx implements Scope {
    * answer's own headers. The one place buffered answers reach the wire.
    */
   write(status: number, type: string | null, body: Uint8Array | string | null, own: readonly HeaderEntry[] | null): void {
+    if (this.capture) {
+      if (this.captured !== null) throw new HttpError('AlreadySent', `a second answer (${status}) after ${this.captured.status}`);
+      if (own !== null) for (const h of own) checkHeader(h.name, h.value);
+      this.captured = { status, type, body, own };
+      return;
+    }
     if (this.status !== 0) throw new HttpError('AlreadySent', `a second answer (${status}) after ${this.status} was sent`);
     const bag = this.#out ?? (this.#out = {});
     if (own !== null) for (const h of own) addHeader(bag, checkHeader(h.name, h.value), h.value);

@@ -1,0 +1,5 @@
+import type { Capability } from './compile-route';
+import { idempotency } from './idempotency';
+
+/** The capabilities every app is built with, in the order their steps wrap a handler. */
+export const CAPABILITIES: readonly Capability[] = [idempotency];

@@ -1,0 +1,190 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { CacheError, OpenSpace, type SpaceDecl } from '../cache';
+import type { Contract, HeaderEntry } from './answers';
+import type { AroundFactory, Capability } from './compile-route';
+import type { CapturedAnswer, Ctx } from './ctx';
+import { HttpError } from './errors';
+import { fail } from './fail';
+import type { RouteRecord } from './route-record';
+import type { RecordCheck } from './scanner';
+
+/** Longest `Idempotency-Key`, in bytes. */
+export const MAX_KEY_BYTES = 255;
+/**
+ * How long an in-flight claim holds its key. Far shorter than a record's TTL, so a process that dies
+ * mid-request blocks its key for at most this long; far longer than a request should take.
+ */
+export const CLAIM_LEASE_MS = 30_000;
+
+const REPLAYED: HeaderEntry = Object.freeze({ name: 'idempotent-replayed', value: 'true' });
+
+/**
+ * A record in the space: `[u32 meta length][meta JSON][body bytes]`. The meta says whether it is an
+ * in-flight claim (with its owner token) or a kept answer, and carries the request's fingerprint.
+ */
+interface Meta {
+  readonly k: 'claim' | 'kept';
+  readonly fp: string;
+  readonly owner?: string;
+  readonly status?: number;
+  readonly type?: string | null;
+  readonly own?: readonly [string, string][];
+}
+
+function encodeRecord(meta: Meta, body: Uint8Array | null): Buffer {
+  const head = Buffer.from(JSON.stringify(meta));
+  const out = Buffer.allocUnsafe(4 + head.length + (body?.length ?? 0));
+  out.writeUInt32BE(head.length, 0);
+  head.copy(out, 4);
+  if (body) out.set(body, 4 + head.length);
+  return out;
+}
+
+function decodeRecord(bytes: Buffer): { meta: Meta; body: Buffer } {
+  const n = bytes.readUInt32BE(0);
+  return { meta: JSON.parse(bytes.toString('utf8', 4, 4 + n)) as Meta, body: bytes.subarray(4 + n) };
+}
+
+/** The key as sent: a bare value, or the quoted string form of the IETF draft (`"abc"` is `abc`). */
+export function readKey(header: string | string[] | undefined): string {
+  const raw = Array.isArray(header) ? header[0] : header;
+  if (raw === undefined) throw fail.badRequest('Idempotency-Key missing');
+  let key = raw.trim();
+  if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1).replace(/\\(.)/g, '$1');
+  if (key === '') throw fail.badRequest('Idempotency-Key is empty');
+  if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw fail.badRequest('Idempotency-Key longer than %d bytes', MAX_KEY_BYTES);
+  return key;
+}
+
+/** (caller, key) as one store key that no other pair can spell: the caller's length comes first. */
+export const recordKey = (caller: string, key: string): string => `${caller.length}:${caller}:${key}`;
+
+function fingerprint(c: Ctx, body: Buffer): string {
+  return createHash('sha256').update(c.method).update('\0').update(c.path).update('\0').update(c.rawQuery).update('\0').update(body).digest('base64url');
+}
+
+const unavailable = (e: unknown): never => {
+  if (e instanceof CacheError) throw new HttpError('StoreUnavailable', 'idempotency store unavailable');
+  throw e;
+};
+
+function toBytes(body: Uint8Array | string | null): Uint8Array | null {
+  return typeof body === 'string' ? Buffer.from(body) : body;
+}
+
+const around: AroundFactory = (record, services) => {
+  const mark = record.idempotent;
+  if (mark === null) return null;
+  const space = findSpace(services.all(), mark.space);
+  if (space === null) return null; // refused by the check below
+  const by = mark.by ?? null;
+  const label = record.label;
+  const ttlMs = space.ttlSeconds * 1000;
+
+  function replay(c: Ctx, meta: Meta, body: Buffer): void {
+    const own: HeaderEntry[] = (meta.own ?? []).map(([name, value]) => ({ name, value }));
+    own.push(REPLAYED);
+    c.write(meta.status!, meta.type ?? null, meta.type === null && body.length === 0 ? null : body, own);
+  }
+
+  async function run(c: Ctx, proceed: () => unknown): Promise<void> {
+    const key = readKey(c.req.headers['idempotency-key']);
+    let caller = '';
+    if (by !== null) {
+      const who = await by(c);
+      if (who === null || who === undefined) throw fail.forbidden('no caller for this idempotent request');
+      caller = who;
+    }
+    const fp = fingerprint(c, await c.body());
+    const id = recordKey(caller, key);
+    const existing = await space!.get(id).catch(unavailable);
+    if (existing !== null) return answerExisting(c, existing, fp);
+    const owner = randomBytes(12).toString('base64url');
+    const claim = encodeRecord({ k: 'claim', fp, owner }, null);
+    if (!(await space!.putIfAbsent(id, claim, CLAIM_LEASE_MS).catch(unavailable))) {
+      const now = await space!.get(id).catch(unavailable);
+      if (now === null) throw inFlight(c); // taken and gone in between: let the client retry
+      return answerExisting(c, now, fp);
+    }
+    let answer: CapturedAnswer;
+    c.capture = true;
+    try {
+      await proceed();
+      answer = c.captured!;
+    } catch (e) {
+      c.capture = false;
+      await space!.del(id, { expect: claim }).catch(() => c.core.log(`${label}: idempotency claim not released (store unavailable); it lapses in ${CLAIM_LEASE_MS / 1000} s`));
+      throw e;
+    }
+    c.capture = false;
+    const body = toBytes(answer.body);
+    const kept = encodeRecord({ k: 'kept', fp, status: answer.status, type: answer.type, own: (answer.own ?? []).map((h) => [h.name, h.value]) }, body);
+    if (kept.length > space!.maxBytes) {
+      c.core.log(`${label}: answer of ${kept.length} bytes is larger than the space's maxBytes (${space!.maxBytes}): sent, not kept`);
+      await space!.del(id, { expect: claim }).catch(() => undefined);
+    } else {
+      const stored = await space!.put(id, kept, ttlMs, { expect: claim }).catch(() => false);
+      if (!stored) c.core.log(`${label}: answer not kept (claim lapsed or store unavailable)`);
+    }
+    c.write(answer.status, answer.type, answer.body, answer.own);
+  }
+
+  function answerExisting(c: Ctx, bytes: Buffer, fp: string): void {
+    const { meta, body } = decodeRecord(bytes);
+    if (meta.k === 'claim') throw inFlight(c);
+    if (meta.fp !== fp) throw fail.unprocessable('Idempotency-Key was used for a different request');
+    replay(c, meta, body);
+  }
+
+  return (c, proceed) => run(c, proceed);
+};
+
+function inFlight(c: Ctx): Error {
+  c.setHeader('retry-after', '1');
+  return fail.conflict('Idempotency-Key is still being answered');
+}
+
+function findSpace(provided: readonly unknown[], decl: object): OpenSpace | null {
+  for (const p of provided) if (p instanceof OpenSpace && p.space === decl) return p;
+  return null;
+}
+
+/** The kinds an idempotent route may not answer with, wherever they sit in the contract. */
+function unkeepable(contract: Contract | null): string | null {
+  if (contract === null) return null;
+  switch (contract.kind) {
+    case 'file':
+      return 'FileBody';
+    case 'redirect':
+      return 'Redirect';
+    case 'versioned':
+      return 'Versioned';
+    case 'status':
+    case 'optional':
+    case 'reply':
+      return unkeepable(contract.inner);
+    default:
+      return null;
+  }
+}
+
+const check: RecordCheck = (record: RouteRecord, services, problems) => {
+  const mark = record.idempotent;
+  if (mark === null) return;
+  const label = record.label;
+  if (findSpace(services.all(), mark.space) === null) {
+    const name = (mark.space as Partial<SpaceDecl>).name ?? '?';
+    problems.push(`${label}: @Idempotent space "${name}" is not provided: app.provide(${name}.open(store))`);
+  }
+  const kind = unkeepable(record.contract);
+  if (kind !== null) problems.push(`${label}: @Idempotent cannot keep a ${kind} answer`);
+  if (record.contract === null && record.args.some((a) => a.kind === 'ctx')) {
+    problems.push(`${label}: @Idempotent route answers through the Ctx: declare @Returns(...) and return the value so it can be kept`);
+  }
+  if (mark.by === undefined && record.args.some((a) => a.kind === 'authorization' || a.kind === 'resolved')) {
+    problems.push(`${label}: @Idempotent without by on a route with more than one caller (it takes an Authorization or a resolved caller): name the caller with { by }`);
+  }
+};
+
+/** Idempotent replay: the Refusals of `@Idempotent` and the step around its handler. */
+export const idempotency: Capability = { checks: [check], arounds: [around] };
