@@ -52,7 +52,7 @@ export type Contract =
   | { readonly kind: 'bytes' }
   | { readonly kind: 'status'; readonly status: number; readonly inner: Contract }
   | { readonly kind: 'optional'; readonly inner: Contract }
-  | { readonly kind: 'reply'; readonly inner: Contract; readonly statuses: readonly number[] }
+  | { readonly kind: 'reply'; readonly inner: Contract; readonly statuses: readonly number[]; readonly variants: Readonly<Record<number, Contract>> | null }
   | { readonly kind: 'redirect'; readonly status: number }
   | { readonly kind: 'versioned'; readonly inner: Contract }
   | { readonly kind: 'file' }
@@ -63,7 +63,8 @@ export type ContractLike = Contract | Shape | readonly [Shape];
 
 const CONTRACT = Symbol('fw.contract');
 type Tagged<C> = C & { readonly [CONTRACT]: true };
-const tag = <C extends Contract>(c: C): Tagged<C> => Object.freeze({ ...c, [CONTRACT]: true as const }) as unknown as Tagged<C>;
+/** @internal marks a contract built by a capability's own helper (Versioned, FileBody) */
+export const tag = <C extends Contract>(c: C): Tagged<C> => Object.freeze({ ...c, [CONTRACT]: true as const }) as unknown as Tagged<C>;
 
 export function isContract(x: unknown): x is Contract {
   return typeof x === 'object' && x !== null && (x as Tagged<Contract>)[CONTRACT] === true;
@@ -110,11 +111,19 @@ export interface ReplyValue<T> {
   readonly value: T;
 }
 /**
- * Status decided at run time, with headers. `statuses` lists what it may answer, for the API description.
+ * Status decided at run time, with headers. `statuses` lists what it may answer, for the API
+ * description; a map gives each status its own type.
  * @example @Returns(Reply(Order, { statuses: [200, 202] }))
+ * @example @Returns(Reply({ 200: Order, 409: AlreadyCancelled }))
  */
-export function Reply(inner: ContractLike, options: { statuses?: readonly number[] } = {}): Contract {
-  return tag({ kind: 'reply', inner: toContract(inner), statuses: Object.freeze([...(options.statuses ?? [200])]) });
+export function Reply(inner: ContractLike | Readonly<Record<number, ContractLike>>, options: { statuses?: readonly number[] } = {}): Contract {
+  if (typeof inner === 'object' && !Array.isArray(inner) && !isContract(inner)) {
+    const map = inner as Readonly<Record<number, ContractLike>>;
+    const statuses = Object.keys(map).map(Number);
+    const variants = Object.freeze(Object.fromEntries(statuses.map((s) => [s, toContract(map[s])])));
+    return tag({ kind: 'reply', inner: variants[statuses[0]], statuses: Object.freeze(statuses), variants });
+  }
+  return tag({ kind: 'reply', inner: toContract(inner as ContractLike), statuses: Object.freeze([...(options.statuses ?? [200])]), variants: null });
 }
 
 /** The value a `Redirect` route returns. */

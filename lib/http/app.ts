@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { CAPABILITIES } from './capabilities';
 import { compileRoute, type CompiledRoute } from './compile-route';
+import { compressor, type CompressOptions } from './compress';
 import { Ctx, isThenable, type Core } from './ctx';
 import type { EncoderExtensions } from './encode-answer';
 import { errorAnswer, phrase } from './error-answer';
@@ -124,9 +125,14 @@ export class App {
     return this;
   }
 
-  /** @internal sets the compression step (see `app.compress`) */
-  setCompressor(fn: Core['compress']): void {
-    this.#compress = fn;
+  /**
+   * Gzips text answers (text/*, JSON, JavaScript, XML, WASM, +json, +xml) of at least `minBytes`
+   * for clients whose `Accept-Encoding` takes gzip. Off until called.
+   * @example app.compress({ minBytes: 1024, level: 'fastest' })
+   */
+  compress(options: CompressOptions = {}): this {
+    this.#compress = compressor(options);
+    return this;
   }
 
   /** @internal adds a route the framework owns (health, openapi.json, docs) */

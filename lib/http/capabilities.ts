@@ -1,5 +1,6 @@
 import type { Capability } from './compile-route';
 import { idempotency } from './idempotency';
+import { versioned } from './versioned';
 
 /** The capabilities every app is built with, in the order their steps wrap a handler. */
-export const CAPABILITIES: readonly Capability[] = [idempotency];
+export const CAPABILITIES: readonly Capability[] = [idempotency, versioned];

@@ -4,7 +4,9 @@ import { REDIRECT_STATUSES, type HeaderEntry, type RedirectStatus } from './answ
 import { parseAuthorization, type Credentials } from './authorization';
 import { HttpError } from './errors';
 import { addHeader, checkHeader, type HeaderBag } from './header-rules';
+import { BodyStream } from './body-stream';
 import { BODY_LIMIT, readBody } from './read-body';
+import { etagOf, noneMatchHolds, type Version } from './versioned';
 import { requestIdFor } from './request-id';
 
 /** What a request needs from its app; the App implements it. */
@@ -191,6 +193,34 @@ export class Ctx implements Scope {
   /** The same as `setHeader` (the value is copied either way in JavaScript). */
   setStaticHeader(name: string, value: string): void {
     this.setHeader(name, value);
+  }
+
+  /** True when the request's `If-None-Match` holds the weak tag of this version (the tag `Versioned` sends). */
+  clientHas(version: Version): boolean {
+    return noneMatchHolds(this.header('if-none-match') ?? undefined, etagOf(version));
+  }
+
+  /**
+   * Starts an answer sent in pieces with no known length (chunked). Never compressed.
+   * @example const out = c.stream(200, 'text/plain'); await out.write('a'); out.end();
+   */
+  stream(status: number, contentType: string): BodyStream {
+    return this.#startStream(status, contentType, null);
+  }
+
+  /** Starts an answer sent in pieces with a known length (`Content-Length`); writing more or less is an error that closes the connection. */
+  streamWith(status: number, contentType: string, options: { readonly length: number }): BodyStream {
+    return this.#startStream(status, contentType, options.length);
+  }
+
+  #startStream(status: number, contentType: string, length: number | null): BodyStream {
+    this.ownAnswer();
+    if (this.status !== 0) throw new HttpError('AlreadySent', `a second answer (${status}) after ${this.status} was sent`);
+    const bag = this.#out ?? (this.#out = {});
+    bag['content-type'] = contentType;
+    if (length !== null) bag['content-length'] = String(length);
+    this.head(status, bag);
+    return new BodyStream(this.res, length);
   }
 
   /** A header set on this answer so far, or undefined. */

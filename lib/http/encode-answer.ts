@@ -58,9 +58,11 @@ export function compileEncoder(contract: Contract, label: string, extensions: En
     }
     case 'reply': {
       const inner = compileEncoder(contract.inner, label, extensions);
+      const variants = new Map(Object.entries(contract.variants ?? {}).map(([s, c]) => [Number(s), compileEncoder(c, label, extensions)]));
       return (c, v, _status, own) => {
         const r = v as ReplyValue<unknown>;
-        inner(c, r.value, r.status, r.headers && isHeaderList(r.headers) ? join(r.headers.entries, own) : own);
+        const encode = variants.get(r.status) ?? inner;
+        encode(c, r.value, r.status, r.headers && isHeaderList(r.headers) ? join(r.headers.entries, own) : own);
       };
     }
     case 'redirect': {

@@ -14,3 +14,6 @@ export type { InjectOptions, InjectResult } from './inject';
 export type { RouteRecord, ArgRecord } from './route-record';
 export { logger, type LoggerOptions } from './logger';
 export { cors, type CorsOptions } from './cors';
+export { Versioned, type Version, type VersionedValue } from './versioned';
+export { BodyStream } from './body-stream';
+export type { CompressOptions } from './compress';

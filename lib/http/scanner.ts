@@ -149,7 +149,7 @@ function checkContract(contract: Contract, label: string, problems: string[], un
       checkContract(contract.inner, label, problems, 'status');
       break;
     case 'reply':
-      checkContract(contract.inner, label, problems, 'reply');
+      for (const inner of contract.variants ? Object.values(contract.variants) : [contract.inner]) checkContract(inner, label, problems, 'reply');
       break;
     case 'optional':
       checkContract(contract.inner, label, problems, 'optional');

@@ -17,3 +17,10 @@ headers.of([h, h, h, h, h, h, h, h, h]);
 headers.of([h, h, h, h, h, h, h, h]);
 // a list built at run time is checked when built (OPEN-51)
 headers.of(Array.from({ length: 2 }, () => h));
+
+import type { Ctx } from 'fw';
+declare const c: Ctx;
+// a stream with a declared length must say it: streamWith without a length is a type error
+// @ts-expect-error length is required
+c.streamWith(200, 'text/plain', {});
+c.streamWith(200, 'text/plain', { length: 3 });
