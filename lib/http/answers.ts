@@ -66,6 +66,9 @@ type Tagged<C> = C & { readonly [CONTRACT]: true };
 /** @internal marks a contract built by a capability's own helper (Versioned, FileBody) */
 export const tag = <C extends Contract>(c: C): Tagged<C> => Object.freeze({ ...c, [CONTRACT]: true as const }) as unknown as Tagged<C>;
 
+/** @internal a class that stands for a contract of its own (`FileBody`) carries it under this key */
+export const OWN_CONTRACT: unique symbol = Symbol('fw.ownContract');
+
 export function isContract(x: unknown): x is Contract {
   return typeof x === 'object' && x !== null && (x as Tagged<Contract>)[CONTRACT] === true;
 }
@@ -88,6 +91,7 @@ export function toContract(x: ContractLike): Contract {
   if (Array.isArray(x)) return tag({ kind: 'json', type: x as readonly [Shape] });
   if (x === String) return tag({ kind: 'text' });
   if (x === Bytes) return tag({ kind: 'bytes' });
+  if (typeof x === 'function' && OWN_CONTRACT in x) return (x as unknown as { [OWN_CONTRACT]: Contract })[OWN_CONTRACT];
   if (typeof x === 'function' && ('contentType' in x || typeof (x as { prototype?: { write?: unknown } }).prototype?.write === 'function')) {
     return tag({ kind: 'self', type: x as Shape });
   }

@@ -1,6 +1,7 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { Client } from '../fetch';
 import { CAPABILITIES } from './capabilities';
 import { compileRoute, type CompiledRoute } from './compile-route';
 import { compressor, type CompressOptions } from './compress';
@@ -13,6 +14,7 @@ import type { HeaderBag } from './header-rules';
 import { InjectRequest, InjectResponse, type InjectOptions, type InjectResult } from './inject';
 import { addHealthRoute } from './health';
 import { LogSink } from './log-sink';
+import { addDocsRoutes, addOpenApi, documentOf, type DocsOptions, type OpenApiDocument, type OpenApiOptions } from './openapi';
 import type { RouteRecord } from './route-record';
 import { Router } from './router';
 import { scan, type Services } from './scanner';
@@ -39,12 +41,6 @@ export interface AppOptions {
   readonly closeGraceMs?: number;
 }
 
-/** Something provided that takes part in the app's life: started by `listen()`, stopped by `close()`. */
-interface Lifecycle {
-  start?(): void;
-  close?(): unknown;
-}
-
 /**
  * An fw application: controllers, services and middleware, scanned once into compiled routes.
  * @example
@@ -69,6 +65,7 @@ export class App {
   readonly #sink: LogSink;
   readonly #afterBuild: ((app: App) => void)[] = [];
   readonly #fallbacks: ((c: Ctx) => unknown)[] = [];
+  readonly #onClose: (() => unknown)[] = [];
   readonly #core: Core;
 
   constructor(options: AppOptions = {}) {
@@ -126,12 +123,50 @@ export class App {
   }
 
   /**
+   * Describes the app as an OpenAPI 3.1.0 document, built at `build()` from the same route records
+   * that serve requests: written to `path` when given (directories are made), served at `serve`
+   * (default `/openapi.json`; `false` for none). The serving route is not in the document.
+   * @example app.openapi({ path: 'openapi/openapi.json' })
+   */
+  openapi(options: OpenApiOptions = {}): this {
+    addOpenApi(this, options);
+    return this;
+  }
+
+  /** The OpenAPI document, built once (and the app with it). @example app.document().paths['/orders'].post */
+  document(): OpenApiDocument {
+    this.build();
+    return documentOf(this).doc;
+  }
+
+  /**
+   * An API reference page (Swagger UI from `swagger-ui-dist`, served by the app itself: no CDN) at
+   * `path` (default `/docs`) over the document at `spec` (default `/openapi.json`).
+   * @example app.openapi().docs()
+   */
+  docs(options: DocsOptions = {}): this {
+    addDocsRoutes(this, options);
+    return this;
+  }
+
+  /** The class given to `app.failures(T)`, or null for the default `{ error, status }`. */
+  get failureShape(): FailureShape | null {
+    return this.#failureShape;
+  }
+
+  /**
    * Gzips text answers (text/*, JSON, JavaScript, XML, WASM, +json, +xml) of at least `minBytes`
    * for clients whose `Accept-Encoding` takes gzip. Off until called.
    * @example app.compress({ minBytes: 1024, level: 'fastest' })
    */
   compress(options: CompressOptions = {}): this {
     this.#compress = compressor(options);
+    return this;
+  }
+
+  /** Runs `fn` at the end of `close()`, after requests in flight are done (to close stores, say). */
+  onClose(fn: () => unknown): this {
+    this.#onClose.push(fn);
     return this;
   }
 
@@ -225,7 +260,7 @@ export class App {
   /** Builds, starts provided clients, and listens. Returns the bound address. */
   async listen(options: { host?: string; port?: number } = {}): Promise<{ host: string; port: number; url: string }> {
     const server = this.server;
-    for (const s of this.#provided as Lifecycle[]) if (isStartable(s)) s.start!();
+    for (const s of this.#provided) if (s instanceof Client) s.start();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
@@ -257,7 +292,8 @@ export class App {
       server.closeAllConnections();
       await closed;
     } else this.#shutdown.abort(new Error('server shutting down'));
-    for (const s of this.#provided as Lifecycle[]) if (isStartable(s)) await s.close!();
+    for (const s of this.#provided) if (s instanceof Client) await s.close();
+    for (const fn of this.#onClose) await fn();
     this.#sink.flush();
   }
 
@@ -383,6 +419,3 @@ export class App {
   }
 }
 
-function isStartable(s: unknown): s is Required<Lifecycle> {
-  return typeof s === 'object' && s !== null && typeof (s as Lifecycle).start === 'function' && typeof (s as Lifecycle).close === 'function' && (s as { constructor: { name: string } }).constructor.name === 'Client';
-}

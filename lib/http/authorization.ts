@@ -1,4 +1,4 @@
-import { Failure } from './fail';
+import { Failure } from './failure';
 
 export interface BearerCredentials {
   readonly scheme: 'bearer';

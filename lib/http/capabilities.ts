@@ -1,6 +1,7 @@
 import type { Capability } from './compile-route';
 import { idempotency } from './idempotency';
 import { versioned } from './versioned';
+import { files } from './files/file-body';
 
 /** The capabilities every app is built with, in the order their steps wrap a handler. */
-export const CAPABILITIES: readonly Capability[] = [idempotency, versioned];
+export const CAPABILITIES: readonly Capability[] = [idempotency, versioned, files];

@@ -1,6 +1,7 @@
 import { compileArgument, gather, type Extractor } from './arguments';
 import { Ctx, isThenable } from './ctx';
 import { baseStatus, compileEncoder, inferred, type Encoder, type EncoderExtensions } from './encode-answer';
+import type { OperationBuilder } from './openapi';
 import type { RouteRecord } from './route-record';
 import { templateNames } from './router';
 import type { RecordCheck, Services } from './scanner';
@@ -32,14 +33,16 @@ export function compileRoute(record: RouteRecord, instance: object, options: Com
   const encode: Encoder = record.contract ? compileEncoder(record.contract, record.label, options.encoders) : inferred;
   const status = record.contract ? baseStatus(record.contract) : 200;
 
-  const answer = (c: Ctx, v: unknown): void => {
-    if (!c.sent) encode(c, v, status, null);
+  // An answer written asynchronously (a file, c.sendFile) is a promise: returned, so the pipeline
+  // waits for it and its failures reach the route's failure path.
+  const answer = (c: Ctx, v: unknown): void | Promise<void> => {
+    if (c.answering !== null) return c.answering;
+    if (!c.sent) return encode(c, v, status, null);
   };
   const invoke = (c: Ctx, args: unknown[]): unknown => {
     const r = handler.apply(instance, args);
     if (isThenable(r)) return Promise.resolve(r).then((v) => answer(c, v));
-    answer(c, r);
-    return undefined;
+    return answer(c, r);
   };
 
   const arounds = options.arounds.map((f) => f(record, options.services)).filter((a): a is Around => a !== null);
@@ -58,4 +61,6 @@ export interface Capability {
   readonly checks?: readonly RecordCheck[];
   readonly arounds?: readonly AroundFactory[];
   readonly encoders?: EncoderExtensions;
+  /** Adds the capability's pieces to a route's OpenAPI operation (header parameters, extra answers, response headers). */
+  readonly describe?: (record: RouteRecord, operation: OperationBuilder) => void;
 }

@@ -5,6 +5,7 @@ import { parseAuthorization, type Credentials } from './authorization';
 import { HttpError } from './errors';
 import { addHeader, checkHeader, type HeaderBag } from './header-rules';
 import { BodyStream } from './body-stream';
+import { sendFile, type SendFileOptions } from './files/send-file';
 import { BODY_LIMIT, readBody } from './read-body';
 import { etagOf, noneMatchHolds, type Version } from './versioned';
 import { requestIdFor } from './request-id';
@@ -66,6 +67,8 @@ export class Ctx implements Scope {
   capture = false;
   /** @internal the answer captured while `capture` was set */
   captured: CapturedAnswer | null = null;
+  /** @internal an answer being written asynchronously (`sendFile`): the route's answer is this promise */
+  answering: Promise<void> | null = null;
 
   /** @internal */
   constructor(req: IncomingMessage, res: ServerResponse, core: Core, path: string, rawQuery: string, startedAt: number) {
@@ -240,6 +243,15 @@ export class Ctx implements Scope {
   send(status: number, contentType: string, bytes: Uint8Array | string): void {
     this.ownAnswer();
     this.write(status, contentType, bytes, null);
+  }
+
+  /**
+   * Sends a file (an open `FileHandle`, or a path) with ranges, `If-Range`, `If-None-Match` and HEAD
+   * handled as for static files, and closes it on every way out: sent, failed, or the client gone.
+   * @example @Get('/report') async report(c: Ctx) { return c.sendFile({ file: await open(path), contentType: 'text/csv' }) }
+   */
+  sendFile(options: SendFileOptions): Promise<void> {
+    return sendFile(this, options);
   }
 
   /** A redirect decided at run time: `Location` and no body. */

@@ -3,8 +3,11 @@ import type { Ctx } from './ctx';
 import { HttpError } from './errors';
 import { fail } from './fail';
 
-/** Writes a handler's result as the contract says. `status` and `own` come from wrappers (Status, Reply). */
-export type Encoder = (c: Ctx, value: unknown, status: number, own: readonly HeaderEntry[] | null) => void;
+/**
+ * Writes a handler's result as the contract says. `status` and `own` come from wrappers (Status, Reply).
+ * Returns a promise when the answer is written asynchronously (files); wrappers pass it on.
+ */
+export type Encoder = (c: Ctx, value: unknown, status: number, own: readonly HeaderEntry[] | null) => void | Promise<void>;
 
 const JSON_TYPE = 'application/json';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
@@ -53,7 +56,7 @@ export function compileEncoder(contract: Contract, label: string, extensions: En
       const inner = compileEncoder(contract.inner, label, extensions);
       return (c, v, status, own) => {
         if (v === null || v === undefined) throw fail.notFound();
-        inner(c, v, status, own);
+        return inner(c, v, status, own);
       };
     }
     case 'reply': {

@@ -1,3 +1,4 @@
+import { IsIn } from 'class-validator';
 import type { App } from './app';
 import { toContract } from './answers';
 import type { Ctx } from './ctx';
@@ -13,7 +14,11 @@ const isProbed = (s: unknown): s is Probed => typeof s === 'object' && s !== nul
 
 /** The health answer: `{ "status": "ok" }`. */
 export class HealthStatus {
-  constructor(readonly status: 'ok') {}
+  // Declared for the API description, which reads class-validator metadata.
+  @IsIn(['ok']) readonly status: 'ok';
+  constructor(status: 'ok') {
+    this.status = status;
+  }
 }
 
 class HealthCheck {

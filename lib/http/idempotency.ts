@@ -3,6 +3,7 @@ import { CacheError, OpenSpace, type SpaceDecl } from '../cache';
 import type { Contract, HeaderEntry } from './answers';
 import type { AroundFactory, Capability } from './compile-route';
 import type { CapturedAnswer, Ctx } from './ctx';
+import type { OperationBuilder } from './openapi';
 import { HttpError } from './errors';
 import { fail } from './fail';
 import type { RouteRecord } from './route-record';
@@ -186,5 +187,28 @@ const check: RecordCheck = (record: RouteRecord, services, problems) => {
   }
 };
 
-/** Idempotent replay: the Refusals of `@Idempotent` and the step around its handler. */
-export const idempotency: Capability = { checks: [check], arounds: [around] };
+/**
+ * The API description of an idempotent route: the required key, the extra answers, and the
+ * replay marker on every success answer (OPEN-15). 403 only when `by` can refuse (OPEN-14).
+ */
+const describe = (record: RouteRecord, op: OperationBuilder): void => {
+  const mark = record.idempotent;
+  if (mark === null) return;
+  op.parameter({
+    name: 'Idempotency-Key',
+    in: 'header',
+    description: `Names this request: retries with the same key get the kept answer. At most ${MAX_KEY_BYTES} bytes.`,
+    required: true,
+    schema: { type: 'string', minLength: 1, maxLength: MAX_KEY_BYTES },
+  });
+  for (const status of op.answerStatuses) {
+    op.header(status, 'Idempotent-Replayed', { description: 'Present (true) when this is the kept answer replayed', required: false, schema: { type: 'string', enum: ['true'] } });
+  }
+  op.failure(400, 'Idempotency-Key missing, empty or too long');
+  if (mark.by !== undefined) op.failure(403, 'no caller for this idempotent request');
+  op.failure(409, 'Idempotency-Key is still being answered', { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } });
+  op.failure(422, 'Idempotency-Key was used for a different request');
+};
+
+/** Idempotent replay: the Refusals of `@Idempotent`, the step around its handler and its API description. */
+export const idempotency: Capability = { checks: [check], arounds: [around], describe };

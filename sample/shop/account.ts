@@ -8,7 +8,7 @@ export class Account {
 
   static resolve(c: Ctx): Account {
     const id = TOKENS[c.authorization('bearer').value];
-    if (id === undefined) throw fail.unauthorized('unknown bearer token');
+    if (id === undefined) throw fail.challenge('bearer', 'unknown bearer token');
     return new Account(id);
   }
 }

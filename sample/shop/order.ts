@@ -19,3 +19,13 @@ export class Order {
     return Object.assign(new Order(), fields);
   }
 }
+
+/** The typed 409 of cancelling an order twice. */
+export class AlreadyCancelled {
+  @IsIn(['already cancelled']) reason!: 'already cancelled';
+  @IsString() orderId!: string;
+
+  static of(orderId: string): AlreadyCancelled {
+    return Object.assign(new AlreadyCancelled(), { reason: 'already cancelled' as const, orderId });
+  }
+}

@@ -1,14 +1,20 @@
-import { Body, Controller, Get, Post, Reply, Returns, headers } from 'fw';
+import { Body, Controller, Ctx, Get, Idempotent, Param, Post, Reply, Returns, Status, Versioned, fail, headers } from 'fw';
 import { Account } from './account';
-import { NewOrder, Order } from './order';
+import { OrdersCsv, Receipt } from './csv';
+import { AlreadyCancelled, NewOrder, Order } from './order';
 import { OrderBook } from './order-book';
+import { Orders } from './spaces';
+
+/** Idempotency records are per account: one account's key never replays another's answer. */
+const byAccount = (c: Ctx) => c.resolve(Account).id;
 
 @Controller('/orders')
 export class OrdersController {
   constructor(readonly book: OrderBook) {}
 
   @Post()
-  @Returns(Reply(Order, { statuses: [201] }))
+  @Idempotent(Orders, { by: byAccount })
+  @Returns(Reply({ 201: Order }))
   create(@Body() order: NewOrder, account: Account) {
     const placed = this.book.place(account.id, order.sku, order.qty);
     return { status: 201, headers: headers.of([{ name: 'Location', value: `/orders/${placed.id}` }]), value: placed };
@@ -18,5 +24,44 @@ export class OrdersController {
   @Returns([Order])
   list(account: Account): Order[] {
     return this.book.list(account.id);
+  }
+
+  @Get('/{id}')
+  @Returns(Versioned(Order))
+  one(@Param('id') id: string, account: Account) {
+    const entry = this.book.find(account.id, id);
+    if (entry === null) throw fail.notFound('no order %s', id);
+    return Versioned.of(entry.version, entry.order);
+  }
+
+  @Post('/{id}/cancel')
+  @Idempotent(Orders, { by: byAccount })
+  @Returns(Reply({ 200: Order, 409: AlreadyCancelled }))
+  cancel(@Param('id') id: string, account: Account) {
+    const entry = this.book.find(account.id, id);
+    if (entry === null) throw fail.notFound('no order %s', id);
+    if (entry.order.status === 'cancelled') return { status: 409, value: AlreadyCancelled.of(id) };
+    return { status: 200, value: this.book.cancel(entry) };
+  }
+
+  @Get('/{id}/receipt.csv')
+  @Returns(Receipt)
+  receipt(@Param('id') id: string, account: Account): Receipt {
+    const entry = this.book.find(account.id, id);
+    if (entry === null) throw fail.notFound('no order %s', id);
+    return new Receipt(entry.order);
+  }
+}
+
+@Controller('/exports')
+export class ExportsController {
+  constructor(readonly book: OrderBook) {}
+
+  /** All the caller's orders as CSV, kept and replayed under text/csv. */
+  @Post()
+  @Idempotent(Orders, { by: byAccount })
+  @Returns(Status(201, OrdersCsv))
+  create(account: Account): OrdersCsv {
+    return new OrdersCsv(this.book.list(account.id));
   }
 }

@@ -1,17 +1,38 @@
+import { resolve } from 'node:path';
 import { App, logger } from 'fw';
+import { MemoryStore, RedisStore, type Store } from 'fw/cache';
 import { CatalogController } from './catalog-controller';
 import { OrderBook } from './order-book';
-import { OrdersController } from './orders-controller';
+import { ExportsController, OrdersController } from './orders-controller';
+import { Orders } from './spaces';
 
 export interface ShopOptions {
   readonly log?: (line: string) => void;
+  /** Where idempotency records live: Redis when given (shared by every instance), memory otherwise. */
+  readonly redisUrl?: string;
+  /**
+   * Where the OpenAPI document is written at startup, relative to the working directory; null for
+   * nowhere. Default: OPENAPI_OUT, else openapi/openapi.json, except under tests (NODE_ENV=test),
+   * which must not rewrite the committed file that spec/http/openapi/committed.spec.ts checks.
+   */
+  readonly openapiOut?: string | null;
 }
 
 /** The shop service: every capability of fw, used as a program would. */
 export function shop(options: ShopOptions = {}): App {
+  const store: Store = options.redisUrl ? new RedisStore({ url: options.redisUrl }) : new MemoryStore({ bytes: 64 * 1024 * 1024 });
   return new App({ title: 'fw sample shop', version: '1.0.0', log: options.log })
     .use(logger.with({ format: 'json', requestId: true }))
+    .compress({ minBytes: 1024 })
     .provide(new OrderBook())
-    .controllers(OrdersController, CatalogController)
-    .health('/healthz');
+    .provide(Orders.open(store))
+    .controllers(OrdersController, ExportsController, CatalogController)
+    .health('/healthz')
+    .openapi({ path: openapiPath(options) })
+    .docs();
+}
+
+function openapiPath(options: ShopOptions): string | undefined {
+  const out = options.openapiOut !== undefined ? options.openapiOut : (process.env.OPENAPI_OUT ?? (process.env.NODE_ENV === 'test' ? null : 'openapi/openapi.json'));
+  return out === null ? undefined : resolve(process.cwd(), out);
 }

@@ -1,0 +1,25 @@
+/**
+ * `fw/fetch`: the outbound HTTP client over undici — `Client` calls, typed `Target`s and the
+ * streaming `Exchange`. This file is the module's only public door; it never imports `fw`.
+ */
+export { Client } from './client';
+export type { ClientSettings, ResolvedClientSettings } from './client-settings';
+export { CLIENT_DEFAULTS } from './client-settings';
+export type { StartMode } from './engine';
+export type { Call, Body, JsonValue } from './call';
+export { Response } from './response';
+export type { JsonClass } from './response';
+export { Head } from './head';
+export type { HeaderLine } from './header-line';
+export { Exchange } from './exchange';
+export type { ExchangeArgs, RequestBody } from './exchange';
+export type { RedirectPolicy } from './fetch-head';
+export { MAX_REDIRECTS } from './fetch-head';
+export { Target, TargetType, OpenTarget } from './target';
+export type { TargetOptions, OpenOptions, ArgsThenCall } from './target';
+export type { PathArgs, TemplateNames, TemplatePositions, TemplateIsPlain } from './path-template';
+export { withQuery } from './with-query';
+export type { Scalar, QueryValue, QueryParams } from './with-query';
+export { FetchError, FETCH_ERRORS, isFetchError } from './errors';
+export type { FetchErrorCode } from './errors';
+export type { Scope } from './scope';

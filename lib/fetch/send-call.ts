@@ -1,0 +1,57 @@
+import { callHeaders, type HeaderLine } from './header-line';
+import type { Call, Limits } from './call';
+import type { Engine } from './engine';
+import { fetchHead } from './fetch-head';
+import type { Gate } from './gate';
+import { Response } from './response';
+import type { Scope } from './scope';
+
+/** One `Call` as the client and targets make it; internal. */
+export interface CallSpec {
+  readonly scope: Scope;
+  readonly method: string;
+  readonly origin: string;
+  /** Path and query, written to the request line as is. */
+  readonly path: string;
+  readonly body: Buffer | null;
+  readonly call: Call;
+  readonly limits: Limits;
+  /** `application/json` for JSON calls, unless a call line names a content type. */
+  readonly contentType?: string | null;
+  readonly standing?: {
+    readonly headers?: readonly HeaderLine[];
+    readonly authorization?: string | null;
+    readonly userAgent?: string | null;
+  };
+  readonly gate: Gate | null;
+}
+
+/**
+ * Sends one call and reads the whole answer: headers assembled and checked, the deadline started,
+ * the target's gate then the client's permit taken, redirects followed, the body read under
+ * `maxBody`. The guard's `release()` in `finally` gives the permits back on every way out.
+ */
+export async function sendCall(engine: Engine, spec: CallSpec): Promise<Response> {
+  const guard = engine.guard(spec.scope, spec.limits.timeoutMs);
+  try {
+    const headers = callHeaders({
+      call: spec.call.headers,
+      standing: spec.standing?.headers,
+      authorization: spec.standing?.authorization,
+      userAgent: spec.standing?.userAgent,
+      contentType: spec.contentType,
+      requestId: engine.settings.forwardRequestId ? spec.scope.requestId() : null,
+    });
+    await engine.admit(guard, spec.gate);
+    const { transfer, redirected } = await fetchHead(
+      engine,
+      guard,
+      { origin: spec.origin, path: spec.path, method: spec.method, headers, body: spec.body },
+      { redirects: 'follow', stallMs: spec.limits.stallMs, highWaterMark: engine.settings.readBufferSize },
+    );
+    const bytes = await transfer.collect(spec.limits.maxBody);
+    return new Response({ status: transfer.status, rawHeaders: transfer.rawHeaders, headers: transfer.headers, bytes, redirected });
+  } finally {
+    guard.release();
+  }
+}

@@ -1,0 +1,234 @@
+import { bodyBytes, callLimits, jsonBytes, type Body, type Call, type JsonValue, type Limits } from './call';
+import { checkLimit } from './client-settings';
+import type { Client } from './client';
+import { engineOf, type Engine } from './engine';
+import { FetchError } from './errors';
+import { Gate } from './gate';
+import { checkHeader, type HeaderLine } from './header-line';
+import { fillTemplate, type PathArgs, type TemplateIsPlain } from './path-template';
+import type { Response } from './response';
+import type { Scope } from './scope';
+import { sendCall } from './send-call';
+
+/** How a service is declared: `Target(name, options)` (FETCH-46..51). */
+export interface TargetOptions {
+  /** Calls to this service at once, under the client's ceiling; 0 = no gate of its own. Default 0. */
+  readonly maxInFlight?: number;
+  /** Default the client's. */
+  readonly timeoutMs?: number;
+  /** Default the client's. */
+  readonly stallMs?: number;
+  /** Default the client's. */
+  readonly maxBody?: number;
+  /** A path GET on every health probe, 2xx meaning ready; null: started means ready. Default null. */
+  readonly ready?: string | null;
+}
+
+/** Where and as whom an opened target calls (FETCH-53..61). */
+export interface OpenOptions {
+  /** Scheme, host and optional path prefix; no query, no fragment; a trailing `/` is dropped. */
+  readonly base: string;
+  /** Sent on every call unless the call's headers name one. */
+  readonly authorization?: string | null;
+  /** Sent as `User-Agent` on every call unless the call's headers name one. */
+  readonly userAgent?: string | null;
+  /** Standing headers; a call line of the same name replaces one. */
+  readonly headers?: readonly HeaderLine[];
+}
+
+/** The arguments after the template of `get`, `delete` and `url`: optional for a template without placeholders. */
+export type ArgsThenCall<P extends string> = TemplateIsPlain<P> extends true
+  ? [args?: PathArgs<P>, call?: Call]
+  : [args: PathArgs<P>, call?: Call];
+
+/** The target's own probe scope: no request, so no request id. */
+const PROBE_SCOPE: Scope = { requestId: () => null };
+
+function parseBase(base: string): { origin: string; prefix: string } {
+  let url: URL;
+  try {
+    url = new URL(base);
+  } catch (cause) {
+    throw new FetchError('BaseNotAbsolute', `base ${JSON.stringify(base)} is not an absolute URL`, { cause });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new FetchError('BaseNotAbsolute', `base ${JSON.stringify(base)} is not http(s)`);
+  }
+  if (url.username || url.password) {
+    throw new FetchError('BaseNotAbsolute', 'base carries credentials; use the authorization open option');
+  }
+  // OPEN-38: a fragment is refused as a query is.
+  if (base.includes('?') || base.includes('#')) {
+    throw new FetchError('BaseHasQuery', `base ${JSON.stringify(base)} has a query or fragment`);
+  }
+  return { origin: url.origin, prefix: url.pathname.replace(/\/+$/, '') };
+}
+
+/**
+ * A declared service, not yet bound to a client: `Target('payments', { maxInFlight: 8, ready: '/health' })`.
+ * `open(client, options)` gives the `OpenTarget` that calls it.
+ */
+export class TargetType {
+  readonly name: string;
+  readonly options: Readonly<TargetOptions>;
+
+  constructor(name: string, options: TargetOptions) {
+    checkLimit(`target ${name}`, 'maxInFlight', options.maxInFlight);
+    checkLimit(`target ${name}`, 'timeoutMs', options.timeoutMs);
+    checkLimit(`target ${name}`, 'stallMs', options.stallMs);
+    checkLimit(`target ${name}`, 'maxBody', options.maxBody);
+    const ready = options.ready ?? null;
+    if (ready !== null && (typeof ready !== 'string' || !ready.startsWith('/'))) {
+      throw new FetchError('BadSettings', `target ${name} ready must be a path starting with "/", got ${JSON.stringify(ready)}`);
+    }
+    this.name = name;
+    this.options = Object.freeze({ ...options, ready });
+  }
+
+  /** Binds the service to `client` at `base`. Throws `BaseNotAbsolute` / `BaseHasQuery` for a bad base. */
+  open(client: Client, options: OpenOptions): OpenTarget {
+    return new OpenTarget(this, client, options);
+  }
+}
+
+/**
+ * Declares a typed outbound service (FETCH-46).
+ *
+ * @example
+ * const Warehouse = Target('warehouse', { maxInFlight: 8, ready: '/health' });
+ * const warehouse = Warehouse.open(client, { base: 'http://warehouse:8081/v1', authorization: 'Bearer …' });
+ * app.provide(warehouse);
+ * const res = await warehouse.get(c, '/stock/{sku}', { sku, verbose: true });
+ */
+export function Target(name: string, options: TargetOptions = {}): TargetType {
+  return new TargetType(name, options);
+}
+
+/**
+ * An opened target: calls take a path template and its arguments where a URL would go (FETCH-62).
+ * `'/users/{id}'` takes `{ id, …query }`, `'/users/{}'` a one-element tuple, a plain path a query
+ * object or nothing. The framework finds provided targets with `instanceof OpenTarget`.
+ */
+export class OpenTarget {
+  readonly name: string;
+  /** The path the health route probes, or null. */
+  readonly ready: string | null;
+  readonly client: Client;
+  /** The base as used: origin and path prefix, no trailing `/`. */
+  readonly base: string;
+  readonly #engine: Engine;
+  readonly #origin: string;
+  readonly #prefix: string;
+  readonly #gate: Gate | null;
+  readonly #limits: Limits;
+  readonly #standing: { headers: readonly HeaderLine[]; authorization: string | null; userAgent: string | null };
+
+  constructor(type: TargetType, client: Client, options: OpenOptions) {
+    const { origin, prefix } = parseBase(options.base);
+    const engine = engineOf(client);
+    const headers = Object.freeze([...(options.headers ?? [])].map((l) => ({ name: l.name, value: l.value })));
+    for (const l of headers) checkHeader(l.name, l.value);
+    if (options.authorization != null) checkHeader('authorization', options.authorization);
+    if (options.userAgent != null) checkHeader('user-agent', options.userAgent);
+    this.name = type.name;
+    this.ready = type.options.ready ?? null;
+    this.client = client;
+    this.base = origin + prefix;
+    this.#engine = engine;
+    this.#origin = origin;
+    this.#prefix = prefix;
+    const max = type.options.maxInFlight ?? 0;
+    this.#gate = max > 0 ? new Gate(max) : null;
+    this.#limits = {
+      timeoutMs: type.options.timeoutMs ?? engine.settings.timeoutMs,
+      stallMs: type.options.stallMs ?? engine.settings.stallMs,
+      maxBody: type.options.maxBody ?? engine.settings.maxBody,
+    };
+    this.#standing = { headers, authorization: options.authorization ?? null, userAgent: options.userAgent ?? null };
+  }
+
+  /** The full URL a call would use: base, filled path and query (FETCH-63). */
+  url<P extends string>(_c: Scope, path: P, ...[args]: ArgsThenCall<P>): string {
+    return this.base + fillTemplate(path, args);
+  }
+
+  /**
+   * Health probe: GETs `ready` through this target (its gate, its limits); true for a 2xx, false
+   * for anything else, any error included. Without `ready`, true once the client is started.
+   */
+  async probe(): Promise<boolean> {
+    if (this.ready === null) return this.client.started;
+    try {
+      const res = await this.#call(PROBE_SCOPE, 'GET', this.#prefix + this.ready, null, {}, null);
+      return res.ok();
+    } catch {
+      return false;
+    }
+  }
+
+  get<P extends string>(c: Scope, path: P, ...[args, call]: ArgsThenCall<P>): Promise<Response> {
+    return this.#templated(c, 'GET', path, args, null, call, null);
+  }
+
+  delete<P extends string>(c: Scope, path: P, ...[args, call]: ArgsThenCall<P>): Promise<Response> {
+    return this.#templated(c, 'DELETE', path, args, null, call, null);
+  }
+
+  post<P extends string>(c: Scope, path: P, args: PathArgs<P>, body: Body, call?: Call): Promise<Response> {
+    return this.#templated(c, 'POST', path, args, body, call, null);
+  }
+
+  put<P extends string>(c: Scope, path: P, args: PathArgs<P>, body: Body, call?: Call): Promise<Response> {
+    return this.#templated(c, 'PUT', path, args, body, call, null);
+  }
+
+  patch<P extends string>(c: Scope, path: P, args: PathArgs<P>, body: Body | null, call?: Call): Promise<Response> {
+    return this.#templated(c, 'PATCH', path, args, body, call, null);
+  }
+
+  send<P extends string>(c: Scope, method: string, path: P, args: PathArgs<P>, body: Body | null, call?: Call): Promise<Response> {
+    return this.#templated(c, method, path, args, body, call, null);
+  }
+
+  postJson<P extends string>(c: Scope, path: P, args: PathArgs<P>, value: JsonValue, call?: Call): Promise<Response> {
+    return this.#json(c, 'POST', path, args, value, call);
+  }
+
+  putJson<P extends string>(c: Scope, path: P, args: PathArgs<P>, value: JsonValue, call?: Call): Promise<Response> {
+    return this.#json(c, 'PUT', path, args, value, call);
+  }
+
+  patchJson<P extends string>(c: Scope, path: P, args: PathArgs<P>, value: JsonValue, call?: Call): Promise<Response> {
+    return this.#json(c, 'PATCH', path, args, value, call);
+  }
+
+  sendJson<P extends string>(c: Scope, method: string, path: P, args: PathArgs<P>, value: JsonValue, call?: Call): Promise<Response> {
+    return this.#json(c, method, path, args, value, call);
+  }
+
+  async #json(c: Scope, method: string, path: string, args: unknown, value: JsonValue, call: Call | undefined): Promise<Response> {
+    const path_ = this.#prefix + fillTemplate(path, args);
+    return this.#call(c, method, path_, jsonBytes(value), call ?? {}, 'application/json');
+  }
+
+  async #templated(c: Scope, method: string, path: string, args: unknown, body: Body | null, call: Call | undefined, contentType: string | null): Promise<Response> {
+    // Filled before anything is sent: a template refusal never reaches the wire (OPEN-52).
+    const path_ = this.#prefix + fillTemplate(path, args);
+    return this.#call(c, method, path_, bodyBytes(body), call ?? {}, contentType);
+  }
+
+  #call(c: Scope, method: string, path: string, body: Buffer | null, call: Call, contentType: string | null): Promise<Response> {
+    return sendCall(this.#engine, {
+      scope: c,
+      method,
+      origin: this.#origin,
+      path: path === '' || path.startsWith('?') ? '/' + path : path,
+      body,
+      call,
+      limits: callLimits(call, this.#limits),
+      contentType,
+      standing: this.#standing,
+      gate: this.#gate,
+    });
+  }
+}
