@@ -4,18 +4,24 @@ import { OrdersCsv, Receipt } from './csv';
 import { AlreadyCancelled, NewOrder, Order } from './order';
 import { OrderBook } from './order-book';
 import { Orders } from './spaces';
+import { WarehouseClient } from './warehouse-client';
 
 /** Idempotency records are per account: one account's key never replays another's answer. */
 const byAccount = (c: Ctx) => c.resolve(Account).id;
 
 @Controller('/orders')
 export class OrdersController {
-  constructor(readonly book: OrderBook) {}
+  constructor(
+    readonly book: OrderBook,
+    readonly warehouse: WarehouseClient,
+  ) {}
 
+  /** Reserves stock at the warehouse, then places the order; sold out is a 409 failure (not kept). */
   @Post()
   @Idempotent(Orders, { by: byAccount })
   @Returns(Reply({ 201: Order }))
-  create(@Body() order: NewOrder, account: Account) {
+  async create(@Body() order: NewOrder, account: Account, c: Ctx) {
+    await this.warehouse.reserve(c, order.sku, order.qty);
     const placed = this.book.place(account.id, order.sku, order.qty);
     return { status: 201, headers: headers.of([{ name: 'Location', value: `/orders/${placed.id}` }]), value: placed };
   }

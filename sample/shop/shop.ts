@@ -4,12 +4,17 @@ import { MemoryStore, RedisStore, type Store } from 'fw/cache';
 import { CatalogController } from './catalog-controller';
 import { OrderBook } from './order-book';
 import { ExportsController, OrdersController } from './orders-controller';
+import { QuoteController } from './quote-controller';
 import { Orders } from './spaces';
+import { Warehouse, WarehouseClient } from './warehouse-client';
+import { Client } from 'fw/fetch';
 
 export interface ShopOptions {
   readonly log?: (line: string) => void;
   /** Where idempotency records live: Redis when given (shared by every instance), memory otherwise. */
   readonly redisUrl?: string;
+  /** The warehouse's base URL; the shop reaches it only through its Target. Default WAREHOUSE_URL, else http://127.0.0.1:4001. */
+  readonly warehouseUrl?: string;
   /**
    * Where the OpenAPI document is written at startup, relative to the working directory; null for
    * nowhere. Default: OPENAPI_OUT, else openapi/openapi.json, except under tests (NODE_ENV=test),
@@ -20,16 +25,22 @@ export interface ShopOptions {
 
 /** The shop service: every capability of fw, used as a program would. */
 export function shop(options: ShopOptions = {}): App {
+  const client = new Client();
+  const warehouse = Warehouse.open(client, { base: options.warehouseUrl ?? process.env.WAREHOUSE_URL ?? 'http://127.0.0.1:4001', userAgent: 'fw-sample-shop' });
   const store: Store = options.redisUrl ? new RedisStore({ url: options.redisUrl }) : new MemoryStore({ bytes: 64 * 1024 * 1024 });
   return new App({ title: 'fw sample shop', version: '1.0.0', log: options.log })
     .use(logger.with({ format: 'json', requestId: true }))
     .compress({ minBytes: 1024 })
+    .provide(client)
+    .provide(warehouse)
+    .provide(new WarehouseClient(warehouse))
     .provide(new OrderBook())
     .provide(Orders.open(store))
-    .controllers(OrdersController, ExportsController, CatalogController)
+    .controllers(OrdersController, ExportsController, CatalogController, QuoteController)
     .health('/healthz')
     .openapi({ path: openapiPath(options) })
-    .docs();
+    .docs()
+    .onClose(() => store.close());
 }
 
 function openapiPath(options: ShopOptions): string | undefined {

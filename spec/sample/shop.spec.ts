@@ -1,7 +1,17 @@
 import { gunzipSync } from 'node:zlib';
 import type { App } from 'fw';
 import { shop } from '../../sample/shop/shop';
+import { warehouse } from '../../sample/warehouse/warehouse';
 import { startRedis } from '../support/redis';
+
+const warehouseLines: string[] = [];
+let warehouseApp: App;
+let warehouseUrl = '';
+beforeAll(async () => {
+  warehouseApp = warehouse({ log: (l) => warehouseLines.push(l) });
+  warehouseUrl = (await warehouseApp.listen({ port: 0 })).url;
+});
+afterAll(() => warehouseApp.close());
 
 const alice = { authorization: 'Bearer alice-token' };
 const bob = { authorization: 'Bearer bob-token' };
@@ -10,7 +20,11 @@ const key = () => ({ 'idempotency-key': `k-${Date.now()}-${n++}` });
 
 describe('the sample shop (SAMPLE.md contract)', () => {
   let app: App;
-  beforeEach(() => (app = shop({ log: () => {} })));
+  beforeEach(async () => {
+    app = shop({ log: () => {}, warehouseUrl, openapiOut: null });
+    await app.listen({ port: 0 });
+  });
+  afterEach(() => app.close());
 
   it('callers: bearer tokens name alice and bob; others are 401 with WWW-Authenticate: Bearer', async () => {
     for (const headers of [{}, { authorization: 'Bearer mallory' }, { authorization: 'Basic YTpi' }] as Record<string, string>[]) {
@@ -99,25 +113,68 @@ describe('the sample shop (SAMPLE.md contract)', () => {
 
   it('log lines are JSON with method, path, status, us and request_id', async () => {
     const lines: string[] = [];
-    const logged = shop({ log: (l) => lines.push(l) });
+    const logged = shop({ log: (l) => lines.push(l), warehouseUrl, openapiOut: null });
     const res = await logged.inject({ url: '/catalog' });
     await new Promise((r) => setImmediate(r));
     expect(JSON.parse(lines[0])).toMatchObject({ method: 'GET', path: '/catalog', status: 200, request_id: res.headers['x-request-id'] });
+  });
+
+  it('GET /quote/{sku}?qty=N asks the warehouse through the Target; the request id travels as X-Request-Id', async () => {
+    const res = await app.inject({ url: '/quote/a%2Fb?qty=3', headers: { 'x-request-id': 'trace-quote-1' } });
+    const q = res.json<{ sku: string; qty: number; available: number; unitPrice: number; total: number }>();
+    expect(q).toMatchObject({ sku: 'a/b', qty: 3, available: 1000 });
+    expect(q.total).toBe(q.unitPrice * 3);
+    expect((await app.inject({ url: '/quote/sold-out?qty=1' })).json()).toMatchObject({ available: 0 });
+    for (const bad of ['', '?qty=0', '?qty=101', '?qty=x']) expect((await app.inject({ url: `/quote/x${bad}` })).status).toBe(400);
+    await new Promise((r) => setTimeout(r, 20));
+    const seen = warehouseLines.map((l) => JSON.parse(l)).find((l) => l.request_id === 'trace-quote-1');
+    expect(seen).toMatchObject({ method: 'GET', path: '/stock/a%2Fb', status: 200 });
+  });
+
+  it('POST /orders with sku sold-out is a 409 failure from the warehouse, not kept', async () => {
+    const k = key();
+    const send = () => app.inject({ method: 'POST', url: '/orders', headers: { ...alice, ...k }, body: { sku: 'sold-out', qty: 1 } });
+    const res = await send();
+    expect(res.json()).toEqual({ error: 'sku sold-out is sold out', status: 409 });
+    expect((await send()).headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('HEALTH-02 HEALTH-03 GET /healthz is 503 while the warehouse is not ready', async () => {
+    const down = shop({ log: () => {}, warehouseUrl: 'http://127.0.0.1:9', openapiOut: null });
+    await down.listen({ port: 0 });
+    try {
+      const res = await down.inject({ url: '/healthz' });
+      expect(res.status).toBe(503);
+      expect(res.json()).toEqual({ error: 'not ready: warehouse', status: 503 });
+    } finally {
+      await down.close();
+    }
   });
 });
 
 describe('the sample shop on Redis', () => {
   it('CACHE-11 two shop instances on one Redis share idempotency records: one handler run, replayed on the other', async () => {
     const redis = await startRedis();
-    const a = shop({ log: () => {}, redisUrl: redis.url });
-    const b = shop({ log: () => {}, redisUrl: redis.url });
+    const slow = warehouse({ log: () => {}, delayMs: 300 });
+    const slowUrl = (await slow.listen({ port: 0 })).url;
+    const a = shop({ log: () => {}, redisUrl: redis.url, warehouseUrl: slowUrl, openapiOut: null });
+    const b = shop({ log: () => {}, redisUrl: redis.url, warehouseUrl: slowUrl, openapiOut: null });
+    await a.listen({ port: 0 });
+    await b.listen({ port: 0 });
     try {
       const k = key();
-      const first = await a.inject({ method: 'POST', url: '/exports', headers: { ...alice, ...k } });
-      const other = await b.inject({ method: 'POST', url: '/exports', headers: { ...alice, ...k } });
+      const body = { sku: 'shared', qty: 1 };
+      const first = a.inject({ method: 'POST', url: '/orders', headers: { ...alice, ...k }, body });
+      await new Promise((r) => setTimeout(r, 100));
+      const during = await b.inject({ method: 'POST', url: '/orders', headers: { ...alice, ...k }, body });
+      expect(during.status).toBe(409);
+      const placed = await first;
+      expect(placed.status).toBe(201);
+      const other = await b.inject({ method: 'POST', url: '/orders', headers: { ...alice, ...k }, body });
       expect(other.headers['idempotent-replayed']).toBe('true');
-      expect(other.body).toBe(first.body);
+      expect(other.body).toBe(placed.body);
     } finally {
+      await slow.close();
       await a.close();
       await b.close();
       await redis.stop();
