@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { App, logger } from 'fw';
+import { App, Dir, logger } from 'fw';
+import { FilesController } from './files-controller';
 import { MemoryStore, RedisStore, type Store } from 'fw/cache';
 import { CatalogController } from './catalog-controller';
 import { OrderBook } from './order-book';
@@ -36,7 +37,8 @@ export function shop(options: ShopOptions = {}): App {
     .provide(new WarehouseClient(warehouse))
     .provide(new OrderBook())
     .provide(Orders.open(store))
-    .controllers(OrdersController, ExportsController, CatalogController, QuoteController)
+    .provide(Dir.open(resolve(process.cwd(), 'sample/files')))
+    .controllers(OrdersController, ExportsController, CatalogController, QuoteController, FilesController)
     .health('/healthz')
     .openapi({ path: openapiPath(options) })
     .docs()

@@ -111,6 +111,17 @@ describe('the sample shop (SAMPLE.md contract)', () => {
     expect((await app.inject({ url: '/nope' })).json()).toEqual({ error: 'no route for GET /nope', status: 404 });
   });
 
+  it('GET /files/{name} serves sample/files; .., absolute names and NUL are 404', async () => {
+    const res = await app.inject({ url: '/files/terms.txt' });
+    expect(res.status).toBe(200);
+    expect(res.body).toContain('Terms of the fw sample shop');
+    expect(res.headers['accept-ranges']).toBe('bytes');
+    for (const bad of ['..%2Fpackage.json', '%2Fetc%2Fpasswd', 'terms.txt%00', 'missing.txt']) {
+      const r = await app.inject({ url: `/files/${bad}` });
+      expect([r.status, r.body]).toEqual([404, '{"error":"Not Found","status":404}']);
+    }
+  });
+
   it('log lines are JSON with method, path, status, us and request_id', async () => {
     const lines: string[] = [];
     const logged = shop({ log: (l) => lines.push(l), warehouseUrl, openapiOut: null });
