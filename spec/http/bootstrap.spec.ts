@@ -145,7 +145,7 @@ describe('Refusals', () => {
     expect(refusal().problems).toContain('GET /bad/{other} (TwinController.twin): duplicate route: GET /bad/{other} is also declared by GET /bad/{id} (BadController.one)');
   });
 
-  it('REF-18 a redirect status outside 301, 302, 303, 307, 308 is refused naming the route', () => {
+  it('REF-18 ANS-06 a redirect status outside 301, 302, 303, 307, 308 is refused naming the route', () => {
     expect(refusal().problems).toContain('GET /bad/moved (BadController.moved): redirect status 305 is not one of 301, 302, 303, 307, 308');
   });
 
@@ -155,7 +155,7 @@ describe('Refusals', () => {
     await app.close();
   });
 
-  it('REF-20 a returned value with more than 8 headers is refused (at run time: 500 naming the route)', async () => {
+  it('REF-20 ANS-37 a returned value with more than 8 headers is refused (at run time: 500 naming the route)', async () => {
     @Controller()
     class Many {
       @Get('/many')

@@ -75,6 +75,9 @@ class FailController {
   @Get('/boom') boom() {
     throw new TypeError("Cannot read properties of undefined (reading 'x') at /srv/lib/secret.ts:42");
   }
+  @Get('/challenge') challenge() {
+    throw fail.challenge('bearer', 'who are you');
+  }
   @Post('/text') text() {
     throw fail.notFound('gone');
   }
@@ -187,6 +190,13 @@ describe('custom failure shape', () => {
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD');
     expect(res.json<Problem>().code).toBe(405);
+  });
+
+  it('FAIL-34 a custom-shaped 401 still carries WWW-Authenticate', async () => {
+    const res = await custom.inject({ url: '/challenge' });
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe('Bearer');
+    expect(res.json()).toEqual({ code: 401, detail: 'who are you', meta: { service: 'shop' } });
   });
 
   it('FAIL-40 LIMITS-04 a shape with 256 bytes around the message keeps its shape; 257 falls back to the default with the message whole', async () => {

@@ -1,5 +1,5 @@
 import { IsInt, IsString, Min } from 'class-validator';
-import { logger, App, Authorization, Body, Bytes, Controller, Ctx, Get, Idempotent, Param, Post, Put, Redirect, Reply, Returns, Status, fail, headers, type BearerCredentials } from 'fw';
+import { logger, FileBody, App, Authorization, Body, Bytes, Controller, Ctx, Get, Idempotent, Param, Post, Put, Redirect, Reply, Returns, Status, fail, headers, type BearerCredentials } from 'fw';
 import { MemoryStore, RedisStore, Space, type Store } from 'fw/cache';
 import { startRedis } from '../support/redis';
 import { CLAIM_LEASE_MS, recordKey } from '../../lib/http/idempotency';
@@ -237,7 +237,7 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
     expect(t.counts.create).toBe(0);
   });
 
-  it('IDEM-05 the same key from two callers makes two records; neither gets the other answer', async () => {
+  it('IDEM-05 IDEM-02 AUTH-11 (by: c => c.resolve(Account).id) the same key from two callers makes two records; neither gets the other answer', async () => {
     const key = fresh();
     const a = await order(key, undefined, 'alice');
     const b = await order(key, undefined, 'bob');
@@ -453,6 +453,12 @@ describe('idempotency Refusals', () => {
     resolved(account: Account) {
       return { a: account.id };
     }
+    @Get('/file')
+    @Idempotent(Orders, { by: () => 'x' })
+    @Returns(FileBody)
+    file() {
+      return null;
+    }
     @Get('/unprovided')
     @Idempotent(Small, { by: () => 'x' })
     @Returns(Thing)
@@ -471,6 +477,9 @@ describe('idempotency Refusals', () => {
 
   it('REF-10 @Idempotent on a route that answers through the Ctx is refused naming the route', () => {
     expect(problems.some((p) => p.startsWith('POST /r/ctx (Refused.viaCtx): @Idempotent route answers through the Ctx'))).toBe(true);
+  });
+  it('REF-11 @Idempotent on a FileBody is refused naming the route', () => {
+    expect(problems).toContain('GET /r/file (Refused.file): @Idempotent cannot keep a FileBody answer');
   });
   it('REF-12 @Idempotent on a Redirect is refused naming the route', () => {
     expect(problems).toContain('POST /r/redirect (Refused.redirect): @Idempotent cannot keep a Redirect answer');
