@@ -4,7 +4,14 @@ import 'reflect-metadata';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { IsInt, IsString, Length, Max, Min } from 'class-validator';
-import { App, Body, Controller, Get, Post, Returns, Status } from 'fw';
+import { gzipSync } from 'node:zlib';
+import { App, Body, Controller, Get, Idempotent, Post, Returns, Status, Versioned } from 'fw';
+import { MemoryStore, Space } from 'fw/cache';
+
+const Kept = Space('bench', { ttlSeconds: 3600, maxBytes: 64 * 1024 });
+/** About 16 KiB of JSON. */
+const BIG = Array.from({ length: 160 }, (_, i) => ({ sku: `sku-${i}`, name: `Catalog item number ${i}`, unitPrice: 100 + i, tags: ['a', 'b'] }));
+const KIB = JSON.stringify({ pad: 'x'.repeat(1012) });
 
 class Small {
   constructor(readonly id: number, readonly name: string, readonly tags: string[]) {}
@@ -29,9 +36,62 @@ class BenchController {
   create(@Body() order: NewOrder) {
     return order;
   }
+
+  @Post('/idem')
+  @Idempotent(Kept, { by: () => 'bench' })
+  @Returns(Status(201, NewOrder))
+  idem(@Body() order: NewOrder) {
+    return order;
+  }
+
+  @Get('/versioned')
+  @Returns(Versioned(Small))
+  versioned() {
+    return Versioned.of(7, SMALL);
+  }
+
+  @Get('/big')
+  @Returns([Object])
+  big() {
+    return BIG;
+  }
 }
 
+// The answer a replay sends, as the raw server writes it by hand.
+const REPLAY = JSON.stringify({ sku: 'abc-123', qty: 3 });
+
 function rawHandler(req: IncomingMessage, res: ServerResponse): void {
+  if (req.method === 'GET' && req.url === '/kib') {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': KIB.length });
+    res.end(KIB);
+    return;
+  }
+  if (req.method === 'GET' && req.url === '/versioned') {
+    if (req.headers['if-none-match'] === 'W/"7"') {
+      res.writeHead(304, { etag: 'W/"7"' });
+      res.end();
+      return;
+    }
+    const body = JSON.stringify(SMALL);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), etag: 'W/"7"' });
+    res.end(body);
+    return;
+  }
+  if (req.method === 'GET' && req.url === '/big') {
+    const body = gzipSync(JSON.stringify(BIG), { level: 6 });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length, 'content-encoding': 'gzip', vary: 'Accept-Encoding' });
+    res.end(body);
+    return;
+  }
+  if (req.method === 'POST' && req.url === '/idem') {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(REPLAY), 'idempotent-replayed': 'true' });
+      res.end(REPLAY);
+    });
+    return;
+  }
   if (req.method === 'GET' && req.url === '/small') {
     const body = JSON.stringify(SMALL);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -67,7 +127,7 @@ function fail(res: ServerResponse, message: string): void {
 }
 
 async function main(): Promise<void> {
-  const app = new App({ log: () => {} }).controllers(BenchController);
+  const app = new App({ log: () => {} }).controllers(BenchController).provide(Kept.open(new MemoryStore({ bytes: 256 << 20 }))).compress();
   const fw = await app.listen({ port: 0 });
   const raw = createServer({ keepAliveTimeout: 5000 }, rawHandler);
   await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));

@@ -39,6 +39,8 @@ export interface AppOptions {
   readonly maxHeaderBytes?: number;
   /** How long `close()` waits for requests in flight before cancelling them. Default 10 s. */
   readonly closeGraceMs?: number;
+  /** Requests in flight at once; beyond it a request is shed: 503 with `Retry-After`, before routing. Default: no bound. */
+  readonly maxRequestsInFlight?: number;
 }
 
 /**
@@ -66,10 +68,13 @@ export class App {
   readonly #afterBuild: ((app: App) => void)[] = [];
   readonly #fallbacks: ((c: Ctx) => unknown)[] = [];
   readonly #onClose: (() => unknown)[] = [];
+  #inFlight = 0;
+  readonly #shedAt: number;
   readonly #core: Core;
 
   constructor(options: AppOptions = {}) {
     this.options = options;
+    this.#shedAt = options.maxRequestsInFlight ?? 0;
     this.#sink = new LogSink(options.log ? (text) => text.slice(0, -1).split('\n').forEach((l) => options.log!(l)) : undefined);
     const app = this;
     this.#core = {
@@ -284,11 +289,15 @@ export class App {
     if (server?.listening) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      let timer: NodeJS.Timeout | undefined;
-      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.closeGraceMs ?? 10_000)));
-      await Promise.race([closed, grace]);
-      clearTimeout(timer);
+      const within = async (ms: number) => {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+        clearTimeout(timer);
+      };
+      await within(this.options.closeGraceMs ?? 10_000);
+      // Cancel what is still waiting (503 Canceled), give those answers a moment to leave, then cut.
       this.#shutdown.abort(new Error('server shutting down'));
+      await within(1_000);
       server.closeAllConnections();
       await closed;
     } else this.#shutdown.abort(new Error('server shutting down'));
@@ -339,6 +348,7 @@ export class App {
   readonly #dispatch = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
+    if (this.#shedAt !== 0 && this.#shed(res)) return;
     const c = new Ctx(req, res, this.#core, q === -1 ? url : url.slice(0, q), q === -1 ? '' : url.slice(q + 1), performance.now());
     if (this.#chain === null) {
       this.#terminal(c);
@@ -351,6 +361,20 @@ export class App {
       this.#failed(c, e, `${c.method} ${c.path}`);
     }
   };
+
+  /** Sheds a request past `maxRequestsInFlight` (default failure shape, like every answer written before routing). */
+  #shed(res: ServerResponse): boolean {
+    if (this.#inFlight >= this.#shedAt) {
+      const body = defaultFailureBody(503, 'server busy');
+      res.shouldKeepAlive = false;
+      res.writeHead(503, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'retry-after': '1' });
+      res.end(body);
+      return true;
+    }
+    this.#inFlight++;
+    res.once('close', () => this.#inFlight--);
+    return false;
+  }
 
   #compose(): (c: Ctx) => unknown {
     let chain = (c: Ctx): unknown => this.#terminal(c);

@@ -1,4 +1,5 @@
 import { Failure, fail } from './fail';
+import { Bound } from './bound';
 import { Ctx, isThenable } from './ctx';
 import type { ArgRecord } from './route-record';
 import { compileReader } from './schema';
@@ -6,6 +7,7 @@ import { compileReader } from './schema';
 /** Works out one handler argument from the request: a value, or a promise of one. */
 export type Extractor = (c: Ctx) => unknown;
 
+const FORM_CONTENT = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 const JSON_CONTENT = /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i;
 
 /** Compiles one argument record into its extractor, once, at build. `names` are the path's `{name}`s in order. */
@@ -54,6 +56,26 @@ export function compileArgument(arg: ArgRecord, names: readonly string[]): Extra
         const r = read(input);
         if (!r.ok) throw new Failure(400, r.message);
         return r.value;
+      };
+    }
+    case 'form': {
+      const read = compileReader(arg.type, { source: 'query' });
+      const bound = arg.bound;
+      return (c) => {
+        const type = c.req.headers['content-type'];
+        if (type === undefined || !FORM_CONTENT.test(type)) throw fail.badRequest('form: must be sent as application/x-www-form-urlencoded');
+        return c.body().then((bytes) => {
+          const input: Record<string, string | string[]> = {};
+          for (const [k, v] of new URLSearchParams(bytes.toString('utf8'))) {
+            const prev = input[k];
+            input[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+          }
+          const r = read(input);
+          const message = r.ok ? null : r.message.replace(/^query/, 'form');
+          if (bound) return new Bound(r.ok ? r.value : null, message === null ? [] : [message], input);
+          if (message !== null) throw new Failure(400, message);
+          return (r as { value: object }).value;
+        });
       };
     }
     case 'body': {

@@ -1,7 +1,8 @@
 import type { Capability } from './compile-route';
 import { idempotency } from './idempotency';
+import { rateLimits } from './rate-limit';
 import { versioned } from './versioned';
 import { files } from './files/file-body';
 
 /** The capabilities every app is built with, in the order their steps wrap a handler. */
-export const CAPABILITIES: readonly Capability[] = [idempotency, versioned, files];
+export const CAPABILITIES: readonly Capability[] = [rateLimits, idempotency, versioned, files];

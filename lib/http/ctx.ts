@@ -100,6 +100,39 @@ export class Ctx implements Scope {
     return (this.#body ??= readBody(this.req, BODY_LIMIT));
   }
 
+  /**
+   * The request body as it arrives, in pieces, refused (413) once it passes `maxBytes`.
+   * @example for await (const chunk of c.bodyStream({ maxBytes: 10 << 20 })) hash.update(chunk);
+   */
+  async *bodyStream(options: { readonly maxBytes: number }): AsyncGenerator<Buffer> {
+    let size = 0;
+    for await (const chunk of this.req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > options.maxBytes) {
+        this.res.shouldKeepAlive = false; // the rest of the body is never read
+        throw new HttpError('BodyTooLarge', `request body is larger than ${options.maxBytes} bytes`);
+      }
+      yield chunk;
+    }
+  }
+
+  /** Waits `ms`; a request still waiting when the client leaves or the server shuts down fails 503. */
+  sleep(ms: number): Promise<void> {
+    const signal = this.signal;
+    return new Promise((resolve, reject) => {
+      const cancel = () => {
+        clearTimeout(timer);
+        reject(new HttpError('Canceled', 'cancelled while waiting'));
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', cancel);
+        resolve();
+      }, ms);
+      if (signal.aborted) cancel();
+      else signal.addEventListener('abort', cancel, { once: true });
+    });
+  }
+
   /** The parsed `Authorization` header of this scheme; throws a 401 naming what is accepted otherwise. */
   authorization<S extends 'bearer' | 'basic'>(scheme: S): Credentials<S> {
     return parseAuthorization(this.header('authorization') ?? undefined, scheme);

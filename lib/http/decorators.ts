@@ -49,6 +49,11 @@ const param = (build: (index: number) => Parameters<typeof marks.addParam>[2]): 
 
 /** The JSON request body, read into the parameter's class and validated with its class-validator decorators. */
 export const Body = (): ParameterDecorator => param((index) => ({ index, kind: 'body' }));
+/**
+ * An `application/x-www-form-urlencoded` body read into the parameter's class (400 when it does not
+ * fit). `@Form(T) b: Bound<T>` gives the reading itself, so the handler can answer 422 with `b.fail()`.
+ */
+export const Form = (bound?: Function): ParameterDecorator => param((index) => ({ index, kind: 'form', bound }));
 /** `@Query()` reads the query string into the parameter's class; `@Query('qty')` reads one value, converted to the parameter's type. */
 export const Query = (name?: string): ParameterDecorator => param((index) => ({ index, kind: 'query', name }));
 /** A `{name}` path segment, converted to the parameter's type (number, boolean or string). */

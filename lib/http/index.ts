@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 
 export { App, type AppOptions, type Middleware } from './app';
-export { Controller, Get, Post, Put, Patch, Delete, Head, Options, Returns, Idempotent, RateLimit, Body, Query, Param, Header, Authorization, type RouteOptions } from './decorators';
+export { Controller, Get, Post, Put, Patch, Delete, Head, Options, Returns, Idempotent, RateLimit, Body, Form, Query, Param, Header, Authorization, type RouteOptions } from './decorators';
 export { Status, Optional, Reply, Redirect, Bytes, headers, type HeaderEntry, type HeaderList, type ReplyValue, type RedirectValue, type RedirectStatus, type Contract, type ContractLike } from './answers';
 export { Ctx, type Resolvable } from './ctx';
 export { Run } from './run';
@@ -21,3 +21,4 @@ export { Dir } from './files/dir';
 export { FileBody, type FileBodyInit } from './files/file-body';
 export type { SendFileOptions } from './files/send-file';
 export type { CompressOptions } from './compress';
+export { Bound } from './bound';

@@ -27,7 +27,7 @@ export type ParamMark =
   | { readonly index: number; readonly kind: 'param'; readonly name: string }
   | { readonly index: number; readonly kind: 'header'; readonly name: string }
   | { readonly index: number; readonly kind: 'authorization'; readonly scheme: 'bearer' | 'basic' }
-  | { readonly index: number; readonly kind: 'form' }
+  | { readonly index: number; readonly kind: 'form'; readonly bound?: Function }
   | { readonly index: number; readonly kind: 'session' };
 
 export interface IdempotentMark {

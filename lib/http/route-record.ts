@@ -4,6 +4,7 @@ import type { HttpMethod, IdempotentMark, RateMark, UpgradeMark } from './metada
 /** One handler argument, as the scanner read it. */
 export type ArgRecord =
   | { readonly kind: 'body'; readonly type: Function }
+  | { readonly kind: 'form'; readonly type: Function; readonly bound: boolean }
   | { readonly kind: 'queryClass'; readonly type: Function }
   | { readonly kind: 'query'; readonly name: string; readonly type: unknown }
   | { readonly kind: 'param'; readonly name: string; readonly type: unknown }

@@ -1,4 +1,5 @@
 import { REDIRECT_STATUSES, type Contract } from './answers';
+import { Bound } from './bound';
 import { Ctx } from './ctx';
 import { marks, type ParamMark } from './metadata';
 import type { ArgRecord, RouteRecord } from './route-record';
@@ -94,10 +95,15 @@ function readArgs(proto: object, key: string, arity: number, label: string, serv
     if (mark) {
       switch (mark.kind) {
         case 'body':
-        case 'form':
           if (!isClass(type)) problems.push(`${where}: @Body needs a class type (got ${typeName(type)})`);
           args.push({ kind: 'body', type: type as Function });
           break;
+        case 'form': {
+          const formType = mark.bound ?? type;
+          if (!isClass(formType) || formType === Bound) problems.push(`${where}: @Form needs a class type (for Bound, name it: @Form(SignupForm) b: Bound<SignupForm>)`);
+          args.push({ kind: 'form', type: formType as Function, bound: mark.bound !== undefined });
+          break;
+        }
         case 'query':
           if (mark.name === undefined) {
             if (!isClass(type)) problems.push(`${where}: @Query() needs a class type, or name one value with @Query('name')`);

@@ -1,0 +1,32 @@
+import type { AroundFactory, Capability } from './compile-route';
+import { fail } from './fail';
+
+interface Window {
+  start: number;
+  count: number;
+}
+
+/**
+ * `@RateLimit({ max, perSeconds })`: at most `max` requests per client address in each window of
+ * `perSeconds` (a fixed window per address); beyond it 429 with `Retry-After` in whole seconds.
+ */
+const around: AroundFactory = (record) => {
+  const mark = record.rate;
+  if (mark === null) return null;
+  const span = mark.perSeconds * 1000;
+  const windows = new Map<string, Window>();
+  return (c, proceed) => {
+    const now = Date.now();
+    if (windows.size > 10_000) for (const [k, w] of windows) if (now - w.start >= span) windows.delete(k);
+    const address = c.req.socket?.remoteAddress ?? 'unknown';
+    let w = windows.get(address);
+    if (w === undefined || now - w.start >= span) windows.set(address, (w = { start: now, count: 0 }));
+    if (++w.count > mark.max) {
+      c.setHeader('retry-after', String(Math.max(1, Math.ceil((w.start + span - now) / 1000))));
+      throw fail.tooManyRequests('at most %d requests per %d s', mark.max, mark.perSeconds);
+    }
+    return proceed();
+  };
+};
+
+export const rateLimits: Capability = { arounds: [around] };

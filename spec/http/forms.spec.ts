@@ -1,0 +1,41 @@
+import { IsInt, IsString, Length, Min } from 'class-validator';
+import { App, Bound, Controller, Form, Post } from 'fw';
+
+class Signup {
+  @IsString() @Length(2, 20) name!: string;
+  @IsInt() @Min(18) age!: number;
+}
+
+@Controller()
+class FormController {
+  @Post('/plain') plain(@Form() s: Signup) {
+    return { ...s, isSignup: s instanceof Signup };
+  }
+  @Post('/bound') bound(@Form(Signup) b: Bound<Signup>) {
+    if (!b.ok) throw b.fail();
+    return b.value;
+  }
+}
+
+const app = new App({ log: () => {} }).controllers(FormController);
+const form = (url: string, body: string, type = 'application/x-www-form-urlencoded') => app.inject({ method: 'POST', url, headers: { 'content-type': type }, body });
+
+describe('forms', () => {
+  it('@Form reads an urlencoded body into its class, converting values', async () => {
+    expect((await form('/plain', 'name=ann&age=30')).json()).toEqual({ name: 'ann', age: 30, isSignup: true });
+    expect((await form('/plain', 'name=ann&age=x')).json()).toEqual({ error: 'form.age: must be an integer', status: 400 });
+  });
+
+  it('CORE-26 a form sent in the wrong encoding is 400', async () => {
+    const res = await form('/plain', '{"name":"ann","age":30}', 'application/json');
+    expect(res.status).toBe(400);
+    expect(res.json()).toEqual({ error: 'form: must be sent as application/x-www-form-urlencoded', status: 400 });
+  });
+
+  it('CORE-27 a Bound form whose handler calls b.fail() answers 422 carrying the field errors', async () => {
+    const res = await form('/bound', 'name=a&age=30');
+    expect(res.status).toBe(422);
+    expect(res.json<{ error: string }>().error).toMatch(/^form\.name: /);
+    expect((await form('/bound', 'name=ann&age=30')).json()).toEqual({ name: 'ann', age: 30 });
+  });
+});
