@@ -71,7 +71,7 @@ async function httpCases(): Promise<string[]> {
   const ports = await new Promise<{ fw: number; raw: number }>((resolve) => child.once('message', (m) => resolve(m as { fw: number; raw: number })));
   const rows: string[] = [];
   try {
-    for (const c of CASES) {
+    for (const c of CASES.filter((k) => !process.env.BENCH_ONLY || k.name.includes(process.env.BENCH_ONLY))) {
       const basePort = c.base.on === 'raw' ? ports.raw : ports.fw;
       await load(ports.fw, c.fw);
       await load(basePort, c.base);

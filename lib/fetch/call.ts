@@ -1,6 +1,7 @@
 import { checkLimit } from './client-settings';
 import { FetchError } from './errors';
 import type { HeaderLine } from './header-line';
+import { spell } from '../json';
 
 /**
  * The last argument of every call. All fields are optional, so `{}` is an ordinary call (FETCH-17).
@@ -59,7 +60,7 @@ export function jsonBytes(value: JsonValue): Buffer {
   if (typeof value === 'string' || value instanceof String) {
     throw new FetchError('BadBody', 'a JSON call was given text; send text with post/put/patch/send');
   }
-  const text: string | undefined = JSON.stringify(value);
+  const text: string | undefined = JSON.stringify(spell(value));
   if (text === undefined) throw new FetchError('BadBody', `a JSON call was given a value JSON cannot write (${typeof value})`);
   return Buffer.from(text, 'utf8');
 }

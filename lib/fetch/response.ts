@@ -1,4 +1,4 @@
-import { plainToInstance } from 'class-transformer';
+import { unspell } from '../json';
 import { headerOf, linesOf, type HeaderLine } from './header-line';
 
 /** What `Response` is made from; internal. */
@@ -10,8 +10,8 @@ export interface ResponseInit {
   readonly redirected: URL | null;
 }
 
-/** A class `json(Type)` can fill. */
-export type JsonClass<T> = new (...args: never[]) => T;
+/** A class `json(Type)` can fill, or a union declared with `Union(...)`. */
+export type JsonClass<T> = abstract new (...args: never[]) => T;
 
 /**
  * A whole answer: status, head and body, read to the end under the call's limits. A 4xx or 5xx
@@ -62,13 +62,14 @@ export class Response {
 
   /**
    * The body parsed as JSON; with a class, into an instance of it (class-transformer, as `@Body`
-   * does). Unknown fields are no error. Invalid JSON throws the parser's `SyntaxError`.
+   * does). Unknown fields are no error. Invalid JSON throws the parser's `SyntaxError`. A class's
+   * JSON spelling (`@Json`, `Union`, `jsonEnum`) is read back to its own names (JSON-13).
    */
   json(): unknown;
   json<T>(type: JsonClass<T>): T;
   json<T>(type?: JsonClass<T>): unknown {
     const parsed: unknown = JSON.parse(this.body);
     if (!type || parsed === null || typeof parsed !== 'object') return parsed;
-    return plainToInstance(type as unknown as new () => T, parsed);
+    return unspell(type, parsed);
   }
 }

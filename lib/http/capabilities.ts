@@ -3,6 +3,7 @@ import { idempotency } from './idempotency';
 import { rateLimits } from './rate-limit';
 import { versioned } from './versioned';
 import { files } from './files/file-body';
+import { jsonSpelling } from './json-spelling';
 
 /** The capabilities every app is built with, in the order their steps wrap a handler. */
-export const CAPABILITIES: readonly Capability[] = [rateLimits, idempotency, versioned, files];
+export const CAPABILITIES: readonly Capability[] = [rateLimits, idempotency, versioned, files, jsonSpelling];

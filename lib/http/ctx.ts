@@ -9,6 +9,7 @@ import { sendFile, type SendFileOptions } from './files/send-file';
 import { BODY_LIMIT, readBody } from './read-body';
 import { etagOf, noneMatchHolds, type Version } from './versioned';
 import { requestIdFor } from './request-id';
+import { spell } from '../json';
 
 /** What a request needs from its app; the App implements it. */
 export interface Core {
@@ -61,6 +62,7 @@ export class Ctx implements Scope {
   #id: string | null = null;
   #resolved: Map<unknown, unknown> | null = null;
   #body: Promise<Buffer> | null = null;
+  #bodyBytes: Buffer | null = null;
   #search: URLSearchParams | null = null;
   #abort: AbortController | null = null;
   /** @internal set while an idempotent handler runs: its answer is captured to be kept, and answering through the Ctx is refused */
@@ -97,7 +99,16 @@ export class Ctx implements Scope {
 
   /** The raw request body, at most one megabyte (413 beyond). Read once; later calls give the same bytes. */
   body(): Promise<Buffer> {
-    return (this.#body ??= readBody(this.req, BODY_LIMIT));
+    if (this.#body === null) {
+      this.#body = readBody(this.req, BODY_LIMIT);
+      this.#body.then((b) => (this.#bodyBytes = b), () => undefined);
+    }
+    return this.#body;
+  }
+
+  /** @internal the body when it has been read already, else null */
+  bodyRead(): Buffer | null {
+    return this.#bodyBytes;
   }
 
   /**
@@ -269,7 +280,7 @@ export class Ctx implements Scope {
   }
 
   sendJson(status: number, value: unknown): void {
-    this.send(status, JSON_TYPE, JSON.stringify(value) ?? 'null');
+    this.send(status, JSON_TYPE, JSON.stringify(spell(value)) ?? 'null');
   }
 
   /** Answers `status` with `bytes` under the caller's content type. */

@@ -2,6 +2,7 @@ import { Bytes, isHeaderList, type Contract, type HeaderEntry, type RedirectValu
 import type { Ctx } from './ctx';
 import { HttpError } from './errors';
 import { fail } from './fail';
+import { compileWriter, spell } from '../json';
 
 /**
  * Writes a handler's result as the contract says. `status` and `own` come from wrappers (Status, Reply).
@@ -33,8 +34,12 @@ export function baseStatus(contract: Contract): number {
 /** Compiles a contract into the function that writes its answers, once, at build. */
 export function compileEncoder(contract: Contract, label: string, extensions: EncoderExtensions): Encoder {
   switch (contract.kind) {
-    case 'json':
-      return (c, v, status, own) => c.write(status, JSON_TYPE, JSON.stringify(v) ?? 'null', own);
+    case 'json': {
+      // A type that reaches no JSON marker keeps the plain path; a marked one is spelled first (JSON-12).
+      const spelled = compileWriter(contract.type);
+      if (spelled === null) return (c, v, status, own) => c.write(status, JSON_TYPE, JSON.stringify(v) ?? 'null', own);
+      return (c, v, status, own) => c.write(status, JSON_TYPE, JSON.stringify(spelled(v)) ?? 'null', own);
+    }
     case 'text':
       return (c, v, status, own) => c.write(status, TEXT_TYPE, String(v), own);
     case 'void':
@@ -108,7 +113,7 @@ export const inferred: Encoder = (c, v, _status, own) => {
   if (v === undefined || v === null) c.write(204, null, null, own);
   else if (typeof v === 'string') c.write(200, TEXT_TYPE, v, own);
   else if (v instanceof Bytes) c.write(200, v.contentType, v.body, v.headers.entries);
-  else c.write(200, JSON_TYPE, JSON.stringify(v), own);
+  else c.write(200, JSON_TYPE, JSON.stringify(spell(v)), own);
 };
 
 function join(a: readonly HeaderEntry[], b: readonly HeaderEntry[] | null): readonly HeaderEntry[] | null {

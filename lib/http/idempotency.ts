@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { CacheError, OpenSpace, type SpaceDecl } from '../cache';
 import type { Contract, HeaderEntry } from './answers';
 import type { AroundFactory, Capability } from './compile-route';
-import type { CapturedAnswer, Ctx } from './ctx';
+import { isThenable, type CapturedAnswer, type Ctx } from './ctx';
 import type { OperationBuilder } from './openapi';
 import { HttpError } from './errors';
 import { fail } from './fail';
@@ -92,11 +92,12 @@ const around: AroundFactory = (record, services) => {
     const key = readKey(c.req.headers['idempotency-key']);
     let caller = '';
     if (by !== null) {
-      const who = await by(c);
+      let who = by(c);
+      if (isThenable(who)) who = await who; // most callers are worked out already: no extra turn for them
       if (who === null || who === undefined) throw fail.forbidden('no caller for this idempotent request');
       caller = who;
     }
-    const fp = fingerprint(c, await c.body());
+    const fp = fingerprint(c, c.bodyRead() ?? (await c.body()));
     const id = recordKey(caller, key);
     const existing = await space!.get(id).catch(unavailable);
     if (existing !== null) return answerExisting(c, existing, fp);

@@ -21,4 +21,5 @@ export { Dir } from './files/dir';
 export { FileBody, type FileBodyInit } from './files/file-body';
 export type { SendFileOptions } from './files/send-file';
 export type { CompressOptions } from './compress';
+export { Json, jsonEnum, Union, type JsonOptions, type JsonEnumOptions, type RenameAll, type UnionType, type UnitVariant } from '../json';
 export { Bound } from './bound';

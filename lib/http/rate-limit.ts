@@ -1,5 +1,7 @@
 import type { AroundFactory, Capability } from './compile-route';
 import { fail } from './fail';
+import type { OperationBuilder } from './openapi';
+import type { RouteRecord } from './route-record';
 
 interface Window {
   start: number;
@@ -29,4 +31,13 @@ const around: AroundFactory = (record) => {
   };
 };
 
-export const rateLimits: Capability = { arounds: [around] };
+/** A rate-limited route lists 429 with the Retry-After it sends. */
+const describe = (record: RouteRecord, op: OperationBuilder): void => {
+  const mark = record.rate;
+  if (mark === null) return;
+  op.failure(429, `more than ${mark.max} requests in ${mark.perSeconds} s from one address`, {
+    'Retry-After': { description: 'Seconds until the window ends', schema: { type: 'integer' } },
+  });
+};
+
+export const rateLimits: Capability = { arounds: [around], describe };

@@ -1,5 +1,7 @@
 import { isHeaderList, tag, toContract, type Contract, type ContractLike, type HeaderEntry, type HeaderList } from './answers';
 import type { Capability } from './compile-route';
+import type { OperationBuilder } from './openapi/operation-builder';
+import type { RouteRecord } from './route-record';
 import type { Ctx } from './ctx';
 import type { Encoder } from './encode-answer';
 import { HttpError } from './errors';
@@ -72,5 +74,16 @@ const encoder = (contract: Contract, label: string, compile: (inner: Contract) =
   };
 };
 
-/** Versioned answers: their encoder (the Refusals of where Versioned may sit live in the scanner). */
-export const versioned: Capability = { encoders: { versioned: encoder } };
+/** The ETag on every success answer of a Versioned route, and the 304 beside them. */
+const describe = (record: RouteRecord, op: OperationBuilder): void => {
+  if (!isVersioned(record.contract)) return;
+  for (const status of op.answerStatuses) op.header(status, 'ETag', { description: 'weak tag of the answer\'s version: W/"<version>"', schema: { type: 'string' } });
+  op.answer(304, { description: 'Not Modified: If-None-Match holds the current version', headers: { ETag: { schema: { type: 'string' } } } });
+};
+
+function isVersioned(c: Contract | null): boolean {
+  return c !== null && (c.kind === 'versioned' || ((c.kind === 'optional' || c.kind === 'status') && isVersioned(c.inner)));
+}
+
+/** Versioned answers: their encoder and description (the Refusals of where Versioned may sit live in the scanner). */
+export const versioned: Capability = { encoders: { versioned: encoder }, describe };

@@ -45,6 +45,13 @@ function describeArguments(record: RouteRecord, op: OperationBuilder): void {
         op.failure(413, 'the body is larger than 1 MiB');
         op.failure(415, 'the body is not application/json');
         break;
+      case 'form':
+        // Sent as a form; a bound form hands a refused reading to the handler, which may answer 422.
+        reads = true;
+        op.body(op.schemaOf(a.type), { contentType: 'application/x-www-form-urlencoded' });
+        op.failure(413, 'the body is larger than 1 MiB');
+        if (a.bound) op.failure(422, 'the form\'s fields are refused');
+        break;
       case 'authorization':
         op.security(a.scheme);
         op.failure(401, `the Authorization header is missing or not ${CHALLENGE[a.scheme].split(' ')[0]}`, {

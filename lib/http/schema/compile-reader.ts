@@ -6,9 +6,9 @@ import { NOT_CONVERTED, convertQueryScalar } from './query-value';
 import {
   C_DATE_TIME, C_DECIMALS, C_DEFINED, C_EMAIL, C_ENUM, C_EXCLUSIVE_MAXIMUM, C_EXCLUSIVE_MINIMUM, C_MAXIMUM, C_MAX_ITEMS,
   C_MAX_LENGTH, C_MINIMUM, C_MIN_ITEMS, C_MIN_LENGTH, C_NEVER, C_NOT_EMPTY, C_PATTERN, C_UUID, K_ANY_OBJECT, K_ARRAY,
-  K_BOOLEAN, K_INTEGER, K_NUMBER, K_OBJECT, K_STRING, makeCheck, objectPlan,
+  K_BOOLEAN, K_INTEGER, K_NUMBER, K_OBJECT, K_STRING, K_UNION, makeCheck, objectPlan,
 } from './reader-plan';
-import type { Check, ObjectPlan, ReadSource, ValuePlan } from './reader-plan';
+import type { Check, ObjectPlan, ReadSource, UnionPlan, ValuePlan } from './reader-plan';
 
 export type { ReadSource } from './reader-plan';
 
@@ -82,6 +82,16 @@ function refuse(check: Check, value: unknown): typeof FAIL {
 }
 
 function readObject(plan: ObjectPlan, input: Record<string, unknown>): unknown {
+  if (plan.tag !== null) {
+    const t = plan.tag;
+    const got = Object.prototype.hasOwnProperty.call(input, t.key) ? input[t.key] : undefined;
+    if (got !== t.value) {
+      refuse(got === undefined ? t.requiredCheck : t.valueCheck, got);
+      failPath = t.path;
+      failOwner = input;
+      return FAIL;
+    }
+  }
   if (plan.fallback) return readFallback(plan, input);
   const out = Object.create(plan.proto) as Record<string, unknown>;
   const fields = plan.fields;
@@ -123,6 +133,7 @@ function readFallback(plan: ObjectPlan, input: Record<string, unknown>): unknown
 }
 
 function readValue(p: ValuePlan, v: unknown): unknown {
+  if (p.names !== null) return readNamed(p, v);
   if (p.query && p.kind !== K_ARRAY) {
     if (typeof v !== 'string' && Array.isArray(v)) {
       if (v.length !== 1) return refuse(p.singleCheck, v);
@@ -155,6 +166,11 @@ function readValue(p: ValuePlan, v: unknown): unknown {
       v = readObject(p.object!, v as Record<string, unknown>);
       if (v === FAIL) return FAIL;
       break;
+    case K_UNION:
+      if (v === null || typeof v !== 'object' || Array.isArray(v)) return refuse(p.kindCheck, v);
+      v = readUnion(p.union!, v as Record<string, unknown>);
+      if (v === FAIL) return FAIL;
+      break;
     case K_ARRAY:
       if (!Array.isArray(v)) {
         // A query parameter given once is a list of one.
@@ -169,6 +185,50 @@ function readValue(p: ValuePlan, v: unknown): unknown {
   }
   if (p.kind === K_ARRAY && p.items !== null) return readItems(p, v as unknown[]);
   return v;
+}
+
+// A union's variant is told by its tag (JSON-13): the one key of an externally tagged value, or
+// the value under `tag`. A variant without payload reads as its constant (`Shape.empty`).
+function readUnion(u: UnionPlan, input: Record<string, unknown>): unknown {
+  if (u.tag === null) {
+    const keys = Object.keys(input);
+    const variant = keys.length === 1 ? u.variants.get(keys[0]) : undefined;
+    if (variant === undefined) return refuse(u.shapeCheck, input);
+    if (variant.plan === null) return variant.unit;
+    const payload = input[keys[0]];
+    if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+      refuse(u.payloadCheck, payload);
+      failPath = variant.path;
+      return FAIL;
+    }
+    const r = readObject(variant.plan, payload as Record<string, unknown>);
+    if (r === FAIL) failPath = variant.path + failPath;
+    return r;
+  }
+  const name = Object.prototype.hasOwnProperty.call(input, u.tag) ? input[u.tag] : undefined;
+  const variant = typeof name === 'string' ? u.variants.get(name) : undefined;
+  if (variant === undefined) {
+    refuse(name === undefined ? u.tagRequired : u.tagCheck, name);
+    failPath = u.tagPath;
+    failOwner = input;
+    return FAIL;
+  }
+  return variant.plan === null ? variant.unit : readObject(variant.plan, input);
+}
+
+// An enum marked with `jsonEnum` travels as its spelled member names, never as its values.
+function readNamed(p: ValuePlan, v: unknown): unknown {
+  if (p.query && Array.isArray(v)) {
+    if (v.length !== 1) return refuse(p.singleCheck, v);
+    v = v[0];
+  }
+  if (typeof v !== 'string' || !p.names!.has(v)) return refuse(p.namesCheck!, v);
+  const value = p.names!.get(v);
+  const checks = p.checks;
+  for (let i = 0; i < checks.length; i++) {
+    if (!passes(checks[i], value)) return refuse(checks[i], v);
+  }
+  return value;
 }
 
 function readItems(p: ValuePlan, list: unknown[]): unknown {

@@ -21,6 +21,13 @@ export const KIND_WHY: Record<ValueKind, string> = {
   any: '',
 };
 
+/** An externally tagged union's value that is not one key naming a variant. */
+export const oneVariantWhy = (names: readonly string[]): string => `must be an object with one key naming the variant (${names.join(', ')})`;
+/** A spelled enum name or a union's tag that names no member. */
+export const oneOfWhy = (names: readonly string[]): string => `must be one of the following values: ${names.join(', ')}`;
+/** A class marked `@Json({ tag })` read without its own name under the tag. */
+export const classTagWhy = (name: string): string => `must be ${JSON.stringify(name)}`;
+
 export function constraintWhy(c: Constraint): string {
   switch (c.check) {
     case 'minLength':

@@ -1,4 +1,6 @@
-import { KIND_WHY, REQUIRED, SINGLE_VALUE, constraintWhy, pathPart } from './messages';
+import { IS_ENUM } from 'class-validator';
+import { classSpelling, enumSpelling, unionOf, type UnionSpelling } from '../../json';
+import { KIND_WHY, REQUIRED, SINGLE_VALUE, classTagWhy, constraintWhy, oneOfWhy, oneVariantWhy, pathPart } from './messages';
 import { readShape } from './read-shape';
 import type { ClassShape, Constraint, CustomMessage, PropertyShape, ValueKind, ValueShape } from './read-shape';
 
@@ -14,6 +16,8 @@ export const K_ARRAY = 4;
 export const K_OBJECT = 5;
 export const K_ANY_OBJECT = 6;
 export const K_ANY = 7;
+/** A union declared with `Union(...)`: the variant is told by its tag. */
+export const K_UNION = 8;
 
 export const C_MIN_LENGTH = 0;
 export const C_MAX_LENGTH = 1;
@@ -61,6 +65,42 @@ export interface ValuePlan {
   object: ObjectPlan | null;
   readonly query: boolean;
   readonly members: readonly unknown[] | null;
+  /** A union's variants, when `kind` is `K_UNION`. */
+  union: UnionPlan | null;
+  /** An enum marked with `jsonEnum`: spelled member name → value; anything else is refused with `namesCheck`. */
+  readonly names: ReadonlyMap<string, unknown> | null;
+  readonly namesCheck: Check | null;
+}
+
+/** One variant of a union being read: its class's plan, or its constant when it has no payload. */
+export interface VariantPlan {
+  readonly plan: ObjectPlan | null;
+  readonly unit: unknown;
+  /** `.circle`: where an externally tagged payload sits, for failure paths. */
+  readonly path: string;
+}
+
+export interface UnionPlan {
+  /** The key an internally tagged union keeps its variant name under, or null (externally tagged). */
+  readonly tag: string | null;
+  readonly tagPath: string;
+  readonly variants: ReadonlyMap<string, VariantPlan>;
+  /** Externally tagged: not exactly one key naming a variant. */
+  readonly shapeCheck: Check;
+  /** Internally tagged: the tag is missing / names no variant. */
+  readonly tagRequired: Check;
+  readonly tagCheck: Check;
+  /** Externally tagged: the payload is not an object. */
+  readonly payloadCheck: Check;
+}
+
+/** A class marked `@Json({ tag })` reads its own name under the tag (body only). */
+export interface ClassTagPlan {
+  readonly key: string;
+  readonly value: string;
+  readonly path: string;
+  readonly requiredCheck: Check;
+  readonly valueCheck: Check;
 }
 
 export interface FieldPlan {
@@ -84,6 +124,7 @@ export interface ObjectPlan {
   fields: readonly FieldPlan[];
   readonly fallback: boolean;
   readonly source: ReadSource;
+  readonly tag: ClassTagPlan | null;
 }
 
 const KIND_CODES: Record<ValueKind, number> = {
@@ -104,13 +145,26 @@ export function objectPlan(cls: Function, source: ReadSource): ObjectPlan {
   let plan = cache.get(cls);
   if (plan !== undefined) return plan;
   const shape = readShape(cls);
-  const building: ObjectPlan = { shape, proto: cls.prototype as object, fields: [], fallback: shape.fallback !== null, source };
+  const building: ObjectPlan = { shape, proto: cls.prototype as object, fields: [], fallback: shape.fallback !== null, source, tag: classTag(cls, shape, source) };
   // Cached before its fields are compiled, so a class that refers to itself compiles.
   cache.set(cls, building);
   if (source === 'query') refuseNestedInQuery(shape);
   building.fields = Object.freeze(shape.properties.map((p) => fieldPlan(shape, p, source)));
   plan = building;
   return plan;
+}
+
+// A tag is JSON's: a query string or a form carries no class name, so there it is not read.
+function classTag(cls: Function, shape: ClassShape, source: ReadSource): ClassTagPlan | null {
+  const key = source === 'body' ? classSpelling(cls)?.tag ?? null : null;
+  if (key === null) return null;
+  return {
+    key,
+    value: cls.name,
+    path: pathPart(key),
+    requiredCheck: makeCheck(C_NEVER, REQUIRED, undefined, [], key, shape.name),
+    valueCheck: makeCheck(C_NEVER, classTagWhy(cls.name), undefined, [], key, shape.name),
+  };
 }
 
 function refuseNestedInQuery(shape: ClassShape): void {
@@ -141,7 +195,11 @@ function fieldPlan(shape: ClassShape, p: PropertyShape, source: ReadSource): Fie
 function valuePlan(shape: ClassShape, property: string, v: ValueShape, source: ReadSource): ValuePlan {
   let kind = KIND_CODES[v.kind];
   if (v.kind === 'object' && v.ref === undefined) kind = K_ANY_OBJECT;
+  const union = v.kind === 'object' ? unionOf(v.ref) : null;
+  if (union !== null) kind = K_UNION;
   const enumC = v.constraints.find((c) => c.check === 'enum');
+  // `@IsEnum(E)` keeps E as its first argument; a marked E is read by its spelled member names.
+  const spelled = enumC !== undefined && enumC.decorator === IS_ENUM ? enumSpelling(enumC.constraints?.[0]) : null;
   const plan: ValuePlan = {
     kind,
     kindName: v.kind,
@@ -153,18 +211,38 @@ function valuePlan(shape: ClassShape, property: string, v: ValueShape, source: R
     object: null,
     query: source === 'query',
     members: enumC !== undefined && enumC.check === 'enum' ? enumC.values : null,
+    union: null,
+    names: spelled === null ? null : spelled.toValue,
+    namesCheck: spelled === null ? null : makeCheck(C_NEVER, oneOfWhy(spelled.names), enumC!.message, enumC!.constraints ?? [], property, shape.name),
   };
   if (kind === K_OBJECT) plan.object = objectPlan(v.ref!, source);
+  if (union !== null) plan.union = unionPlan(union, shape, property, source);
   if (kind === K_ARRAY && v.items !== undefined) {
     const items = valuePlan(shape, property, v.items, source);
     const converts = source === 'query' && items.kind !== K_STRING && items.kind !== K_ANY;
-    const materializes = items.kind === K_OBJECT;
+    const materializes = items.kind === K_OBJECT || items.kind === K_UNION || items.names !== null;
     if (items.checks.length > 0 || items.kind !== K_ANY || converts) {
       plan.items = items;
       plan.copyItems = converts || materializes || (source === 'query' && items.members !== null);
     }
   }
   return plan;
+}
+
+function unionPlan(u: UnionSpelling, shape: ClassShape, property: string, source: ReadSource): UnionPlan {
+  const variants = new Map<string, VariantPlan>();
+  for (const v of u.variants) variants.set(v.name, { plan: v.type === null ? null : objectPlan(v.type, source), unit: v.unit, path: pathPart(v.name) });
+  const names = u.variants.map((v) => v.name);
+  const check = (why: string) => makeCheck(C_NEVER, why, undefined, [], property, shape.name);
+  return {
+    tag: u.tag,
+    tagPath: u.tag === null ? '' : pathPart(u.tag),
+    variants,
+    shapeCheck: check(oneVariantWhy(names)),
+    tagRequired: check(REQUIRED),
+    tagCheck: check(oneOfWhy(names)),
+    payloadCheck: check(KIND_WHY.object),
+  };
 }
 
 const CHECK_CODES: Record<Constraint['check'], number> = {

@@ -1,16 +1,19 @@
+import { IS_ENUM } from 'class-validator';
+import { classSpelling, enumSpelling, unionOf, type UnionSpelling } from '../../json';
 import { readShape } from './read-shape';
 import type { ValueShape } from './read-shape';
 
 /** A JSON Schema (2020-12, the OpenAPI 3.1 dialect) as plain data. */
 export type JsonSchema = { [keyword: string]: unknown };
 
-// Which class got which component name, per components map: the map is the document being
-// built, so names are unique within it and handed out in the order classes are first met.
-const names = new WeakMap<Map<string, object>, Map<Function, string>>();
+// Which class (or union variant) got which component name, per components map: the map is the
+// document being built, so names are unique within it and handed out in the order first met.
+const names = new WeakMap<Map<string, object>, Map<object, string>>();
 
 /**
  * Describes a class as `components.schemas.<Name>` and returns the reference to it. Nested
- * classes are added too; a second class with a name already taken becomes `<Name>_2`.
+ * classes are added too; a second class with a name already taken becomes `<Name>_2`. Names are
+ * spelled as on the wire (`@Json`), and a `Union(...)` is a `oneOf` (OPEN-57).
  *
  * @example
  * const components = new Map<string, object>();
@@ -18,39 +21,80 @@ const names = new WeakMap<Map<string, object>, Map<Function, string>>();
  * components.get('CreateOrder');     // { type: 'object', properties: { … }, required: ['sku', 'qty'] }
  */
 export function schemaOf(cls: Function, components: Map<string, object>): { $ref: string } {
+  const union = unionOf(cls);
+  return component(cls, cls.name, components, () => (union === null ? objectSchema(cls, components) : unionSchema(union, components)));
+}
+
+function component(key: object, wanted: string, components: Map<string, object>, describe: () => JsonSchema): { $ref: string } {
   let owned = names.get(components);
   if (owned === undefined) {
     owned = new Map();
     names.set(components, owned);
   }
-  let name = owned.get(cls);
+  let name = owned.get(key);
   if (name === undefined) {
-    const base = cls.name === '' ? 'Anonymous' : cls.name;
+    const base = wanted === '' ? 'Anonymous' : wanted;
     name = base;
     for (let i = 2; components.has(name); i++) name = `${base}_${i}`;
-    owned.set(cls, name);
+    owned.set(key, name);
     // Reserved before the properties are described, so a class that refers to itself ends.
     components.set(name, {});
-    components.set(name, objectSchema(cls, components));
+    components.set(name, describe());
   }
   return { $ref: `#/components/schemas/${name}` };
 }
 
 function objectSchema(cls: Function, components: Map<string, object>): JsonSchema {
   const shape = readShape(cls);
+  const mark = classSpelling(cls);
   const properties: JsonSchema = {};
   const required: string[] = [];
+  if (mark?.tag != null) {
+    properties[mark.tag] = { type: 'string', const: cls.name };
+    required.push(mark.tag);
+  }
   for (const p of shape.properties) {
     let s = valueSchema(p.value, components);
     // @IsOptional lets null through as well as a missing value, so the schema says so.
     if (p.optional) s = orNull(s);
     if (p.hasDefault && isJsonScalar(p.default)) s = { ...s, default: p.default };
-    Object.defineProperty(properties, p.name, { value: s, enumerable: true, writable: true, configurable: true });
-    if (p.required) required.push(p.name);
+    // Property names as they are spelled on the wire (OPEN-57).
+    const name = mark === null ? p.name : mark.spell(p.name);
+    Object.defineProperty(properties, name, { value: s, enumerable: true, writable: true, configurable: true });
+    if (p.required) required.push(name);
   }
   const schema: JsonSchema = { type: 'object', properties };
   if (required.length > 0) schema.required = required;
   return schema;
+}
+
+/**
+ * A union is `oneOf` its variants (OPEN-57). Externally tagged: each is an object with the one
+ * key naming it. Internally tagged: each variant is a component of its own (`Shape.circle`, the
+ * payload class's schema with the tag beside it) so that the `discriminator` can map to it.
+ */
+function unionSchema(u: UnionSpelling, components: Map<string, object>): JsonSchema {
+  const tag = u.tag;
+  if (tag === null) {
+    return {
+      oneOf: u.variants.map((v) => ({
+        type: 'object',
+        properties: { [v.name]: v.type === null ? { type: 'object', maxProperties: 0 } : schemaOf(v.type, components) },
+        required: [v.name],
+        additionalProperties: false,
+      })),
+    };
+  }
+  const mapping: Record<string, string> = {};
+  const oneOf = u.variants.map((v) => {
+    const tagged: JsonSchema = { type: 'object', properties: { [tag]: { type: 'string', const: v.name } }, required: [tag] };
+    const ref = component(v, `${u.name}.${v.key.replace(/[^A-Za-z0-9._-]/g, '_')}`, components, () =>
+      v.type === null ? tagged : { allOf: [schemaOf(v.type, components), tagged] },
+    );
+    mapping[v.name] = ref.$ref;
+    return ref;
+  });
+  return { oneOf, discriminator: { propertyName: tag, mapping } };
 }
 
 /**
@@ -113,10 +157,13 @@ function withConstraints(s: JsonSchema, value: ValueShape): JsonSchema {
         s.format = c.value;
         break;
       case 'enum': {
+        // An enum marked with `jsonEnum` travels as its spelled member names.
+        const spelled = c.decorator === IS_ENUM ? enumSpelling(c.constraints?.[0]) : null;
+        const values = spelled === null ? c.values : spelled.names;
         const prior = s.enum as unknown[] | undefined;
-        s.enum = prior === undefined ? [...c.values] : prior.filter((x) => c.values.includes(x));
-        if (s.type === undefined) {
-          const t = enumType(c.values);
+        s.enum = prior === undefined ? [...values] : prior.filter((x) => values.includes(x));
+        if (s.type === undefined || spelled !== null) {
+          const t = enumType(values);
           if (t !== null) s.type = t;
         }
         break;
