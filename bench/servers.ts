@@ -135,3 +135,4 @@ async function main(): Promise<void> {
 }
 
 void main();
+process.on('SIGINT', () => process.exit(0));

@@ -14,8 +14,9 @@ export interface CompiledRoute {
 }
 
 /**
- * A step wrapped around the handler call (idempotency, rate limits), built per route at build,
- * or null when the route does not need it. `proceed` runs the handler and writes its answer.
+ * A step wrapped around the route (idempotency, rate limits), built per route at build, or null
+ * when the route does not need it. `proceed` works out the arguments, runs the handler and writes
+ * its answer.
  */
 export type Around = (c: Ctx, proceed: () => unknown) => unknown;
 export type AroundFactory = (record: RouteRecord, services: Services) => Around | null;
@@ -45,14 +46,15 @@ export function compileRoute(record: RouteRecord, instance: object, options: Com
     return answer(c, r);
   };
 
+  let run = extract.length === 0 ? (c: Ctx) => invoke(c, []) : (c: Ctx) => gather(c, extract, invoke);
+  // Steps around the route run before its arguments are worked out, so a replay or a refusal never
+  // pays for reading and validating the body. A route with a step pays one closure per request for
+  // `proceed`; the others none.
   const arounds = options.arounds.map((f) => f(record, options.services)).filter((a): a is Around => a !== null);
-  let call: (c: Ctx, args: unknown[]) => unknown = invoke;
-  // A route with a step around its handler pays one closure per request for `proceed`; the others none.
   for (const around of arounds.reverse()) {
-    const inner = call;
-    call = (c, args) => around(c, () => inner(c, args));
+    const inner = run;
+    run = (c) => around(c, () => inner(c));
   }
-  const run = extract.length === 0 ? (c: Ctx) => call(c, []) : (c: Ctx) => gather(c, extract, call);
   return Object.freeze({ record, run });
 }
 

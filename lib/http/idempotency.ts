@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { CacheError, OpenSpace, type SpaceDecl } from '../cache';
 import type { Contract, HeaderEntry } from './answers';
 import type { AroundFactory, Capability } from './compile-route';
-import { isThenable, type CapturedAnswer, type Ctx } from './ctx';
+import { isThenable, type CapturedAnswer, type Ctx, type Resolvable } from './ctx';
 import type { OperationBuilder } from './openapi';
 import { HttpError } from './errors';
 import { fail } from './fail';
@@ -79,6 +79,7 @@ const around: AroundFactory = (record, services) => {
   const space = findSpace(services.all(), mark.space);
   if (space === null) return null; // refused by the check below
   const by = mark.by ?? null;
+  const resolvers = record.args.flatMap((a) => (a.kind === 'resolved' ? [a.type as unknown as Resolvable<unknown>] : []));
   const label = record.label;
   const ttlMs = space.ttlSeconds * 1000;
 
@@ -89,14 +90,20 @@ const around: AroundFactory = (record, services) => {
   }
 
   async function run(c: Ctx, proceed: () => unknown): Promise<void> {
-    const key = readKey(c.req.headers['idempotency-key']);
+    // Runs before the route's arguments: the caller first (its resolvers answer 401), then the key,
+    // then the raw body; a replay never reads the body into its class.
+    for (const type of resolvers) {
+      const v = c.resolving(type);
+      if (isThenable(v)) await v;
+    }
     let caller = '';
     if (by !== null) {
       let who = by(c);
-      if (isThenable(who)) who = await who; // most callers are worked out already: no extra turn for them
+      if (isThenable(who)) who = await who;
       if (who === null || who === undefined) throw fail.forbidden('no caller for this idempotent request');
       caller = who;
     }
+    const key = readKey(c.req.headers['idempotency-key']);
     const fp = fingerprint(c, c.bodyRead() ?? (await c.body()));
     const id = recordKey(caller, key);
     const existing = await space!.get(id).catch(unavailable);
