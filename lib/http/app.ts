@@ -1,5 +1,6 @@
-import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, ServerResponse, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { Client } from '../fetch';
 import { CAPABILITIES } from './capabilities';
@@ -18,6 +19,9 @@ import { addDocsRoutes, addOpenApi, documentOf, type DocsOptions, type OpenApiDo
 import type { RouteRecord } from './route-record';
 import { Router } from './router';
 import { scan, type Services } from './scanner';
+import type { SessionOptions } from './sessions';
+import { Upgrades } from './websocket';
+import { addStaticTree, type EmbeddedEntry, type EmbeddedOptions, type StaticOptions } from './static/static-tree';
 
 /** Middleware wraps every route, static tree and framework answer; the chain is put together once, at build. */
 export type Middleware = (c: Ctx, next: () => Promise<void>) => void | Promise<void>;
@@ -71,6 +75,8 @@ export class App {
   #inFlight = 0;
   readonly #shedAt: number;
   readonly #core: Core;
+  #sessions: SessionOptions | null = null;
+  readonly #upgrades = new Upgrades();
 
   constructor(options: AppOptions = {}) {
     this.options = options;
@@ -87,6 +93,9 @@ export class App {
         return app.#stopping;
       },
       shutdown: this.#shutdown.signal,
+      get sessions() {
+        return app.#sessions;
+      },
     };
   }
 
@@ -154,6 +163,35 @@ export class App {
     return this;
   }
 
+  /**
+   * Serves directory `dir` (relative to the working directory) under `prefix` with the default
+   * options. Indexed at `build()`; routes win over it; GET and HEAD only.
+   * @example app.static('/', 'public')
+   */
+  static(prefix: string, dir: string): this {
+    return this.staticWith(prefix, dir, {});
+  }
+
+  /**
+   * `app.static` with options: index, cacheControl, spaFallback, spaFallbackFor, maxFileBytes,
+   * maxTotalBytes, dotfiles, compress, compressMinBytes, reload.
+   * @example app.staticWith('/', 'public', { spaFallback: 'index.html', maxFileBytes: 256 * 1024 })
+   */
+  staticWith(prefix: string, dir: string, options: StaticOptions): this {
+    addStaticTree(this, prefix, { dir }, options);
+    return this;
+  }
+
+  /**
+   * Serves a list of `{ path, bytes }` built into the program under `prefix`, from memory. A path
+   * listed twice or a `spaFallback` naming no entry stops `build()`.
+   * @example app.embeddedWith('/', [{ path: 'index.html', bytes: html }], { spaFallback: 'index.html' })
+   */
+  embeddedWith(prefix: string, entries: readonly EmbeddedEntry[], options: EmbeddedOptions): this {
+    addStaticTree(this, prefix, { entries }, options);
+    return this;
+  }
+
   /** The class given to `app.failures(T)`, or null for the default `{ error, status }`. */
   get failureShape(): FailureShape | null {
     return this.#failureShape;
@@ -166,6 +204,17 @@ export class App {
    */
   compress(options: CompressOptions = {}): this {
     this.#compress = compressor(options);
+    return this;
+  }
+
+  /**
+   * Enables sessions: a handler parameter of type `Session` reads and changes a JSON record kept in
+   * an HMAC-SHA256-signed cookie (`fw_session`, `HttpOnly; SameSite=Lax; Path=/`). A bad signature
+   * counts as no session; asking for a `Session` with no `sessionSecret` is a 500.
+   * @example app.sessions({ sessionSecret: process.env.SESSION_SECRET })
+   */
+  sessions(options: SessionOptions): this {
+    this.#sessions = options;
     return this;
   }
 
@@ -252,7 +301,12 @@ export class App {
     const shape = failureBodyFor(this.#failureShape);
     (this.#core as { failureBody: Core['failureBody'] }).failureBody = shape;
     this.#chain = this.#middleware.length ? this.#compose() : null;
-    for (const fn of this.#afterBuild) fn(this);
+    try {
+      for (const fn of this.#afterBuild) fn(this);
+    } catch (e) {
+      this.#router = null; // not built: a later build() or listen() meets the same error
+      throw e;
+    }
     return this;
   }
 
@@ -285,6 +339,7 @@ export class App {
   async close(): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
+    this.#upgrades.closeAll();
     const server = this.#server;
     if (server?.listening) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -328,7 +383,28 @@ export class App {
       this.#dispatch,
     );
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#beforeRouting(err, socket));
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head));
     return server;
+  }
+
+  /**
+   * A request asking to upgrade its connection. On a `@WebSocket` route the handshake is checked
+   * (400/403 on the raw socket), then the request runs through the pipeline like any other, its
+   * handler calling `c.upgrade()`. Elsewhere the Upgrade header is ignored and the request answered
+   * as usual, on a connection that closes after the answer.
+   */
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const route = req.method === 'GET' ? this.#router!.find(q === -1 ? url : url.slice(0, q))?.methods.get('GET') : undefined;
+    const mark = route?.record.upgrade ?? null;
+    if (mark !== null && !this.#upgrades.admit(req, socket, head, mark)) return;
+    if (mark === null && head.length > 0) socket.unshift(head);
+    const res = new ServerResponse(req);
+    res.assignSocket(socket as Socket);
+    res.shouldKeepAlive = false;
+    res.once('finish', () => socket.end());
+    this.#dispatch(req, res);
   }
 
   /** Answers written before a request could be routed keep the default shape and close the connection. */

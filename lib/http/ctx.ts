@@ -10,6 +10,10 @@ import { BODY_LIMIT, readBody } from './read-body';
 import { etagOf, noneMatchHolds, type Version } from './versioned';
 import { requestIdFor } from './request-id';
 import { spell } from '../json';
+import { readCookie, serializeCookie, type CookieOptions } from './cookies';
+import { EventStream } from './events';
+import type { SessionOptions } from './sessions';
+import { upgradeConnection, type UpgradeLoop } from './websocket';
 
 /** What a request needs from its app; the App implements it. */
 export interface Core {
@@ -20,6 +24,8 @@ export interface Core {
   log(line: string): void;
   readonly stopping: boolean;
   readonly shutdown: AbortSignal;
+  /** `app.sessions(...)`, or null/absent when not set. */
+  readonly sessions?: SessionOptions | null;
 }
 
 /** An answer held back to be kept before it is sent (idempotent routes). */
@@ -268,6 +274,48 @@ export class Ctx implements Scope {
     if (length !== null) bag['content-length'] = String(length);
     this.head(status, bag);
     return new BodyStream(this.res, length);
+  }
+
+  /**
+   * Turns the answer into a server-sent event stream (`text/event-stream`, `Cache-Control: no-cache`):
+   * never buffered (each event is written at once) and never compressed.
+   * @example const events = c.events(); for (const n of [1, 2, 3]) await events.send({ data: { n } }); events.close();
+   */
+  events(): EventStream {
+    this.ownAnswer();
+    if (this.status !== 0) throw new HttpError('AlreadySent', `an event stream after ${this.status} was sent`);
+    const bag = this.#out ?? (this.#out = {});
+    bag['content-type'] = 'text/event-stream';
+    bag['cache-control'] = 'no-cache';
+    bag['x-accel-buffering'] = 'no'; // proxies such as nginx would otherwise hold events back
+    delete bag['content-encoding'];
+    this.head(200, bag);
+    this.res.flushHeaders?.();
+    return new EventStream(this.res);
+  }
+
+  /**
+   * Turns the connection into a WebSocket (a `@WebSocket` route) and hands it, with `state`, to
+   * `loop`. 400 when the request is not a WebSocket upgrade.
+   * @example @WebSocket('/ws/echo') echo(c: Ctx) { c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null) }
+   */
+  upgrade<S>(loop: UpgradeLoop<S>, state: S): void {
+    this.ownAnswer();
+    upgradeConnection(this, loop, state);
+  }
+
+  /** A request cookie's value, or null. */
+  cookie(name: string): string | null {
+    return readCookie(this.header('cookie') ?? undefined, name);
+  }
+
+  /**
+   * Sets a cookie (`Path=/; HttpOnly; SameSite=Lax` unless told otherwise). A value holding `;` or
+   * a control byte is refused (500).
+   * @example c.setCookie('theme', 'dark', { maxAgeSeconds: 86400, httpOnly: false })
+   */
+  setCookie(name: string, value: string, options: CookieOptions = {}): void {
+    this.setHeader('set-cookie', serializeCookie(name, value, options));
   }
 
   /** A header set on this answer so far, or undefined. */

@@ -1,5 +1,5 @@
 import { toContract, type ContractLike } from './answers';
-import { marks, type HttpMethod, type IdempotentMark, type RateMark } from './metadata';
+import { marks, type HttpMethod, type IdempotentMark, type OriginRule, type RateMark } from './metadata';
 
 // Decorators only record. The bootstrap scanner reads what they wrote once, at build().
 
@@ -25,6 +25,20 @@ export const Patch = route('PATCH');
 export const Delete = route('DELETE');
 export const Head = route('HEAD');
 export const Options = route('OPTIONS');
+
+/**
+ * A WebSocket route: a GET whose handler calls `c.upgrade(loop, state)`. A handshake whose `Origin`
+ * is not named gets 403 (a missing one too, when origins are named); a request that is not a valid
+ * WebSocket upgrade gets 400.
+ * @example @WebSocket('/ws/echo', { origins: ['https://shop.example'] }) echo(c: Ctx) { c.upgrade(echoLoop, null) }
+ */
+export function WebSocket(path = '', options: RouteOptions & { readonly origins?: OriginRule } = {}): MethodDecorator {
+  const { origins = [], ...rest } = options;
+  return (proto, key) => {
+    marks.addRoute(proto, { method: 'GET', path, key: String(key), ...rest });
+    marks.setUpgrade(proto, String(key), { origins });
+  };
+}
 
 /** Declares what the route answers: status, content type and OpenAPI response. @example @Returns(Status(201, Order)) */
 export function Returns(contract: ContractLike): MethodDecorator {

@@ -20,6 +20,8 @@ export const HTTP_ERRORS = {
   Canceled: { status: 503, doc: 'cancelled while waiting (server shutting down)' },
   StoreUnavailable: { status: 503, doc: 'the idempotency store did not answer' },
   DirNotFound: { status: 500, doc: 'a directory given to Dir.open or app.static cannot be opened' },
+  NoSessionSecret: { status: 500, doc: 'a Session asked for with no app.sessions({ sessionSecret }) set' },
+  BadCookieValue: { status: 500, doc: 'a cookie whose value holds ";" or a control byte, or whose name is not a token' },
 } as const;
 
 export type HttpErrorCode = keyof typeof HTTP_ERRORS;

@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 
 export { App, type AppOptions, type Middleware } from './app';
-export { Controller, Get, Post, Put, Patch, Delete, Head, Options, Returns, Idempotent, RateLimit, Body, Form, Query, Param, Header, Authorization, type RouteOptions } from './decorators';
+export { Controller, Get, Post, Put, Patch, Delete, Head, Options, Returns, Idempotent, RateLimit, WebSocket, Body, Form, Query, Param, Header, Authorization, type RouteOptions } from './decorators';
 export { Status, Optional, Reply, Redirect, Bytes, headers, type HeaderEntry, type HeaderList, type ReplyValue, type RedirectValue, type RedirectStatus, type Contract, type ContractLike } from './answers';
 export { Ctx, type Resolvable } from './ctx';
 export { Run } from './run';
@@ -21,5 +21,11 @@ export { Dir } from './files/dir';
 export { FileBody, type FileBodyInit } from './files/file-body';
 export type { SendFileOptions } from './files/send-file';
 export type { CompressOptions } from './compress';
+export type { StaticOptions, EmbeddedOptions, EmbeddedEntry } from './static/static-tree';
 export { Json, jsonEnum, Union, type JsonOptions, type JsonEnumOptions, type RenameAll, type UnionType, type UnitVariant } from '../json';
 export { Bound } from './bound';
+export { EventStream, type ServerEvent } from './events';
+export { Session, type SessionOptions, type SessionValue } from './sessions';
+export type { CookieOptions } from './cookies';
+export type { OriginRule } from './metadata';
+export type { UpgradeLoop } from './websocket';

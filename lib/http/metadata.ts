@@ -36,8 +36,15 @@ export interface IdempotentMark {
   readonly by?: (c: Ctx) => string | null | undefined | Promise<string | null | undefined>;
 }
 
+/**
+ * The origins a WebSocket route accepts: a list of exact `Origin` values, or a function deciding
+ * (it also gets the request's `Host` and the local port, for services that learn their port at
+ * listen). An empty list accepts any origin.
+ */
+export type OriginRule = readonly string[] | ((origin: string, at: { readonly host: string | null; readonly port: number }) => boolean);
+
 export interface UpgradeMark {
-  readonly origins: readonly string[];
+  readonly origins: OriginRule;
 }
 
 export interface RateMark {

@@ -120,7 +120,7 @@ function readArgs(proto: object, key: string, arity: number, label: string, serv
           args.push({ kind: 'authorization', scheme: mark.scheme });
           break;
         case 'session':
-          problems.push(`${where}: sessions are not available`);
+          problems.push(`${where}: ask for the session by type (session: Session) after app.sessions({ sessionSecret })`);
           break;
       }
       continue;

@@ -6,6 +6,8 @@ import { CatalogController } from './catalog-controller';
 import { OrderBook } from './order-book';
 import { ExportsController, OrdersController } from './orders-controller';
 import { QuoteController } from './quote-controller';
+import { LiveController } from './live-controller';
+import { SessionController } from './session-controller';
 import { Orders } from './spaces';
 import { Warehouse, WarehouseClient } from './warehouse-client';
 import { Client } from 'fw/fetch';
@@ -39,9 +41,12 @@ export function shop(options: ShopOptions = {}): App {
     .provide(Orders.open(store))
     .provide(Dir.open(resolve(process.cwd(), 'sample/files')))
     .controllers(OrdersController, ExportsController, CatalogController, QuoteController, FilesController)
+    .controllers(LiveController, SessionController)
+    .sessions({ sessionSecret: process.env.SESSION_SECRET || 'fw-sample-development-secret' }) // a fixed default for development only: set SESSION_SECRET in production
     .health('/healthz')
     .openapi({ path: openapiPath(options) })
     .docs()
+    .staticWith('/', resolve(process.cwd(), 'sample/public'), { maxFileBytes: 256 * 1024, spaFallback: 'index.html' })
     .onClose(() => store.close());
 }
 

@@ -1,0 +1,32 @@
+import { IsIn, IsString } from 'class-validator';
+import { Body, Controller, Get, Post, RateLimit, Returns, Session, fail } from 'fw';
+
+export class Login {
+  @IsIn(['alice', 'bob']) account!: 'alice' | 'bob';
+}
+
+export class Me {
+  @IsString() account!: string;
+}
+
+/** Cookie sessions: log in as a demo account, then ask who you are. */
+@Controller()
+export class SessionController {
+  /** Sets the signed session cookie; at most 5 per minute per address. */
+  @Post('/login')
+  @RateLimit({ max: 5, perSeconds: 60 })
+  @Returns(Me)
+  login(@Body() body: Login, session: Session): Me {
+    session.set('account', body.account);
+    return Object.assign(new Me(), { account: body.account });
+  }
+
+  /** The session's account; 401 without a session or with a badly signed one. */
+  @Get('/me')
+  @Returns(Me)
+  me(session: Session): Me {
+    const account = session.get<string>('account');
+    if (account === undefined) throw fail.unauthorized('no session: POST /login first');
+    return Object.assign(new Me(), { account });
+  }
+}

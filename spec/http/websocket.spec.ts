@@ -1,0 +1,135 @@
+import { WebSocket as Client } from 'ws';
+import { App, Controller, Ctx, Get, WebSocket, type UpgradeLoop } from 'fw';
+import { raw } from '../support/raw';
+
+const echo: UpgradeLoop<{ prefix: string }> = (ws, state) => {
+  ws.on('message', (data, binary) => ws.send(binary ? data : state.prefix + data.toString(), { binary }));
+};
+
+@Controller('/ws')
+class SocketsController {
+  @WebSocket('/echo', { origins: ['http://good.example'] }) echo(c: Ctx) {
+    c.upgrade(echo, { prefix: 'echo: ' });
+  }
+  @WebSocket('/open') open(c: Ctx) {
+    c.upgrade((ws) => ws.send('hello'), null);
+  }
+  @WebSocket('/by-port', { origins: (origin, at) => origin === `http://127.0.0.1:${at.port}` }) byPort(c: Ctx) {
+    c.upgrade((ws) => ws.send('port ok'), null);
+  }
+  @WebSocket('/fails') fails(c: Ctx) {
+    c.upgrade(async () => {
+      throw new Error('loop broke');
+    }, null);
+  }
+  @Get('/plain') plain() {
+    return 'plain';
+  }
+}
+
+/** Connects; `first` is the first message (listened for before the handshake ends, as a server may send at once). */
+function connect(url: string, origin?: string): Promise<{ ws: Client | null; status: number; body: string; first: Promise<string> }> {
+  return new Promise((resolve, reject) => {
+    const ws = new Client(url, origin === undefined ? {} : { origin });
+    const first = next(ws);
+    ws.once('open', () => resolve({ ws, status: 101, body: '', first }));
+    ws.once('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d));
+      res.on('end', () => resolve({ ws: null, status: res.statusCode ?? 0, body, first }));
+    });
+    ws.once('error', reject);
+  });
+}
+
+const next = (ws: Client) => new Promise<string>((resolve) => ws.once('message', (d) => resolve(d.toString())));
+
+describe('WebSocket routes', () => {
+  const lines: string[] = [];
+  const app = new App({ log: (l) => lines.push(l) }).controllers(SocketsController);
+  let port = 0;
+  let base = '';
+  beforeAll(async () => {
+    port = (await app.listen()).port;
+    base = `ws://127.0.0.1:${port}`;
+  });
+  afterAll(() => app.close());
+
+  it('EVENTS-04 c.upgrade(loop, state) turns the connection into a WebSocket and hands it, with state, to loop', async () => {
+    const { ws, status } = await connect(`${base}/ws/echo`, 'http://good.example');
+    expect(status).toBe(101);
+    const reply = next(ws!);
+    ws!.send('hi');
+    expect(await reply).toBe('echo: hi');
+    const bin = new Promise<Buffer>((resolve) => ws!.once('message', (d) => resolve(d as Buffer)));
+    ws!.send(Buffer.from([1, 2, 3]));
+    expect([...(await bin)]).toEqual([1, 2, 3]);
+    ws!.close();
+  });
+
+  it('AUTH-12 a handshake from an Origin the route did not name is 403, in the default failure shape with Connection: close', async () => {
+    const r = await connect(`${base}/ws/echo`, 'http://evil.example');
+    expect(r.status).toBe(403);
+    expect(JSON.parse(r.body)).toEqual({ error: 'WebSocket origin not allowed', status: 403 });
+    const { text } = await raw(port, 'GET /ws/echo HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://evil.example\r\n\r\n');
+    expect(text).toMatch(/^HTTP\/1\.1 403 Forbidden\r\n/);
+    expect(text).toMatch(/\r\nDate: /);
+    expect(text).toMatch(/\r\nConnection: close\r\n/);
+  });
+
+  it('OPEN-47 with origins named, a handshake without Origin is 403; with none named any origin (or none) is accepted', async () => {
+    expect((await connect(`${base}/ws/echo`)).status).toBe(403);
+    const open = await connect(`${base}/ws/open`);
+    expect(await open.first).toBe('hello');
+    open.ws!.close();
+    const other = await connect(`${base}/ws/open`, 'http://anywhere.example');
+    expect(other.status).toBe(101);
+    other.ws!.close();
+  });
+
+  it('OPEN-47 origins may be a function of the origin and the local port (for services that learn their port at listen)', async () => {
+    const ok = await connect(`${base}/ws/by-port`, `http://127.0.0.1:${port}`);
+    expect(await ok.first).toBe('port ok');
+    ok.ws!.close();
+    expect((await connect(`${base}/ws/by-port`, 'http://127.0.0.1:1')).status).toBe(403);
+  });
+
+  it('EVENTS-05 a request to an upgrade route that is not a valid WebSocket upgrade is 400', async () => {
+    const plain = await raw(port, 'GET /ws/open HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(plain.text).toMatch(/^HTTP\/1\.1 400 /);
+    const badKey = await raw(port, 'GET /ws/open HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n\r\n');
+    expect(badKey.text).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(badKey.text).toMatch(/\r\nConnection: close\r\n/);
+    expect(badKey.text).toContain('{"error":"not a valid WebSocket upgrade","status":400}');
+    const notWs = await raw(port, 'GET /ws/open HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n');
+    expect(notWs.text).toMatch(/^HTTP\/1\.1 400 /);
+    const injected = await app.inject({ url: '/ws/open' });
+    expect(injected.status).toBe(400);
+    expect(injected.json()).toEqual({ error: 'not a WebSocket upgrade', status: 400 });
+  });
+
+  it('an Upgrade header on an ordinary route is ignored: the route answers and the connection closes', async () => {
+    const { text, closed } = await raw(port, 'GET /ws/plain HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(text.endsWith('plain')).toBe(true);
+    expect(closed).toBe(true);
+  });
+
+  it('a loop that fails closes the socket with 1011 and is logged', async () => {
+    const { ws } = await connect(`${base}/ws/fails`);
+    const code = await new Promise<number>((resolve) => ws!.once('close', resolve));
+    expect(code).toBe(1011);
+    expect(lines.some((l) => l.includes('WebSocket loop failed: loop broke'))).toBe(true);
+  });
+
+  it('close() closes open WebSockets with 1001 and does not wait for them', async () => {
+    const other = new App({ log: () => {} }).controllers(SocketsController);
+    const p = (await other.listen()).port;
+    const { ws } = await connect(`ws://127.0.0.1:${p}/ws/open`);
+    const code = new Promise<number>((resolve) => ws!.once('close', resolve));
+    const started = Date.now();
+    await other.close();
+    expect(await code).toBe(1001);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+});

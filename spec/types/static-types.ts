@@ -1,0 +1,28 @@
+// Type-level checks of static trees: checked by `tsc --noEmit` in `npm test`, never run.
+import { App, type EmbeddedOptions, type StaticOptions } from 'fw';
+
+declare const app: App;
+const entries = [{ path: 'index.html', bytes: '<h1>hi</h1>' }];
+
+// STATIC-62 embeddedWith has no maxFileBytes, maxTotalBytes, dotfiles or reload option
+// @ts-expect-error no maxFileBytes on an embedded tree
+app.embeddedWith('/', entries, { maxFileBytes: 1 });
+// @ts-expect-error no maxTotalBytes on an embedded tree
+app.embeddedWith('/', entries, { maxTotalBytes: 1 });
+// @ts-expect-error no dotfiles on an embedded tree
+app.embeddedWith('/', entries, { dotfiles: true });
+// @ts-expect-error no reload on an embedded tree
+app.embeddedWith('/', entries, { reload: true });
+// STATIC-61 the shared options are accepted
+app.embeddedWith('/', entries, { index: '', cacheControl: 'no-cache', spaFallback: 'index.html', spaFallbackFor: 'anyPath', compress: false, compressMinBytes: 10 });
+app.embeddedWith('/', [{ path: 'a.bin', bytes: new Uint8Array(3) }], {});
+
+// STATIC-09 spaFallbackFor is one of two values
+// @ts-expect-error not a fallback mode
+app.staticWith('/', 'public', { spaFallbackFor: 'always' });
+app.staticWith('/', 'public', { maxFileBytes: 1, maxTotalBytes: 2, dotfiles: true, reload: true, spaFallbackFor: 'navigations' });
+app.static('/', 'public');
+
+const shared: EmbeddedOptions = {};
+const full: StaticOptions = shared;
+void full;
