@@ -318,6 +318,14 @@ export class Ctx implements Scope {
     this.setHeader('set-cookie', serializeCookie(name, value, options));
   }
 
+  /**
+   * @internal Adds a header the framework built itself (already lower-case, already valid: an ETag
+   * it made, a header of a kept answer checked when it was first sent), skipping the checks.
+   */
+  putHeader(key: string, value: string): void {
+    addHeader((this.#out ??= {}), key, value);
+  }
+
   /** A header set on this answer so far, or undefined. */
   sentHeader(name: string): string | string[] | undefined {
     return this.#out?.[name.toLowerCase()];

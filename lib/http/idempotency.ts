@@ -61,7 +61,7 @@ export function readKey(header: string | string[] | undefined): string {
 export const recordKey = (caller: string, key: string): string => `${caller.length}:${caller}:${key}`;
 
 function fingerprint(c: Ctx, body: Buffer): string {
-  return createHash('sha256').update(c.method).update('\0').update(c.path).update('\0').update(c.rawQuery).update('\0').update(body).digest('base64url');
+  return createHash('sha256').update(`${c.method}\0${c.path}\0${c.rawQuery}\0`).update(body).digest('base64url');
 }
 
 const unavailable = (e: unknown): never => {
@@ -84,9 +84,10 @@ const around: AroundFactory = (record, services) => {
   const ttlMs = space.ttlSeconds * 1000;
 
   function replay(c: Ctx, meta: Meta, body: Buffer): void {
-    const own: HeaderEntry[] = (meta.own ?? []).map(([name, value]) => ({ name, value }));
-    own.push(REPLAYED);
-    c.write(meta.status!, meta.type ?? null, meta.type === null && body.length === 0 ? null : body, own);
+    // Kept headers were checked when the answer was first sent: no second check.
+    if (meta.own) for (const [name, value] of meta.own) c.putHeader(name.toLowerCase(), value);
+    c.putHeader(REPLAYED.name, REPLAYED.value);
+    c.write(meta.status!, meta.type ?? null, meta.type === null && body.length === 0 ? null : body, null);
   }
 
   async function run(c: Ctx, proceed: () => unknown): Promise<void> {

@@ -36,6 +36,7 @@ export function etagOf(version: Version): string {
  */
 export function noneMatchHolds(header: string | undefined, tag: string): boolean {
   if (header === undefined) return false;
+  if (header === tag) return true;
   const opaque = tag.startsWith('W/') ? tag.slice(2) : tag;
   for (const part of header.split(',')) {
     const t = part.trim();
@@ -62,10 +63,10 @@ const encoder = (contract: Contract, label: string, compile: (inner: Contract) =
   return (c: Ctx, v, status, own) => {
     const r = v as VersionedValue<unknown>;
     const etag = etagOf(r.version);
-    const list: HeaderEntry[] = [{ name: 'etag', value: etag }];
-    if (r.headers && isHeaderList(r.headers)) list.push(...r.headers.entries);
-    if (own) list.push(...own);
-    if (noneMatchHolds(c.header('if-none-match') ?? undefined, etag)) {
+    c.putHeader('etag', etag);
+    const extra = r.headers && isHeaderList(r.headers) ? r.headers.entries : null;
+    const list = extra === null || extra.length === 0 ? own : own === null ? extra : [...extra, ...own];
+    if (noneMatchHolds(c.req.headers['if-none-match'], etag)) {
       c.write(304, null, null, list);
       return;
     }
