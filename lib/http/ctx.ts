@@ -413,7 +413,7 @@ export class Ctx implements Scope {
     this.res.end(body);
   }
 
-  /** @internal drops what the handler set before failing, except what middleware and the framework set for every answer */
+  /** @internal the headers set on this answer so far (the bag the head will be written from), or null */
   headers(): HeaderBag | null {
     return this.#out;
   }

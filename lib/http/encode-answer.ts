@@ -12,7 +12,6 @@ export type Encoder = (c: Ctx, value: unknown, status: number, own: readonly Hea
 
 const JSON_TYPE = 'application/json';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
-const NONE: readonly HeaderEntry[] = [];
 
 /** The status a contract answers when nothing wraps it. */
 export function baseStatus(contract: Contract): number {
@@ -112,7 +111,7 @@ function selfWriting(type: SelfWriting): Encoder {
 export const inferred: Encoder = (c, v, _status, own) => {
   if (v === undefined || v === null) c.write(204, null, null, own);
   else if (typeof v === 'string') c.write(200, TEXT_TYPE, v, own);
-  else if (v instanceof Bytes) c.write(200, v.contentType, v.body, v.headers.entries);
+  else if (v instanceof Bytes) c.write(200, v.contentType, v.body, join(v.headers.entries, own));
   else c.write(200, JSON_TYPE, JSON.stringify(spell(v)), own);
 };
 
@@ -121,4 +120,3 @@ function join(a: readonly HeaderEntry[], b: readonly HeaderEntry[] | null): read
   return a.length === 0 ? b : [...a, ...b];
 }
 
-export { NONE as NO_HEADERS };

@@ -1,4 +1,4 @@
-import { isHeaderList, tag, toContract, type Contract, type ContractLike, type HeaderEntry, type HeaderList } from './answers';
+import { isHeaderList, tag, toContract, type Contract, type ContractLike, type HeaderList } from './answers';
 import type { Capability } from './compile-route';
 import type { OperationBuilder } from './openapi/operation-builder';
 import type { RouteRecord } from './route-record';
