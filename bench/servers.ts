@@ -3,59 +3,8 @@
 import 'reflect-metadata';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { IsInt, IsString, Length, Max, Min } from 'class-validator';
 import { gzipSync } from 'node:zlib';
-import { App, Body, Controller, Get, Idempotent, Post, Returns, Status, Versioned } from 'fw';
-import { MemoryStore, Space } from 'fw/cache';
-
-const Kept = Space('bench', { ttlSeconds: 3600, maxBytes: 64 * 1024 });
-/** About 16 KiB of JSON. */
-const BIG = Array.from({ length: 160 }, (_, i) => ({ sku: `sku-${i}`, name: `Catalog item number ${i}`, unitPrice: 100 + i, tags: ['a', 'b'] }));
-const KIB = JSON.stringify({ pad: 'x'.repeat(1012) });
-
-class Small {
-  constructor(readonly id: number, readonly name: string, readonly tags: string[]) {}
-}
-const SMALL = new Small(1, 'small answer', ['a', 'b']);
-
-class NewOrder {
-  @IsString() @Length(1, 32) sku!: string;
-  @IsInt() @Min(1) @Max(100) qty!: number;
-}
-
-@Controller()
-class BenchController {
-  @Get('/small')
-  @Returns(Small)
-  small() {
-    return SMALL;
-  }
-
-  @Post('/orders')
-  @Returns(Status(201, NewOrder))
-  create(@Body() order: NewOrder) {
-    return order;
-  }
-
-  @Post('/idem')
-  @Idempotent(Kept, { by: () => 'bench' })
-  @Returns(Status(201, NewOrder))
-  idem(@Body() order: NewOrder) {
-    return order;
-  }
-
-  @Get('/versioned')
-  @Returns(Versioned(Small))
-  versioned() {
-    return Versioned.of(7, SMALL);
-  }
-
-  @Get('/big')
-  @Returns([Object])
-  big() {
-    return BIG;
-  }
-}
+import { BIG, KIB, SMALL, benchApp } from './app';
 
 // The answer a replay sends, as the raw server writes it by hand.
 const REPLAY = JSON.stringify({ sku: 'abc-123', qty: 3 });
@@ -127,7 +76,7 @@ function fail(res: ServerResponse, message: string): void {
 }
 
 async function main(): Promise<void> {
-  const app = new App({ log: () => {} }).controllers(BenchController).provide(Kept.open(new MemoryStore({ bytes: 256 << 20 }))).compress();
+  const app = benchApp();
   const fw = await app.listen({ port: 0 });
   const raw = createServer({ keepAliveTimeout: 5000 }, rawHandler);
   await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));

@@ -65,8 +65,9 @@ export class MemoryStore implements Store {
     const entry = this.#live(key);
     if (entry === undefined) return null;
     this.#touch(entry);
-    // A copy, so a caller writing into what it got cannot change what is kept.
-    return Buffer.from(entry.value);
+    // The kept bytes themselves, not a copy: the Store contract has readers treat them as read-only,
+    // and a replay then costs no allocation here.
+    return entry.value;
   }
 
   async putIfAbsent(key: string, value: Buffer, ttlMs: number): Promise<boolean> {

@@ -18,7 +18,11 @@ export interface ExpectOptions {
  * if (await store.putIfAbsent('k', Buffer.from('claim'), 30_000)) { … }
  */
 export interface Store {
-  /** The bytes kept under `key`, or `null` when there are none (never kept, deleted, expired or evicted). */
+  /**
+   * The bytes kept under `key`, or `null` when there are none (never kept, deleted, expired or evicted).
+   * They may be the store's own: callers read them and never write into them, and a store never
+   * writes into bytes it has handed out (a new value is a new Buffer).
+   */
   get(key: string): Promise<Buffer | null>;
   /** Keeps `value` for `ttlMs` only if nothing live is kept under `key`. Of callers racing on one absent key exactly one gets `true`. */
   putIfAbsent(key: string, value: Buffer, ttlMs: number): Promise<boolean>;

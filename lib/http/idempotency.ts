@@ -1,10 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { CacheError, OpenSpace, type SpaceDecl } from '../cache';
 import type { Contract, HeaderEntry } from './answers';
 import type { AroundFactory, Capability } from './compile-route';
 import { isThenable, type CapturedAnswer, type Ctx, type Resolvable } from './ctx';
 import type { OperationBuilder } from './openapi';
 import { HttpError } from './errors';
+import { KeptAnswers, type KeptAnswer, type RequestParts } from './kept-answers';
 import { fail } from './fail';
 import type { RouteRecord } from './route-record';
 import type { RecordCheck } from './scanner';
@@ -41,9 +42,19 @@ function encodeRecord(meta: Meta, body: Uint8Array | null): Buffer {
   return out;
 }
 
-function decodeRecord(bytes: Buffer): { meta: Meta; body: Buffer } {
+/** The kept answer a record holds, or null when it is an in-flight claim. */
+function decodeKept(bytes: Buffer): KeptAnswer | null {
   const n = bytes.readUInt32BE(0);
-  return { meta: JSON.parse(bytes.toString('utf8', 4, 4 + n)) as Meta, body: bytes.subarray(4 + n) };
+  const meta = JSON.parse(bytes.toString('utf8', 4, 4 + n)) as Meta;
+  if (meta.k === 'claim') return null;
+  const body = bytes.subarray(4 + n);
+  return {
+    fp: meta.fp,
+    status: meta.status!,
+    type: meta.type ?? null,
+    body: meta.type == null && body.length === 0 ? null : body,
+    own: (meta.own ?? []).map(([name, value]) => ({ name: name.toLowerCase(), value })),
+  };
 }
 
 /** The key as sent: a bare value, or the quoted string form of the IETF draft (`"abc"` is `abc`). */
@@ -60,8 +71,14 @@ export function readKey(header: string | string[] | undefined): string {
 /** (caller, key) as one store key that no other pair can spell: the caller's length comes first. */
 export const recordKey = (caller: string, key: string): string => `${caller.length}:${caller}:${key}`;
 
-function fingerprint(c: Ctx, body: Buffer): string {
-  return createHash('sha256').update(`${c.method}\0${c.path}\0${c.rawQuery}\0`).update(body).digest('base64url');
+/** SHA-256 over method, path, query and the raw body bytes, in one call (no Hash object per request). */
+function fingerprint(p: RequestParts): string {
+  const head = `${p.method}\0${p.path}\0${p.rawQuery}\0`;
+  const n = Buffer.byteLength(head);
+  const all = Buffer.allocUnsafe(n + p.body.length);
+  all.write(head, 0, 'utf8');
+  all.set(p.body, n);
+  return hash('sha256', all, 'base64url');
 }
 
 const unavailable = (e: unknown): never => {
@@ -82,12 +99,13 @@ const around: AroundFactory = (record, services) => {
   const resolvers = record.args.flatMap((a) => (a.kind === 'resolved' ? [a.type as unknown as Resolvable<unknown>] : []));
   const label = record.label;
   const ttlMs = space.ttlSeconds * 1000;
+  const answers = new KeptAnswers();
 
-  function replay(c: Ctx, meta: Meta, body: Buffer): void {
+  function replay(c: Ctx, a: KeptAnswer): void {
     // Kept headers were checked when the answer was first sent: no second check.
-    if (meta.own) for (const [name, value] of meta.own) c.putHeader(name.toLowerCase(), value);
+    for (const h of a.own) c.putHeader(h.name, h.value);
     c.putHeader(REPLAYED.name, REPLAYED.value);
-    c.write(meta.status!, meta.type ?? null, meta.type === null && body.length === 0 ? null : body, null);
+    c.write(a.status, a.type, a.body, null);
   }
 
   async function run(c: Ctx, proceed: () => unknown): Promise<void> {
@@ -105,16 +123,17 @@ const around: AroundFactory = (record, services) => {
       caller = who;
     }
     const key = readKey(c.req.headers['idempotency-key']);
-    const fp = fingerprint(c, c.bodyRead() ?? (await c.body()));
+    const parts: RequestParts = { method: c.method, path: c.path, rawQuery: c.rawQuery, body: c.bodyRead() ?? (await c.body()) };
     const id = recordKey(caller, key);
     const existing = await space!.get(id).catch(unavailable);
-    if (existing !== null) return answerExisting(c, existing, fp);
+    if (existing !== null) return answerExisting(c, id, existing, parts);
+    const fp = fingerprint(parts);
     const owner = randomBytes(12).toString('base64url');
     const claim = encodeRecord({ k: 'claim', fp, owner }, null);
     if (!(await space!.putIfAbsent(id, claim, CLAIM_LEASE_MS).catch(unavailable))) {
       const now = await space!.get(id).catch(unavailable);
       if (now === null) throw inFlight(c); // taken and gone in between: let the client retry
-      return answerExisting(c, now, fp);
+      return answerExisting(c, id, now, parts);
     }
     let answer: CapturedAnswer;
     c.capture = true;
@@ -135,15 +154,19 @@ const around: AroundFactory = (record, services) => {
     } else {
       const stored = await space!.put(id, kept, ttlMs, { expect: claim }).catch(() => false);
       if (!stored) c.core.log(`${label}: answer not kept (claim lapsed or store unavailable)`);
+      else answers.kept(id, kept, decodeKept(kept)!, parts);
     }
     c.write(answer.status, answer.type, answer.body, answer.own);
   }
 
-  function answerExisting(c: Ctx, bytes: Buffer, fp: string): void {
-    const { meta, body } = decodeRecord(bytes);
-    if (meta.k === 'claim') throw inFlight(c);
-    if (meta.fp !== fp) throw fail.unprocessable('Idempotency-Key was used for a different request');
-    replay(c, meta, body);
+  function answerExisting(c: Ctx, id: string, bytes: Buffer, parts: RequestParts): void {
+    const entry = answers.find(id, bytes, decodeKept);
+    if (entry === null) throw inFlight(c);
+    if (!KeptAnswers.known(entry, parts)) {
+      if (fingerprint(parts) !== entry.answer.fp) throw fail.unprocessable('Idempotency-Key was used for a different request');
+      KeptAnswers.learn(entry, parts);
+    }
+    replay(c, entry.answer);
   }
 
   return (c, proceed) => run(c, proceed);

@@ -364,6 +364,26 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
     const again = await order(key);
     expect(again.headers['idempotent-replayed']).toBeUndefined();
     expect(t.counts.create).toBe(2);
+    // The replay is the new record's answer, not the first one decoded earlier in this process.
+    const replay = await order(key);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(JSON.parse(replay.body).n).toBe(2);
+  });
+
+  it('IDEM-07 a replay sends the record the store holds now, even when another instance replaced it', async () => {
+    const key = fresh();
+    const first = await order(key);
+    expect((await order(key)).body).toBe(first.body); // decoded and remembered by this app
+    // Another instance on the same store keeps a different answer under the same (caller, key).
+    const other = new App({ log: () => {} }).controllers(controller().IdemController).provide(Orders.open(store)).provide(Small.open(store));
+    await other.inject({ method: 'POST', url: '/orders', headers: bearer('alice', fresh()), body: { sku: 'abc', qty: 2 } });
+    await Orders.open(store).del(recordKey('alice', key));
+    const theirs = await other.inject({ method: 'POST', url: '/orders', headers: bearer('alice', key), body: { sku: 'abc', qty: 2 } });
+    expect(theirs.headers.location).toBe('/orders/2');
+    const replay = await order(key);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toBe(theirs.body);
+    expect(t.counts.create).toBe(1);
   });
 
   it('IDEM-31 IDEM-33 a route with a single caller may leave out by; its body is the declared @Body type', async () => {

@@ -1,0 +1,88 @@
+import type { HeaderEntry } from './answers';
+
+/** A kept answer as the store holds it, decoded once: what a replay writes. */
+export interface KeptAnswer {
+  readonly fp: string;
+  readonly status: number;
+  readonly type: string | null;
+  readonly body: Buffer | null;
+  /** The answer's own headers, lower-cased, checked when the answer was first sent. */
+  readonly own: readonly HeaderEntry[];
+}
+
+/** The parts of a request its fingerprint is made of. */
+export interface RequestParts {
+  readonly method: string;
+  readonly path: string;
+  readonly rawQuery: string;
+  readonly body: Buffer;
+}
+
+/** A decoded record, and a request known to hash to its fingerprint. */
+export interface KeptEntry {
+  /** The record's bytes: the entry stands only while the store still gives exactly these. */
+  record: Buffer;
+  readonly answer: KeptAnswer;
+  parts: RequestParts | null;
+}
+
+/**
+ * Kept answers decoded once per process, for routes replayed often. The store stays the source
+ * of truth: every replay still reads the record, and an entry is used only when the record read
+ * is byte for byte the one it was decoded from. What it saves is decoding the record and, for a
+ * retry identical to one seen before, the SHA-256 of the request.
+ *
+ * Bounded by count and by size: at most `MAX_ENTRIES` entries of at most `MAX_ENTRY_BYTES`
+ * (record plus request body) each, first in first out: at most 4 MiB per idempotent route.
+ */
+export class KeptAnswers {
+  static readonly MAX_ENTRIES = 256;
+  static readonly MAX_ENTRY_BYTES = 16 * 1024;
+  readonly #entries = new Map<string, KeptEntry>();
+
+  /** The entry for `record` under `id`, decoding (and remembering) it when it is not the one known; null when `decode` finds no kept answer. */
+  find(id: string, record: Buffer, decode: (record: Buffer) => KeptAnswer | null): KeptEntry | null {
+    const known = this.#entries.get(id);
+    if (known !== undefined) {
+      // The same Buffer is the same record: a store never writes into bytes it handed out. Equal
+      // bytes in another Buffer take its place, so the store's own copy is recognised next time.
+      if (known.record === record) return known;
+      if (known.record.equals(record)) {
+        known.record = record;
+        return known;
+      }
+    }
+    const answer = decode(record);
+    if (answer === null) return null;
+    const entry: KeptEntry = { record, answer, parts: null };
+    this.#remember(id, entry);
+    return entry;
+  }
+
+  /** Remembers a record just kept, with the request it answers (known to hash to its fingerprint). */
+  kept(id: string, record: Buffer, answer: KeptAnswer, parts: RequestParts): void {
+    const entry: KeptEntry = { record, answer, parts: null };
+    KeptAnswers.learn(entry, parts);
+    this.#remember(id, entry);
+  }
+
+  /** True when `parts` is the request already known to hash to the entry's fingerprint. */
+  static known(entry: KeptEntry, parts: RequestParts): boolean {
+    const p = entry.parts;
+    return p !== null && p.method === parts.method && p.path === parts.path && p.rawQuery === parts.rawQuery && p.body.equals(parts.body);
+  }
+
+  /** Notes that `parts` hashes to the entry's fingerprint, when it is small enough to keep. */
+  static learn(entry: KeptEntry, parts: RequestParts): void {
+    if (entry.record.length + parts.body.length > KeptAnswers.MAX_ENTRY_BYTES) return;
+    // The body's own copy: a request body is often a view into a larger socket read.
+    entry.parts = { method: parts.method, path: parts.path, rawQuery: parts.rawQuery, body: Buffer.from(parts.body) };
+  }
+
+  #remember(id: string, entry: KeptEntry): void {
+    this.#entries.delete(id);
+    if (entry.record.length > KeptAnswers.MAX_ENTRY_BYTES) return;
+    if (this.#entries.size >= KeptAnswers.MAX_ENTRIES) this.#entries.delete(this.#entries.keys().next().value!);
+    this.#entries.set(id, entry);
+  }
+}
