@@ -24,12 +24,18 @@ export interface Store {
    * writes into bytes it has handed out (a new value is a new Buffer).
    */
   get(key: string): Promise<Buffer | null>;
+  /**
+   * Optional, for stores in this process: what `get` would answer, given at once, or `undefined`
+   * when the store cannot tell without waiting (then ask `get`). Saves a replay its turns of the
+   * promise queue; a store over the network leaves it out.
+   */
+  peek?(key: string): Buffer | null | undefined;
   /** Keeps `value` for `ttlMs` only if nothing live is kept under `key`. Of callers racing on one absent key exactly one gets `true`. */
   putIfAbsent(key: string, value: Buffer, ttlMs: number): Promise<boolean>;
   /** Keeps `value` for `ttlMs`, replacing what is there; with `expect`, only if the current value equals it. Answers whether it wrote. */
   put(key: string, value: Buffer, ttlMs: number, opts?: ExpectOptions): Promise<boolean>;
   /** Removes the entry; with `expect`, only if the current value equals it. Answers whether a live entry was removed. */
   del(key: string, opts?: ExpectOptions): Promise<boolean>;
-  /** Releases what the store holds (connections); later calls fail. */
+  /** Releases what the store holds (connections). `MemoryStore` and `RedisStore` fail every later call with `CacheError` Unavailable. */
   close(): Promise<void>;
 }

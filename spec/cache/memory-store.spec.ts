@@ -76,6 +76,33 @@ describe('MemoryStore', () => {
     expect(store.bytesUsed).toBe(cost('kept', 100));
   });
 
+  it('CACHE-10 peek answers at once what get answers: a hit, a miss, an expired entry, a closed store', async () => {
+    const store = new MemoryStore({ bytes: 1 << 16 });
+    await store.put('a', Buffer.from('kept'), 60_000);
+    await store.put('gone', Buffer.from('soon'), 20);
+    expect(store.peek('a')).toEqual(Buffer.from('kept'));
+    expect(store.peek('a')).toBe(await store.get('a')); // the kept bytes themselves, read-only by contract
+    expect(store.peek('never')).toBeNull();
+    await sleep(40);
+    expect(store.peek('gone')).toBeNull();
+    expect(await store.get('gone')).toBeNull();
+    const space = Space('peeked', { ttlSeconds: 60, maxBytes: 64 }).open(store);
+    await space.put('k', Buffer.from('v'));
+    expect(space.peek('k')).toEqual(Buffer.from('v'));
+    await store.close();
+    expect(() => store.peek('a')).toThrow(CacheError);
+    expect(() => space.peek('k')).toThrow(expect.objectContaining({ code: 'Unavailable' }));
+  });
+
+  it('CACHE-10 a space over a store without peek answers undefined: ask get', async () => {
+    const inner = new MemoryStore({ bytes: 1 << 16 });
+    const remote = { get: (k: string) => inner.get(k), putIfAbsent: inner.putIfAbsent.bind(inner), put: inner.put.bind(inner), del: inner.del.bind(inner), close: () => inner.close() };
+    const space = Space('remote', { ttlSeconds: 60, maxBytes: 64 }).open(remote);
+    await space.put('k', Buffer.from('v'));
+    expect(space.peek('k')).toBeUndefined();
+    expect(await space.get('k')).toEqual(Buffer.from('v'));
+  });
+
   it('CACHE-10 MemoryStore, the default store, is built with a byte budget and works with no other setup', async () => {
     const store = new MemoryStore({ bytes: 64 * 1024 * 1024 });
     expect(store.bytes).toBe(64 * 1024 * 1024);

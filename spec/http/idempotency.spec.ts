@@ -439,6 +439,17 @@ describe('idempotency without a store', () => {
     await store.close();
   });
 
+  it('an in-process store that fails (closed MemoryStore, read through peek) fails closed too: 503, no handler run', async () => {
+    const store = new MemoryStore({ bytes: 1 << 20 });
+    const { IdemController, counts } = controller();
+    const app = new App({ log: () => {} }).controllers(IdemController).provide(Orders.open(store)).provide(Small.open(store));
+    await store.close();
+    const res = await app.inject({ method: 'POST', url: '/anon', headers: { 'idempotency-key': 'closed' }, body: { sku: 's', qty: 1 } });
+    expect(res.status).toBe(503);
+    expect(res.json()).toEqual({ error: 'idempotency store unavailable', status: 503 });
+    expect(counts.anon).toBe(0);
+  });
+
   it('the claim lease is far shorter than a record TTL', () => {
     expect(CLAIM_LEASE_MS).toBe(30_000);
   });
