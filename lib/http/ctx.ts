@@ -44,6 +44,13 @@ export interface Resolvable<T> {
 const JSON_TYPE = 'application/json';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 const PENDING = Symbol('pending');
+/**
+ * Node sends a string body in one piece with the head, a Buffer as a piece of its own: on loopback
+ * that second piece cost a replayed answer about a tenth of its throughput. Bodies up to this size
+ * go as latin1 strings, which carry every byte value unchanged.
+ */
+const ONE_PIECE_BYTES = 16 * 1024;
+const asLatin1 = (b: Uint8Array): string => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)).toString('latin1');
 
 /**
  * The request context: what the request says and how to answer it. A handler gets it by declaring
@@ -387,7 +394,8 @@ export class Ctx implements Scope {
     else if (status !== 204 && status !== 304 && !(status < 200)) bag['content-length'] = '0';
     this.head(status, bag);
     if (payload === null) this.res.end();
-    else this.res.end(payload);
+    else if (typeof payload === 'string' || payload.length > ONE_PIECE_BYTES) this.res.end(payload);
+    else this.res.end(asLatin1(payload), 'latin1');
   }
 
   /** @internal Writes the head: the status, the bag, and the Connection rules of the spec. */

@@ -78,16 +78,17 @@ export class InjectResponse extends EventEmitter {
     return this;
   }
 
-  write(chunk: string | Uint8Array, cb?: () => void): boolean {
+  write(chunk: string | Uint8Array, encoding?: BufferEncoding | (() => void), cb?: () => void): boolean {
+    if (typeof encoding === 'function') [cb, encoding] = [encoding, undefined];
     if (!this.headersSent) this.writeHead(this.statusCode, {});
-    if (!this.#head) this.#chunks.push(Buffer.from(chunk));
+    if (!this.#head) this.#chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, encoding ?? 'utf8') : Buffer.from(chunk));
     if (cb) process.nextTick(cb);
     return true;
   }
 
-  end(chunk?: string | Uint8Array | (() => void)): this {
+  end(chunk?: string | Uint8Array | (() => void), encoding?: BufferEncoding): this {
     if (this.writableEnded) return this;
-    if (chunk !== undefined && typeof chunk !== 'function') this.write(chunk);
+    if (chunk !== undefined && typeof chunk !== 'function') this.write(chunk, encoding);
     else if (!this.headersSent) this.writeHead(this.statusCode, {});
     this.writableEnded = true;
     this.writableFinished = true;

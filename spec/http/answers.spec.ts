@@ -1,3 +1,4 @@
+import { request } from 'undici';
 import { App, Bytes, Controller, Get, Optional, Param, Post, Redirect, Reply, Returns, Status, headers } from 'fw';
 
 class Order {
@@ -11,6 +12,9 @@ class Csv {
     for (const r of this.rows) out.write(r.join(',') + '\n');
   }
 }
+
+/** Every byte value, `times` times over. */
+const ALL_BYTES = (times: number): Buffer => Buffer.concat(Array.from({ length: times }, () => Buffer.from(Array.from({ length: 256 }, (_, i) => i))));
 
 @Controller()
 class AnswersController {
@@ -49,6 +53,11 @@ class AnswersController {
   @Returns(Bytes)
   bytes() {
     return new Bytes(Buffer.from([0xff, 0x00, 0xfe]), 'image/x-test', headers.of([{ name: 'Content-Disposition', value: 'attachment; filename="x.bin"' }]));
+  }
+  @Get('/all-bytes/{times}')
+  @Returns(Bytes)
+  allBytes(@Param('times') times: number) {
+    return new Bytes(ALL_BYTES(times), 'application/octet-stream');
   }
   @Post('/bytes201')
   @Returns(Status(201, Bytes))
@@ -128,6 +137,21 @@ describe('status and content type by return contract', () => {
     expect(res.headers['content-type']).toBe('image/x-test');
     expect([...res.bytes]).toEqual([0xff, 0x00, 0xfe]);
     expect(res.headers['content-disposition']).toBe('attachment; filename="x.bin"');
+  });
+
+  it('CORE-18 every byte value reaches a real socket unchanged, in a small body (sent with the head) and a large one', async () => {
+    const live = new App({ log: () => {} }).controllers(AnswersController);
+    const server = await live.listen({ port: 0 });
+    try {
+      for (const times of [1, 100]) {
+        const res = await request(`http://127.0.0.1:${server.port}/all-bytes/${times}`);
+        const got = Buffer.from(await res.body.arrayBuffer());
+        expect(res.headers['content-length']).toBe(String(256 * times));
+        expect(got.equals(ALL_BYTES(times))).toBe(true);
+      }
+    } finally {
+      await live.close();
+    }
   });
 
   it('ANS-02 Status(201, Bytes) sends the bytes under the wrapper status', async () => {
