@@ -27,6 +27,8 @@ export class InjectRequest extends Readable {
   readonly headers: Record<string, string>;
   readonly httpVersion = '1.1';
   readonly httpVersionMinor = 1;
+  /** The whole body is here from the start, as for a request whose body came with its head. */
+  readonly complete = true;
   readonly socket = { remoteAddress: '127.0.0.1', encrypted: false };
   constructor(options: InjectOptions) {
     super({ read() {} });
