@@ -1,5 +1,4 @@
-// The fw side of the benchmark: one app holding every case's route. Shared by the HTTP servers
-// (servers.ts) and the in-process measurement (micro.ts).
+// The fw side of the benchmark: one app holding every case's route, served by servers.ts.
 import { IsInt, IsString, Length, Max, Min } from 'class-validator';
 import { App, Body, Controller, Get, Idempotent, Post, Returns, Status, Versioned } from 'fw';
 import { MemoryStore, Space } from 'fw/cache';

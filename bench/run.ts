@@ -1,6 +1,6 @@
 // `npm run bench`: each fw case against a baseline doing the same work, alternating, in one run,
-// on loopback. Bounded: BENCH_SECONDS (3) per run, BENCH_ROUNDS (5) alternations per case; the
-// median round (by ratio) is reported. Servers run in a child process so the load generator has the other core.
+// on loopback. Bounded: BENCH_SECONDS (2) per run, BENCH_ROUNDS (7) rounds of fw-base-base-fw per
+// case; the median round (by ratio) is reported. Servers run in a child process so the load generator has the other core.
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -50,8 +50,8 @@ const CASES: Case[] = [
   { name: 'GET 16 KiB JSON gzipped', fw: { path: '/big', headers: { 'accept-encoding': 'gzip' } }, base: { on: 'raw', label: 'raw node:http + gzipSync', path: '/big', headers: { 'accept-encoding': 'gzip' } }, target: 0.9 },
 ];
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 3);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const seconds = Number(process.env.BENCH_SECONDS ?? 2);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 7);
 let keys = 0;
 
 async function load(port: number, l: Load): Promise<{ rps: number; p99: number; errors: number }> {
@@ -67,6 +67,9 @@ async function load(port: number, l: Load): Promise<{ rps: number; p99: number; 
   return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.non2xx };
 }
 
+type Measured = Awaited<ReturnType<typeof load>>;
+const mean = (x: Measured, y: Measured): Measured => ({ rps: (x.rps + y.rps) / 2, p99: Math.max(x.p99, y.p99), errors: x.errors + y.errors });
+
 async function httpCases(): Promise<string[]> {
   const child = fork(join(__dirname, 'servers.js'), { stdio: 'inherit' });
   const ports = await new Promise<{ fw: number; raw: number }>((resolve) => child.once('message', (m) => resolve(m as { fw: number; raw: number })));
@@ -76,10 +79,17 @@ async function httpCases(): Promise<string[]> {
       const basePort = c.base.on === 'raw' ? ports.raw : ports.fw;
       await load(ports.fw, c.fw);
       await load(basePort, c.base);
-      // Each round runs fw then its baseline back to back; the median of the rounds' ratios is
-      // steadier on a shared 2-core box than the best or the mean of either side.
-      const runs: { f: Awaited<ReturnType<typeof load>>; b: Awaited<ReturnType<typeof load>> }[] = [];
-      for (let i = 0; i < rounds; i++) runs.push({ f: await load(ports.fw, c.fw), b: await load(basePort, c.base) });
+      // Each round runs fw, its baseline, the baseline again and fw again (a drift in the machine's
+      // speed during the round falls on both sides alike) and pairs the means; the median of the
+      // rounds' ratios is steadier on a shared 2-core box than the best or the mean of either side.
+      const runs: { f: Measured; b: Measured }[] = [];
+      for (let i = 0; i < rounds; i++) {
+        const f1 = await load(ports.fw, c.fw);
+        const b1 = await load(basePort, c.base);
+        const b2 = await load(basePort, c.base);
+        const f2 = await load(ports.fw, c.fw);
+        runs.push({ f: mean(f1, f2), b: mean(b1, b2) });
+      }
       runs.sort((x, y) => x.f.rps / x.b.rps - y.f.rps / y.b.rps);
       const { f: fw, b: base } = runs[Math.floor(runs.length / 2)];
       const ratio = fw.rps / base.rps;
