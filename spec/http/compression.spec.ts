@@ -1,4 +1,5 @@
 import { gunzipSync } from 'node:zlib';
+import { request } from 'undici';
 import { App, Bytes, Controller, Ctx, Get, Param, Post, Returns, Versioned } from 'fw';
 import { acceptsGzip } from '../../lib/http/compress';
 
@@ -53,6 +54,22 @@ describe('compression', () => {
     expect(Number(res.headers['content-length'])).toBe(res.bytes.length);
     expect(JSON.parse(gunzipSync(res.bytes).toString()).pad.length).toBe(1014);
     expect((await app.inject({ url: '/json/1023', headers: gz })).headers['content-encoding']).toBeUndefined();
+  });
+
+  it('GZIP-02 a gzipped answer reaches a real socket whole, its compressed bytes sent with the head', async () => {
+    const live = make();
+    const { port } = await live.listen({ port: 0 });
+    try {
+      for (const n of [2000, 400_000]) {
+        const res = await request(`http://127.0.0.1:${port}/json/${n}`, { headers: gz });
+        const got = Buffer.from(await res.body.arrayBuffer());
+        expect(res.headers['content-encoding']).toBe('gzip');
+        expect(Number(res.headers['content-length'])).toBe(got.length);
+        expect(JSON.parse(gunzipSync(got).toString()).pad).toBe(text(n - 10));
+      }
+    } finally {
+      await live.close();
+    }
   });
 
   it('GZIP-17 a body under minBytes is not compressed; minBytes is an option', async () => {
