@@ -20,7 +20,8 @@ const node = <R>(): Node<R> => ({ fixed: new Map(), param: null, methods: null }
 const NO_VALUES: readonly string[] = Object.freeze([]);
 
 export class Router<R> {
-  readonly #exact = new Map<string, Map<string, R>>();
+  /** Fixed paths, each with its match built once (the request path allocates nothing for them). */
+  readonly #exact = new Map<string, Match<R> & { readonly methods: Map<string, R> }>();
   readonly #root: Node<R> = node();
   #sealed = false;
 
@@ -30,8 +31,9 @@ export class Router<R> {
     const segments = splitTemplate(template);
     let methods: Map<string, R>;
     if (!segments.some((s) => s === null)) {
-      methods = this.#exact.get(template) ?? new Map();
-      this.#exact.set(template, methods);
+      const known = this.#exact.get(template);
+      methods = known?.methods ?? new Map();
+      if (known === undefined) this.#exact.set(template, Object.freeze({ methods, values: NO_VALUES }));
     } else {
       let at = this.#root;
       for (const s of segments) {
@@ -55,7 +57,7 @@ export class Router<R> {
 
   find(path: string): Match<R> | null {
     const exact = this.#exact.get(path);
-    if (exact) return { methods: exact, values: NO_VALUES };
+    if (exact !== undefined) return exact;
     const values: string[] = [];
     const at = walk(this.#root, path, 1, values);
     return at ? { methods: at, values } : null;
