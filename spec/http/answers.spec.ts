@@ -146,6 +146,7 @@ describe('status and content type by return contract', () => {
       for (const times of [1, 100]) {
         const res = await request(`http://127.0.0.1:${server.port}/all-bytes/${times}`);
         const got = Buffer.from(await res.body.arrayBuffer());
+        expect(res.headers['content-type']).toBe('application/octet-stream');
         expect(res.headers['content-length']).toBe(String(256 * times));
         expect(got.equals(ALL_BYTES(times))).toBe(true);
       }
