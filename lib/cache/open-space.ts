@@ -38,13 +38,8 @@ export class OpenSpace {
     this.#ttlMs = Math.ceil(space.ttlSeconds * 1000);
   }
 
-  async get(key: string): Promise<Buffer | null> {
-    // Not through #call: the one operation on every replay, spared a closure.
-    try {
-      return await this.#store.get(this.#prefix + key);
-    } catch (err) {
-      throw this.#unavailable('get', key, err);
-    }
+  get(key: string): Promise<Buffer | null> {
+    return this.#call('get', key, (k) => this.#store.get(k));
   }
 
   /**

@@ -7,6 +7,7 @@ import { addHeader, checkHeader, type HeaderBag } from './header-rules';
 import { BodyStream } from './body-stream';
 import { sendFile, type SendFileOptions } from './files/send-file';
 import { BODY_LIMIT, readBody } from './read-body';
+import { NO_VALUES } from './router';
 import { etagOf, noneMatchHolds, type Version } from './versioned';
 import { requestIdFor } from './request-id';
 import { spell } from '../json';
@@ -44,7 +45,6 @@ export interface Resolvable<T> {
 const JSON_TYPE = 'application/json';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 const PENDING = Symbol('pending');
-const NONE: readonly string[] = Object.freeze([]);
 /**
  * Node sends a string body in one piece with the head, a Buffer as a piece of its own: on loopback
  * that second piece cost a replayed answer about a tenth of its throughput. Bodies up to this size
@@ -67,7 +67,7 @@ export class Ctx implements Scope {
   /** @internal */ readonly req: IncomingMessage;
   /** @internal */ readonly res: ServerResponse;
   /** @internal */ readonly core: Core;
-  /** @internal raw `{name}` values in path order */ values: readonly string[] = NONE;
+  /** @internal raw `{name}` values in path order */ values: readonly string[] = NO_VALUES;
   /** The status sent, or 0 before anything is sent. */
   status = 0;
   /** When the request arrived (performance.now()). */

@@ -12,7 +12,6 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   if (length === '0' || (length === undefined && req.headers['transfer-encoding'] === undefined) || req.readableEnded) {
     return Promise.resolve(EMPTY);
   }
-  if (arrived(req, length)) return settle(req, limit);
   // Node's parser hands a body that came in the head's packet to the request after the handler has
   // started, but before any promise settles: one microtask later it is usually all buffered, and
   // taking it in one read spares the listeners and the ticks of a flowing stream.
@@ -22,14 +21,6 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 /** The whole body is buffered: the message is complete, or as many bytes as it declared are here. */
 const arrived = (req: IncomingMessage, length: string | undefined): boolean =>
   req.complete || (length !== undefined && req.readableLength >= Number(length));
-
-function settle(req: IncomingMessage, limit: number): Promise<Buffer> {
-  try {
-    return Promise.resolve(readBuffered(req, limit));
-  } catch (e) {
-    return Promise.reject(e);
-  }
-}
 
 /** The whole body, already parsed and buffered in the request. */
 function readBuffered(req: IncomingMessage, limit: number): Buffer {

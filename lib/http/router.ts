@@ -17,7 +17,8 @@ interface Node<R> {
 }
 
 const node = <R>(): Node<R> => ({ fixed: new Map(), param: null, methods: null });
-const NO_VALUES: readonly string[] = Object.freeze([]);
+/** The values of a match without `{name}` segments: one shared, frozen list. */
+export const NO_VALUES: readonly string[] = Object.freeze([]);
 
 export class Router<R> {
   /** Fixed paths, each with its match built once (the request path allocates nothing for them). */
