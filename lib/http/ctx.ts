@@ -6,7 +6,7 @@ import { HttpError } from './errors';
 import { addHeader, checkHeader, type HeaderBag } from './header-rules';
 import { BodyStream } from './body-stream';
 import { sendFile, type SendFileOptions } from './files/send-file';
-import { BODY_LIMIT, readBody } from './read-body';
+import { BODY_LIMIT, bufferedBody, readBody } from './read-body';
 import { NO_VALUES } from './router';
 import { etagOf, noneMatchHolds, type Version } from './versioned';
 import { requestIdFor } from './request-id';
@@ -75,7 +75,7 @@ export class Ctx implements Scope {
   #out: HeaderBag | null = null;
   #id: string | null = null;
   #resolved: Map<unknown, unknown> | null = null;
-  #body: Promise<Buffer> | null = null;
+  #body: Promise<void> | null = null;
   #bodyBytes: Buffer | null = null;
   #search: URLSearchParams | null = null;
   #abort: AbortController | null = null;
@@ -113,16 +113,35 @@ export class Ctx implements Scope {
 
   /** The raw request body, at most one megabyte (413 beyond). Read once; later calls give the same bytes. */
   body(): Promise<Buffer> {
-    if (this.#body === null) {
-      this.#body = readBody(this.req, BODY_LIMIT);
-      this.#body.then((b) => (this.#bodyBytes = b), () => undefined);
-    }
-    return this.#body;
+    return this.bodyReady().then(() => this.#bodyBytes!);
   }
 
-  /** @internal the body when it has been read already, else null */
-  bodyRead(): Buffer | null {
+  /**
+   * @internal The whole body when it is here: read already, or buffered in full in the request (it
+   * is taken now). Null while it is still arriving: wait for `bodyReady()`. Throws 413 past the limit.
+   */
+  bodyNow(): Buffer | null {
+    if (this.#bodyBytes === null && this.#body === null) this.#bodyBytes = bufferedBody(this.req, BODY_LIMIT);
     return this.#bodyBytes;
+  }
+
+  /**
+   * @internal Settles, with no value, once `bodyNow()` has the body. Internal readers wait on this
+   * rather than on a promise of the Buffer: settling a promise with an object looks up `then` along
+   * its prototype chain, which for a Buffer costs more than the rest of a replay's bookkeeping.
+   */
+  bodyReady(): Promise<void> {
+    if (this.#body === null) {
+      // Node's parser hands a body that came in the head's packet to the request after the handler
+      // has started but before a queued microtask runs: one microtask later it is usually all here.
+      this.#body = Promise.resolve().then(() => {
+        if (this.#bodyBytes !== null || (this.#bodyBytes = bufferedBody(this.req, BODY_LIMIT)) !== null) return undefined;
+        return readBody(this.req, BODY_LIMIT).then((b) => {
+          this.#bodyBytes = b;
+        });
+      });
+    }
+    return this.#body;
   }
 
   /**

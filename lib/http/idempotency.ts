@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { hash, randomBytes } from 'node:crypto';
 import { CacheError, OpenSpace, type SpaceDecl } from '../cache';
 import type { Contract, HeaderEntry } from './answers';
@@ -52,7 +53,9 @@ function decodeKept(bytes: Buffer): KeptAnswer | null {
     fp: meta.fp,
     status: meta.status!,
     type: meta.type ?? null,
-    body: meta.type == null && body.length === 0 ? null : body,
+    // An ASCII body (most JSON) is the same bytes as a string, and a string leaves with the head in
+    // one piece without being converted again on every replay.
+    body: meta.type == null && body.length === 0 ? null : body.length <= KeptAnswers.MAX_ENTRY_BYTES && isAscii(body) ? body.toString('latin1') : body,
     own: (meta.own ?? []).map(([name, value]) => ({ name: name.toLowerCase(), value })),
   };
 }
@@ -104,28 +107,36 @@ const around: AroundFactory = (record, services) => {
 
   function replay(c: Ctx, a: KeptAnswer): void {
     // Kept headers were checked when the answer was first sent: no second check.
-    for (const h of a.own) c.putHeader(h.name, h.value);
+    for (let i = 0; i < a.own.length; i++) c.putHeader(a.own[i].name, a.own[i].value);
     c.putHeader(REPLAYED.name, REPLAYED.value);
     c.write(a.status, a.type, a.body, null);
   }
 
-  async function run(c: Ctx, proceed: () => unknown): Promise<void> {
-    // Runs before the route's arguments: the caller first (its resolvers answer 401), then the key,
-    // then the raw body; a replay never reads the body into its class.
-    for (const type of resolvers) {
-      const v = c.resolving(type);
-      if (isThenable(v)) await v;
+  // The steps run in order: the caller (its resolvers answer 401, `by` 403), the key, the raw body,
+  // the store. Each goes on at once when what it needs is here, so a replay from an in-process
+  // store costs one wait for the body and no async-function frame; a replay never reads the body
+  // into its class.
+
+  /** The caller's name, or a promise of it while a resolver or `by` is asynchronous. */
+  function callerOf(c: Ctx, from: number): string | Promise<string> {
+    for (let i = from; i < resolvers.length; i++) {
+      const v = c.resolving(resolvers[i]);
+      if (isThenable(v)) return Promise.resolve(v).then(() => callerOf(c, i + 1));
     }
-    let caller = '';
-    if (by !== null) {
-      let who = by(c);
-      if (isThenable(who)) who = await who;
-      if (who === null || who === undefined) throw fail.forbidden('no caller for this idempotent request');
-      caller = who;
-    }
-    const key = readKey(c.req.headers['idempotency-key']);
-    const parts: RequestParts = { method: c.method, path: c.path, rawQuery: c.rawQuery, body: c.bodyRead() ?? (await c.body()) };
-    const id = recordKey(caller, key);
+    if (by === null) return '';
+    const who = by(c);
+    return isThenable(who) ? Promise.resolve(who).then(named) : named(who);
+  }
+
+  function withCaller(c: Ctx, proceed: () => unknown, caller: string): unknown {
+    const id = recordKey(caller, readKey(c.req.headers['idempotency-key']));
+    const body = c.bodyNow();
+    if (body !== null) return withBody(c, proceed, id, body);
+    return c.bodyReady().then(() => withBody(c, proceed, id, c.bodyNow()!));
+  }
+
+  function withBody(c: Ctx, proceed: () => unknown, id: string, body: Buffer): unknown {
+    const parts: RequestParts = { method: c.method, path: c.path, rawQuery: c.rawQuery, body };
     // An in-process store answers at once: a replay then waits for nothing but the body.
     let existing: Buffer | null | undefined;
     try {
@@ -133,8 +144,14 @@ const around: AroundFactory = (record, services) => {
     } catch (e) {
       unavailable(e);
     }
-    if (existing === undefined) existing = await space!.get(id).catch(unavailable);
-    if (existing !== null) return answerExisting(c, id, existing, parts);
+    if (existing === undefined) {
+      return space!.get(id).catch(unavailable).then((now) => (now !== null ? answerExisting(c, id, now, parts) : first(c, proceed, id, parts)));
+    }
+    return existing !== null ? answerExisting(c, id, existing, parts) : first(c, proceed, id, parts);
+  }
+
+  /** No record yet: claim the key, run the handler, keep its answer, send it. */
+  async function first(c: Ctx, proceed: () => unknown, id: string, parts: RequestParts): Promise<void> {
     const fp = fingerprint(parts);
     const owner = randomBytes(12).toString('base64url');
     const claim = encodeRecord({ k: 'claim', fp, owner }, null);
@@ -177,8 +194,16 @@ const around: AroundFactory = (record, services) => {
     replay(c, entry.answer);
   }
 
-  return (c, proceed) => run(c, proceed);
+  return (c, proceed) => {
+    const caller = callerOf(c, 0);
+    return isThenable(caller) ? caller.then((name) => withCaller(c, proceed, name)) : withCaller(c, proceed, caller);
+  };
 };
+
+function named(who: string | null | undefined): string {
+  if (who === null || who === undefined) throw fail.forbidden('no caller for this idempotent request');
+  return who;
+}
 
 function inFlight(c: Ctx): Error {
   c.setHeader('retry-after', '1');

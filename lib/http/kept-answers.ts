@@ -5,7 +5,8 @@ export interface KeptAnswer {
   readonly fp: string;
   readonly status: number;
   readonly type: string | null;
-  readonly body: Buffer | null;
+  /** The body; an ASCII one as a string (the same bytes in UTF-8). */
+  readonly body: Buffer | string | null;
   /** The answer's own headers, lower-cased, checked when the answer was first sent. */
   readonly own: readonly HeaderEntry[];
 }
@@ -39,18 +40,23 @@ export class KeptAnswers {
   static readonly MAX_ENTRIES = 256;
   static readonly MAX_ENTRY_BYTES = 16 * 1024;
   readonly #entries = new Map<string, KeptEntry>();
+  /**
+   * The same entries by the record's Buffer: a store that hands out the Buffer it keeps
+   * (`MemoryStore`) is then recognised by identity, without hashing the key a second time.
+   */
+  readonly #byRecord = new WeakMap<Buffer, KeptEntry>();
 
   /** The entry for `record` under `id`, decoding (and remembering) it when it is not the one known; null when `decode` finds no kept answer. */
   find(id: string, record: Buffer, decode: (record: Buffer) => KeptAnswer | null): KeptEntry | null {
+    // The same Buffer is the same record: a store never writes into bytes it handed out.
+    const same = this.#byRecord.get(record);
+    if (same !== undefined) return same;
     const known = this.#entries.get(id);
-    if (known !== undefined) {
-      // The same Buffer is the same record: a store never writes into bytes it handed out. Equal
-      // bytes in another Buffer take its place, so the store's own copy is recognised next time.
-      if (known.record === record) return known;
-      if (known.record.equals(record)) {
-        known.record = record;
-        return known;
-      }
+    // Equal bytes in another Buffer take its place, so the store's own copy is recognised next time.
+    if (known !== undefined && known.record.equals(record)) {
+      known.record = record;
+      this.#byRecord.set(record, known);
+      return known;
     }
     const answer = decode(record);
     if (answer === null) return null;
@@ -80,9 +86,18 @@ export class KeptAnswers {
   }
 
   #remember(id: string, entry: KeptEntry): void {
-    this.#entries.delete(id);
+    const old = this.#entries.get(id);
+    if (old !== undefined) {
+      this.#entries.delete(id);
+      this.#byRecord.delete(old.record);
+    }
     if (entry.record.length > KeptAnswers.MAX_ENTRY_BYTES) return;
-    if (this.#entries.size >= KeptAnswers.MAX_ENTRIES) this.#entries.delete(this.#entries.keys().next().value!);
+    if (this.#entries.size >= KeptAnswers.MAX_ENTRIES) {
+      const [oldestId, oldest] = this.#entries.entries().next().value!;
+      this.#entries.delete(oldestId);
+      this.#byRecord.delete(oldest.record);
+    }
     this.#entries.set(id, entry);
+    this.#byRecord.set(entry.record, entry);
   }
 }

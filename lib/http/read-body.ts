@@ -5,31 +5,32 @@ import { HttpError } from './errors';
 export const BODY_LIMIT = 1024 * 1024;
 const EMPTY = Buffer.alloc(0);
 
-/** Reads a request body, refusing it (413) as soon as it passes `limit`; the Content-Length is checked before reading. */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * The whole request body when it is here already: none declared, or every declared byte buffered
+ * in the request. Null when it has to be waited for (`readBody`). Refuses (413) a declared length
+ * over `limit` before anything is read.
+ */
+export function bufferedBody(req: IncomingMessage, limit: number): Buffer | null {
   const length = req.headers['content-length'];
-  if (length !== undefined && Number(length) > limit) return Promise.reject(tooLarge(limit));
-  if (length === '0' || (length === undefined && req.headers['transfer-encoding'] === undefined) || req.readableEnded) {
-    return Promise.resolve(EMPTY);
+  if (length === undefined) {
+    if (req.headers['transfer-encoding'] === undefined || req.readableEnded) return EMPTY;
+    return req.complete ? readBuffered(req, limit) : null;
   }
-  // Node's parser hands a body that came in the head's packet to the request after the handler has
-  // started, but before any promise settles: one microtask later it is usually all buffered, and
-  // taking it in one read spares the listeners and the ticks of a flowing stream.
-  return Promise.resolve(req).then((r) => (arrived(r, length) ? readBuffered(r, limit) : readFlowing(r, limit)));
+  if (length === '0' || req.readableEnded) return EMPTY;
+  const n = Number(length);
+  if (n > limit) throw tooLarge(limit);
+  return req.complete || req.readableLength >= n ? readBuffered(req, limit) : null;
 }
 
-/** The whole body is buffered: the message is complete, or as many bytes as it declared are here. */
-const arrived = (req: IncomingMessage, length: string | undefined): boolean =>
-  req.complete || (length !== undefined && req.readableLength >= Number(length));
-
-/** The whole body, already parsed and buffered in the request. */
+/** The whole body, already parsed and buffered in the request: one read, no listeners, no ticks. */
 function readBuffered(req: IncomingMessage, limit: number): Buffer {
   const body = (req.read() as Buffer | null) ?? EMPTY;
   if (body.length > limit) throw tooLarge(limit);
   return body;
 }
 
-function readFlowing(req: IncomingMessage, limit: number): Promise<Buffer> {
+/** Reads a body that is still arriving, refusing it (413) as soon as it passes `limit`. */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -396,6 +396,59 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
   });
 });
 
+describe('idempotent replay over a real socket', () => {
+  const Kept = Space('wire', { ttlSeconds: 60, maxBytes: 4096 });
+  const ALL_BYTES = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+  let runs = 0;
+  @Controller()
+  class WireController {
+    @Post('/ascii') @Idempotent(Kept, { by: () => 'one' }) @Returns(Status(201, Object))
+    ascii() {
+      runs++;
+      return { sku: 'abc-123', qty: 3 };
+    }
+
+    @Post('/utf8') @Idempotent(Kept, { by: () => 'one' }) @Returns(Object)
+    utf8() {
+      runs++;
+      return { name: 'café – ü 日本 😀' };
+    }
+
+    @Post('/bytes') @Idempotent(Kept, { by: () => 'one' }) @Returns(Bytes)
+    bytes() {
+      runs++;
+      return new Bytes(ALL_BYTES);
+    }
+  }
+  let app: App;
+  let url: string;
+  beforeAll(async () => {
+    app = new App({ log: () => {} }).controllers(WireController).provide(Kept.open(new MemoryStore({ bytes: 1 << 20 })));
+    url = (await app.listen({ port: 0 })).url;
+  });
+  afterAll(() => app.close());
+
+  const post = async (path: string, key: string) => {
+    const r = await fetch(url + path, { method: 'POST', headers: { 'idempotency-key': key, 'content-type': 'application/json' }, body: '{"n":1}' });
+    return { status: r.status, type: r.headers.get('content-type'), replayed: r.headers.get('idempotent-replayed'), bytes: Buffer.from(await r.arrayBuffer()) };
+  };
+
+  it.each(['/ascii', '/utf8', '/bytes'])('IDEM-07 %s: replays carry the first answer\'s bytes exactly (ASCII, UTF-8 and binary bodies)', async (path) => {
+    const before = runs;
+    const first = await post(path, `wire-${path}`);
+    const replays = [await post(path, `wire-${path}`), await post(path, `wire-${path}`)];
+    expect(runs).toBe(before + 1);
+    if (path === '/bytes') expect(first.bytes.equals(ALL_BYTES)).toBe(true);
+    if (path === '/utf8') expect(JSON.parse(first.bytes.toString('utf8'))).toEqual({ name: 'café – ü 日本 😀' });
+    for (const r of replays) {
+      expect(r.replayed).toBe('true');
+      expect(r.status).toBe(first.status);
+      expect(r.type).toBe(first.type);
+      expect(r.bytes.equals(first.bytes)).toBe(true);
+    }
+  });
+});
+
 describe('idempotency without a store', () => {
   it('IDEM-32 the decorated handler stays a plain method a unit test can call', () => {
     const { IdemController, counts } = controller();

@@ -61,6 +61,19 @@ describe('KeptAnswers (decoded kept answers, checked against the store on every 
     expect(decoded).toBe(3);
   });
 
+  it('is bounded when the store hands out the same Buffers: an entry dropped for room is not found by its Buffer either', () => {
+    const answers = new KeptAnswers();
+    let decoded = 0;
+    const decode = (b: Buffer) => (decoded++, answer(b.toString()));
+    const records = Array.from({ length: KeptAnswers.MAX_ENTRIES + 1 }, (_, i) => Buffer.from(`rec-${i}`));
+    records.forEach((r, i) => answers.find(`id-${i}`, r, decode));
+    decoded = 0;
+    answers.find(`id-${KeptAnswers.MAX_ENTRIES}`, records[KeptAnswers.MAX_ENTRIES], decode);
+    expect(decoded).toBe(0);
+    answers.find('id-0', records[0], decode);
+    expect(decoded).toBe(1);
+  });
+
   it('does not learn a request whose body would pass MAX_ENTRY_BYTES with the record', () => {
     const answers = new KeptAnswers();
     const entry = answers.find('id', Buffer.from('rec'), () => answer('fp'))!;
