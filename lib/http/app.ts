@@ -61,12 +61,10 @@ export class App {
   readonly #middleware: Middleware[] = [];
   readonly #builtIns: { record: RouteRecord; instance: object }[] = [];
   #failureShape: FailureShape | null = null;
-  #compress: Core['compress'] = null;
   #router: Router<CompiledRoute> | null = null;
   #records: readonly RouteRecord[] = [];
   #server: Server | null = null;
   #chain: ((c: Ctx) => unknown) | null = null;
-  #stopping = false;
   readonly #shutdown = new AbortController();
   readonly #sink: LogSink;
   readonly #afterBuild: ((app: App) => void)[] = [];
@@ -75,27 +73,21 @@ export class App {
   #inFlight = 0;
   readonly #shedAt: number;
   readonly #core: Core;
-  #sessions: SessionOptions | null = null;
   readonly #upgrades = new Upgrades();
 
   constructor(options: AppOptions = {}) {
     this.options = options;
     this.#shedAt = options.maxRequestsInFlight ?? 0;
     this.#sink = new LogSink(options.log ? (text) => text.slice(0, -1).split('\n').forEach((l) => options.log!(l)) : undefined);
-    const app = this;
+    // Plain data fields, written by the app when they change: the request path reads them on every
+    // answer, and a getter there is a call where a field is a load.
     this.#core = {
       failureBody: defaultFailureBody,
-      get compress() {
-        return app.#compress;
-      },
+      compress: null,
       log: (line) => this.#sink.line(line),
-      get stopping() {
-        return app.#stopping;
-      },
+      stopping: false,
       shutdown: this.#shutdown.signal,
-      get sessions() {
-        return app.#sessions;
-      },
+      sessions: null,
     };
   }
 
@@ -203,7 +195,7 @@ export class App {
    * @example app.compress({ minBytes: 1024, level: 'fastest' })
    */
   compress(options: CompressOptions = {}): this {
-    this.#compress = compressor(options);
+    this.#core.compress = compressor(options);
     return this;
   }
 
@@ -214,7 +206,7 @@ export class App {
    * @example app.sessions({ sessionSecret: process.env.SESSION_SECRET })
    */
   sessions(options: SessionOptions): this {
-    this.#sessions = options;
+    this.#core.sessions = options;
     return this;
   }
 
@@ -251,7 +243,7 @@ export class App {
 
   /** True once `close()` has begun. */
   get stopping(): boolean {
-    return this.#stopping;
+    return this.#core.stopping;
   }
 
   /** Writes one line to the app's log. */
@@ -299,7 +291,7 @@ export class App {
     this.#router = router;
     this.#records = Object.freeze(all.map((a) => a.record));
     const shape = failureBodyFor(this.#failureShape);
-    (this.#core as { failureBody: Core['failureBody'] }).failureBody = shape;
+    this.#core.failureBody = shape;
     this.#chain = this.#middleware.length ? this.#compose() : null;
     try {
       for (const fn of this.#afterBuild) fn(this);
@@ -337,8 +329,8 @@ export class App {
    * cancels what is left and stops provided clients.
    */
   async close(): Promise<void> {
-    if (this.#stopping) return;
-    this.#stopping = true;
+    if (this.#core.stopping) return;
+    this.#core.stopping = true;
     this.#upgrades.closeAll();
     const server = this.#server;
     if (server?.listening) {

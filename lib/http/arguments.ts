@@ -64,7 +64,7 @@ export function compileArgument(arg: ArgRecord, names: readonly string[]): Extra
       return (c) => {
         const type = c.req.headers['content-type'];
         if (type === undefined || !FORM_CONTENT.test(type)) throw fail.badRequest('form: must be sent as application/x-www-form-urlencoded');
-        return withBody(c, (bytes) => {
+        return c.afterBody((bytes) => {
           const input: Record<string, string | string[]> = {};
           for (const [k, v] of new URLSearchParams(bytes.toString('utf8'))) {
             const prev = input[k];
@@ -85,7 +85,7 @@ export function compileArgument(arg: ArgRecord, names: readonly string[]): Extra
         if (type !== undefined && !JSON_CONTENT.test(type)) {
           throw new Failure(415, `body: content type must be application/json, got ${type.split(';')[0]}`);
         }
-        return withBody(c, (bytes) => {
+        return c.afterBody((bytes) => {
           let parsed: unknown;
           try {
             parsed = JSON.parse(bytes.length === 0 ? '' : bytes.toString('utf8'));
@@ -99,12 +99,6 @@ export function compileArgument(arg: ArgRecord, names: readonly string[]): Extra
       };
     }
   }
-}
-
-/** `then(body)` now when the whole body is here, else once it is. */
-function withBody(c: Ctx, then: (bytes: Buffer) => unknown): unknown {
-  const bytes = c.bodyNow();
-  return bytes !== null ? then(bytes) : c.bodyReady().then(() => then(c.bodyNow()!));
 }
 
 function decode(raw: string, label: string): string {

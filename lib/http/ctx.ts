@@ -21,12 +21,12 @@ export interface Core {
   /** The failure body for a status and message, in the app's failure shape. */
   failureBody(status: number, message: string): string;
   /** Compresses a finished body when the app and the request allow it; may add headers. */
-  readonly compress: ((c: Ctx, bag: HeaderBag, type: string, body: Uint8Array | string) => Uint8Array | string) | null;
+  compress: ((c: Ctx, bag: HeaderBag, type: string, body: Uint8Array | string) => Uint8Array | string) | null;
   log(line: string): void;
-  readonly stopping: boolean;
+  stopping: boolean;
   readonly shutdown: AbortSignal;
-  /** `app.sessions(...)`, or null/absent when not set. */
-  readonly sessions?: SessionOptions | null;
+  /** `app.sessions(...)`, or null when not set. */
+  sessions: SessionOptions | null;
 }
 
 /** An answer held back to be kept before it is sent (idempotent routes). */
@@ -123,6 +123,21 @@ export class Ctx implements Scope {
   bodyNow(): Buffer | null {
     if (this.#bodyBytes === null && this.#body === null) this.#bodyBytes = bufferedBody(this.req, BODY_LIMIT);
     return this.#bodyBytes;
+  }
+
+  /**
+   * @internal `then(body)` at once when the whole body is here, else once it is (a promise of its
+   * result). The first wait is a single microtask that looks again (see `bodyReady`); the stream is
+   * read only when the body is still not here then.
+   */
+  afterBody<T>(then: (body: Buffer) => T): T | Promise<T> {
+    const now = this.bodyNow();
+    if (now !== null) return then(now);
+    if (this.#body !== null) return this.#body.then(() => then(this.#bodyBytes!));
+    return Promise.resolve().then(() => {
+      const later = this.bodyNow();
+      return later !== null ? then(later) : this.bodyReady().then(() => then(this.#bodyBytes!));
+    });
   }
 
   /**

@@ -130,9 +130,7 @@ const around: AroundFactory = (record, services) => {
 
   function withCaller(c: Ctx, proceed: () => unknown, caller: string): unknown {
     const id = recordKey(caller, readKey(c.req.headers['idempotency-key']));
-    const body = c.bodyNow();
-    if (body !== null) return withBody(c, proceed, id, body);
-    return c.bodyReady().then(() => withBody(c, proceed, id, c.bodyNow()!));
+    return c.afterBody((body) => withBody(c, proceed, id, body));
   }
 
   function withBody(c: Ctx, proceed: () => unknown, id: string, body: Buffer): unknown {
