@@ -6,17 +6,29 @@ function onDeadline(guard: CallGuard): void {
   guard.fail(new FetchError('TimedOut', `no answer within ${guard.timeoutMs} ms`));
 }
 
+/** How a call's waits learn that it was ended early: the reason, and listeners run once when it is set. */
+export interface CallEnd {
+  /** The error that ended the call early, or null. */
+  readonly reason: FetchError | null;
+  onEnd(fn: () => void): void;
+  offEnd(fn: () => void): void;
+}
+
 /**
  * Everything that can end one call early, in one place: its deadline, its scope's signal and the
- * client closing under it. They all abort one `AbortSignal` whose reason is the `FetchError` to
- * throw; every wait of the call (permit, gate, head, body) listens to it. The guard also owns the
- * permits the call holds, so `release()` — run on every way out — gives back exactly what was taken.
+ * client closing under it. They all set one reason, the `FetchError` to throw; every wait of the
+ * call (permit, gate, head, body) listens for it. The guard also owns the permits the call holds,
+ * so `release()` — run on every way out — gives back exactly what was taken.
+ *
+ * Not an `AbortController`: one per call cost the client about a twentieth of its time (the
+ * signal's creation and its event-target listeners), and nothing outside the call listens.
  *
  * The deadline starts when the call is made, so waiting for a permit counts (OPEN-40).
  */
-export class CallGuard {
+export class CallGuard implements CallEnd {
   readonly timeoutMs: number;
-  readonly #controller = new AbortController();
+  reason: FetchError | null = null;
+  #listeners: (() => void)[] | null = null;
   readonly #active: Set<CallGuard>;
   #timer: NodeJS.Timeout | null = null;
   #scopeSignal: AbortSignal | null = null;
@@ -36,23 +48,27 @@ export class CallGuard {
     }
   }
 
-  get signal(): AbortSignal {
-    return this.#controller.signal;
-  }
-
-  /** The error that ended the call early, or null. */
-  get reason(): FetchError | null {
-    return this.#controller.signal.aborted ? (this.#controller.signal.reason as FetchError) : null;
-  }
-
   throwIfAborted(): void {
-    const reason = this.reason;
-    if (reason) throw reason;
+    if (this.reason !== null) throw this.reason;
   }
 
-  /** Ends the call with `err` (first one wins). */
+  onEnd(fn: () => void): void {
+    (this.#listeners ??= []).push(fn);
+  }
+
+  offEnd(fn: () => void): void {
+    const all = this.#listeners;
+    const i = all === null ? -1 : all.indexOf(fn);
+    if (i !== -1) all!.splice(i, 1);
+  }
+
+  /** Ends the call with `err` (first one wins) and tells every wait listening. */
   fail(err: FetchError): void {
-    if (!this.#controller.signal.aborted) this.#controller.abort(err);
+    if (this.reason !== null) return;
+    this.reason = err;
+    const all = this.#listeners;
+    this.#listeners = null;
+    if (all !== null) for (const fn of all) fn();
   }
 
   /**
@@ -66,22 +82,21 @@ export class CallGuard {
       return null;
     }
     return new Promise<void>((resolve, reject) => {
-      const signal = this.#controller.signal;
       const onAbort = (): void => {
         gate.leave(waiter);
-        reject(signal.reason);
+        reject(this.reason);
       };
       const waiter: GateWaiter = {
         // Synchronous, so the permit is on the books before any abort can run.
         grant: () => {
-          signal.removeEventListener('abort', onAbort);
+          this.offEnd(onAbort);
           if (this.#released) gate.release();
           else this.#held.push(gate);
           resolve();
         },
       };
       gate.join(waiter);
-      signal.addEventListener('abort', onAbort, { once: true });
+      this.onEnd(onAbort);
     });
   }
 

@@ -50,7 +50,7 @@ export async function fetchHead(engine: Engine, guard: CallGuard, first: Transfe
   let redirected: URL | null = null;
   const limits = { stallMs: opts.stallMs, highWaterMark: opts.highWaterMark };
   for (let hops = 0; ; hops++) {
-    const transfer = new Transfer(engine.dispatcher, req, limits, guard.signal);
+    const transfer = new Transfer(engine.dispatcher, req, limits, guard);
     await transfer.head;
     const location = REDIRECT_STATUS.has(transfer.status) ? headerOf(transfer.headers, 'location') : null;
     if (location !== null && opts.redirects !== 'expose') {

@@ -32,19 +32,19 @@ export class Sink {
     });
     if (ok) return;
     await new Promise<void>((resolve, reject) => {
-      const signal = this.#guard.signal;
+      const guard = this.#guard;
       const done = (): void => {
         w.off('drain', done);
         w.off('error', done);
         w.off('close', done);
-        signal.removeEventListener('abort', done);
-        if (signal.aborted) reject(signal.reason);
+        guard.offEnd(done);
+        if (guard.reason !== null) reject(guard.reason);
         else resolve();
       };
       w.on('drain', done);
       w.on('error', done);
       w.on('close', done);
-      signal.addEventListener('abort', done, { once: true });
+      guard.onEnd(done);
     });
     this.#check();
   }

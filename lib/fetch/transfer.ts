@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import type { CallEnd } from './call-guard';
 import { FetchError } from './errors';
 
 /** One request as undici's `dispatch` wants it; `path` is written to the request line as is. */
@@ -61,22 +62,22 @@ export class Transfer implements Dispatcher.DispatchHandler {
   #stallTimer: NodeJS.Timeout | null = null;
   #headSettle: { resolve: () => void; reject: (e: Error) => void } | null = null;
   #waiter: { resolve: (v: Buffer | null) => void; reject: (e: Error) => void } | null = null;
-  #signal: AbortSignal;
+  #end: CallEnd;
 
-  constructor(dispatcher: Dispatcher, req: TransferRequest, limits: TransferLimits, signal: AbortSignal) {
+  constructor(dispatcher: Dispatcher, req: TransferRequest, limits: TransferLimits, end: CallEnd) {
     this.stallMs = limits.stallMs;
     this.method = req.method;
     this.#hwm = limits.highWaterMark;
-    this.#signal = signal;
+    this.#end = end;
     this.head = new Promise<void>((resolve, reject) => (this.#headSettle = { resolve, reject }));
     // The caller awaits `head` right away; this only keeps an early failure from being reported
     // as unhandled in the meantime.
     this.head.catch(() => undefined);
-    if (signal.aborted) {
-      this.#fail(signal.reason as Error);
+    if (end.reason !== null) {
+      this.#fail(end.reason);
       return;
     }
-    signal.addEventListener('abort', this.#onAbort, { once: true });
+    end.onEnd(this.#onAbort);
     if (this.stallMs > 0) this.#stallTimer = setTimeout(onStall, this.stallMs, this);
     dispatcher.dispatch(
       { origin: req.origin, path: req.path, method: req.method as Dispatcher.HttpMethod, headers: req.headers as string[], body: req.body },
@@ -240,7 +241,7 @@ export class Transfer implements Dispatcher.DispatchHandler {
   // ── internals ────────────────────────────────────────────────────────────────────────────
 
   readonly #onAbort = (): void => {
-    this.abort(this.#signal.reason as Error);
+    this.abort(this.#end.reason!);
   };
 
   #drop(): void {
@@ -287,7 +288,7 @@ export class Transfer implements Dispatcher.DispatchHandler {
 
   #cleanup(): void {
     this.#stopStall();
-    this.#signal.removeEventListener('abort', this.#onAbort);
+    this.#end.offEnd(this.#onAbort);
   }
 
   #fail(err: Error): void {
