@@ -10,6 +10,7 @@ function onDeadline(guard: CallGuard): void {
 export interface CallEnd {
   /** The error that ended the call early, or null. */
   readonly reason: FetchError | null;
+  /** Runs `fn` once when the call ends early; at once when it has already ended. */
   onEnd(fn: () => void): void;
   offEnd(fn: () => void): void;
 }
@@ -54,7 +55,8 @@ export class CallGuard implements CallEnd {
   }
 
   onEnd(fn: () => void): void {
-    (this.#listeners ??= []).push(fn);
+    if (this.reason !== null) fn();
+    else (this.#listeners ??= []).push(fn);
   }
 
   offEnd(fn: () => void): void {
