@@ -59,8 +59,9 @@ export function compileArgument(arg: ArgRecord, names: readonly string[]): Extra
       };
     }
     case 'form': {
-      const read = compileReader(arg.type, { source: 'query' });
       const bound = arg.bound;
+      // A Bound form's handler shows the person every field to mend at once; a plain form fails 400 at the first.
+      const read = compileReader(arg.type, { source: 'query', allFields: bound });
       return (c) => {
         const type = c.req.headers['content-type'];
         if (type === undefined || !FORM_CONTENT.test(type)) throw fail.badRequest('form: must be sent as application/x-www-form-urlencoded');
@@ -71,10 +72,9 @@ export function compileArgument(arg: ArgRecord, names: readonly string[]): Extra
             input[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
           }
           const r = read(input);
-          const message = r.ok ? null : r.message.replace(/^query/, 'form');
-          if (bound) return new Bound(r.ok ? r.value : null, message === null ? [] : [message], input);
-          if (message !== null) throw new Failure(400, message);
-          return (r as { value: object }).value;
+          if (bound) return new Bound(r.ok ? r.value : null, r.ok ? [] : (r.all ?? [r.message]).map(asForm), input);
+          if (!r.ok) throw new Failure(400, asForm(r.message));
+          return r.value;
         });
       };
     }
@@ -100,6 +100,9 @@ export function compileArgument(arg: ArgRecord, names: readonly string[]): Extra
     }
   }
 }
+
+/** The reader names a form's fields as a query's: `query.age` is `form.age`. */
+const asForm = (message: string): string => message.replace(/^query/, 'form');
 
 function decode(raw: string, label: string): string {
   if (raw.indexOf('%') === -1) return raw;

@@ -15,6 +15,9 @@ class FormController {
     if (!b.ok) throw b.fail();
     return b.value;
   }
+  @Post('/errors') errors(@Form(Signup) b: Bound<Signup>) {
+    return { ok: b.ok, value: b.value, errors: b.errors };
+  }
 }
 
 const app = new App({ log: () => {} }).controllers(FormController);
@@ -37,5 +40,15 @@ describe('forms', () => {
     expect(res.status).toBe(422);
     expect(res.json<{ error: string }>().error).toMatch(/^form\.name: /);
     expect((await form('/bound', 'name=ann&age=30')).json()).toEqual({ name: 'ann', age: 30 });
+  });
+
+  it('CORE-27 a Bound form carries every failing field, in field order; a plain form stops at the first', async () => {
+    const both = await form('/bound', 'name=a&age=12');
+    expect(both.status).toBe(422);
+    expect(both.json<{ error: string }>().error).toBe('form.name: must be longer than or equal to 2 characters; form.age: must not be less than 18');
+    const missing = await form('/errors', 'age=x');
+    expect(missing.json()).toEqual({ ok: false, value: null, errors: ['form.name: is required', 'form.age: must be an integer'] });
+    expect((await form('/errors', 'name=ann&age=30')).json()).toEqual({ ok: true, value: { name: 'ann', age: 30 }, errors: [] });
+    expect((await form('/plain', 'name=a&age=12')).json()).toEqual({ error: 'form.name: must be longer than or equal to 2 characters', status: 400 });
   });
 });

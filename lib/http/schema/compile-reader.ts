@@ -12,12 +12,28 @@ import type { Check, ObjectPlan, ReadSource, UnionPlan, ValuePlan } from './read
 
 export type { ReadSource } from './reader-plan';
 
-/** The outcome of reading a body or a query into its class. */
-export type Read = { ok: true; value: object } | { ok: false; message: string; field: string };
+/**
+ * The outcome of reading a body or a query into its class. A failure names its first failing
+ * field; `all` holds one message per failing top-level field when the reader was asked for them.
+ */
+export type Read = { ok: true; value: object } | { ok: false; message: string; field: string; all?: readonly string[] };
 
 export interface ReaderOptions {
   /** `body`: the parsed JSON value. `query`: a record of `string | string[]` from the URL. */
   readonly source: ReadSource;
+  /**
+   * Go on past a failing top-level field and report every one (`Bound` forms, whose handler shows
+   * them all at once). Within a field, and for a class read through class-validator, the first
+   * failure still stands for the field.
+   */
+  readonly allFields?: boolean;
+}
+
+/** Where a reader asked for every failing field puts them, in field order. */
+interface Collected {
+  readonly root: string;
+  readonly messages: string[];
+  readonly fields: string[];
 }
 
 // Failures travel back through these slots instead of a result object per field, so a
@@ -33,7 +49,8 @@ let failOwner: object | undefined = undefined;
 /**
  * Compiles, once, a reader that validates an input against a class's class-validator
  * declaration and builds an instance of it (unknown fields are ignored, nested classes are
- * instantiated). Stops at the first failing field (CORE-25) and names its path.
+ * instantiated). Stops at the first failing field (CORE-25) and names its path, unless asked
+ * for every failing top-level field (`allFields`).
  *
  * @example
  * const read = compileReader(CreateOrder, { source: 'body' });
@@ -44,15 +61,25 @@ export function compileReader(cls: Function, options: ReaderOptions): (input: un
   const plan = objectPlan(cls, source);
   const root = source;
   const notObject: Read = Object.freeze({ ok: false, message: `${root}: ${NOT_AN_OBJECT_AT_TOP}`, field: root });
+  if (options.allFields) {
+    return function readAll(input: unknown): Read {
+      if (input === null || typeof input !== 'object' || Array.isArray(input)) return notObject;
+      const collected: Collected = { root, messages: [], fields: [] };
+      const value = readObject(plan, input as Record<string, unknown>, collected);
+      if (value === FAIL) return failure(root);
+      if (collected.messages.length > 0) return { ok: false, message: collected.messages[0], field: collected.fields[0], all: collected.messages };
+      return { ok: true, value: value as object };
+    };
+  }
   return function read(input: unknown): Read {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) return notObject;
-    const value = readObject(plan, input as Record<string, unknown>);
+    const value = readObject(plan, input as Record<string, unknown>, null);
     if (value === FAIL) return failure(root);
     return { ok: true, value: value as object };
   };
 }
 
-function failure(root: string): Read {
+function failure(root: string): Read & { ok: false } {
   const c = failCheck!;
   let why = c.why;
   if (c.message !== undefined) {
@@ -81,7 +108,14 @@ function refuse(check: Check, value: unknown): typeof FAIL {
   return FAIL;
 }
 
-function readObject(plan: ObjectPlan, input: Record<string, unknown>): unknown {
+/** Notes the failure in the slots as one of several (the slots are cleared for the next field). */
+function collect(into: Collected): void {
+  const f = failure(into.root);
+  into.messages.push(f.message);
+  into.fields.push(f.field);
+}
+
+function readObject(plan: ObjectPlan, input: Record<string, unknown>, all: Collected | null): unknown {
   if (plan.tag !== null) {
     const t = plan.tag;
     const got = Object.prototype.hasOwnProperty.call(input, t.key) ? input[t.key] : undefined;
@@ -106,7 +140,9 @@ function readObject(plan: ObjectPlan, input: Record<string, unknown>): unknown {
         refuse(f.requiredCheck, v);
         failPath = f.path;
         failOwner = input;
-        return FAIL;
+        if (all === null) return FAIL;
+        collect(all);
+        continue;
       }
     } else if (v === null && f.optional) {
       r = null;
@@ -115,7 +151,9 @@ function readObject(plan: ObjectPlan, input: Record<string, unknown>): unknown {
       if (r === FAIL) {
         failPath = f.path + failPath;
         if (failOwner === undefined) failOwner = input;
-        return FAIL;
+        if (all === null) return FAIL;
+        collect(all);
+        continue;
       }
     }
     if (f.special) Object.defineProperty(out, f.name, { value: r, writable: true, enumerable: true, configurable: true });
@@ -163,7 +201,7 @@ function readValue(p: ValuePlan, v: unknown): unknown {
       break;
     case K_OBJECT:
       if (v === null || typeof v !== 'object' || Array.isArray(v)) return refuse(p.kindCheck, v);
-      v = readObject(p.object!, v as Record<string, unknown>);
+      v = readObject(p.object!, v as Record<string, unknown>, null);
       if (v === FAIL) return FAIL;
       break;
     case K_UNION:
@@ -201,7 +239,7 @@ function readUnion(u: UnionPlan, input: Record<string, unknown>): unknown {
       failPath = variant.path;
       return FAIL;
     }
-    const r = readObject(variant.plan, payload as Record<string, unknown>);
+    const r = readObject(variant.plan, payload as Record<string, unknown>, null);
     if (r === FAIL) failPath = variant.path + failPath;
     return r;
   }
@@ -213,7 +251,7 @@ function readUnion(u: UnionPlan, input: Record<string, unknown>): unknown {
     failOwner = input;
     return FAIL;
   }
-  return variant.plan === null ? variant.unit : readObject(variant.plan, input);
+  return variant.plan === null ? variant.unit : readObject(variant.plan, input, null);
 }
 
 // An enum marked with `jsonEnum` travels as its spelled member names, never as its values.
