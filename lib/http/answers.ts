@@ -56,6 +56,7 @@ export type Contract =
   | { readonly kind: 'redirect'; readonly status: number }
   | { readonly kind: 'versioned'; readonly inner: Contract }
   | { readonly kind: 'file' }
+  | { readonly kind: 'events' }
   | { readonly kind: 'self'; readonly type: Shape };
 
 /** What `@Returns` accepts: a contract, a class, `String`, or `[Class]` for a JSON array. */

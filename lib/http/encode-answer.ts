@@ -79,6 +79,11 @@ export function compileEncoder(contract: Contract, label: string, extensions: En
         c.write(status, null, null, join([{ name: 'location', value: r.location }, ...r.headers.entries], own));
       };
     }
+    case 'events':
+      // c.events() has sent the head by the time the handler returns; reaching here means it never did.
+      return () => {
+        throw new HttpError('NotAnEventStream', `${label}: declared @Returns(EventStream) but finished without calling c.events()`);
+      };
     case 'versioned':
     case 'file': {
       const make = extensions[contract.kind];

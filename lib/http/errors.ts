@@ -21,6 +21,7 @@ export const HTTP_ERRORS = {
   StoreUnavailable: { status: 503, doc: 'the idempotency store did not answer' },
   DirNotFound: { status: 500, doc: 'a directory given to Dir.open or app.static cannot be opened' },
   NoSessionSecret: { status: 500, doc: 'a Session asked for with no app.sessions({ sessionSecret }) set' },
+  NotAnEventStream: { status: 500, doc: 'a route declared @Returns(EventStream) finished without calling c.events()' },
   BadCookieValue: { status: 500, doc: 'a cookie whose value holds ";" or a control byte, or whose name is not a token' },
 } as const;
 

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { OWN_CONTRACT, tag, type Contract } from './answers';
 import { HttpError } from './errors';
 
 /** One server-sent event: `data` is text (sent as is) or any JSON value (sent as JSON). */
@@ -21,6 +22,8 @@ const LINE_BREAK = /\r\n|\r|\n/;
  * @example const events = c.events(); await events.send({ data: { n: 1 } }); events.close();
  */
 export class EventStream {
+  /** `@Returns(EventStream)` declares a route that answers through `c.events()`. */
+  static readonly [OWN_CONTRACT]: Contract = tag({ kind: 'events' });
   readonly #res: ServerResponse;
   #open = true;
   readonly #closed: Promise<void>;

@@ -223,6 +223,8 @@ function unkeepable(contract: Contract | null): string | null {
       return 'Redirect';
     case 'versioned':
       return 'Versioned';
+    case 'events':
+      return 'EventStream';
     case 'status':
     case 'optional':
     case 'reply':
@@ -241,7 +243,7 @@ const check: RecordCheck = (record: RouteRecord, services, problems) => {
     problems.push(`${label}: @Idempotent space "${name}" is not provided: app.provide(${name}.open(store))`);
   }
   const kind = unkeepable(record.contract);
-  if (kind !== null) problems.push(`${label}: @Idempotent cannot keep a ${kind} answer`);
+  if (kind !== null) problems.push(`${label}: @Idempotent cannot keep ${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind} answer`);
   if (record.contract === null && record.args.some((a) => a.kind === 'ctx')) {
     problems.push(`${label}: @Idempotent route answers through the Ctx: declare @Returns(...) and return the value so it can be kept`);
   }

@@ -76,6 +76,9 @@ export function scan(controllers: readonly Function[], services: Services, check
       });
       checkPathNames(record, problems);
       if (record.contract) checkContract(record.contract, label, problems);
+      if (record.contract?.kind === 'events' && !record.args.some((a) => a.kind === 'ctx')) {
+        problems.push(`${label}: @Returns(EventStream) answers through c.events(): take a Ctx parameter`);
+      }
       for (const check of checks) check(record, services, problems);
       records.push(record);
     }
@@ -164,7 +167,11 @@ function checkContract(contract: Contract, label: string, problems: string[], un
       if (under === 'status') problems.push(`${label}: Versioned cannot sit inside Status`);
       if (under === 'reply') problems.push(`${label}: Versioned cannot sit inside Reply`);
       if (contract.inner.kind === 'optional') problems.push(`${label}: Versioned(Optional(T)) is refused: report absence with fail.notFound()`);
+      if (contract.inner.kind === 'events') problems.push(`${label}: Versioned(EventStream) is refused: an event stream has no version`);
       checkContract(contract.inner, label, problems, null);
+      break;
+    case 'events':
+      if (under !== null) problems.push(`${label}: EventStream stands alone: c.events() always answers 200 (not inside ${under === 'status' ? 'Status' : under === 'reply' ? 'Reply' : 'Optional'})`);
       break;
     case 'self': {
       const t = contract.type as unknown as { contentType?: unknown; prototype: { write?: unknown } };

@@ -1,5 +1,5 @@
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
-import { Controller, Ctx, Get, Query, WebSocket, type UpgradeLoop } from 'fw';
+import { Controller, Ctx, EventStream, Get, Query, Returns, WebSocket, type UpgradeLoop } from 'fw';
 
 export class EventsQuery {
   /** How many events to send: 1..100, default 3. */
@@ -23,6 +23,7 @@ const sameService = (origin: string, at: { readonly port: number }): boolean =>
 export class LiveController {
   /** `count` events `data: {"n":i}`, i = 1..count, then the stream ends. */
   @Get('/events', { summary: 'server-sent events: count events {"n":i}, then the end' })
+  @Returns(EventStream)
   async events(@Query() q: EventsQuery, c: Ctx): Promise<void> {
     const events = c.events();
     for (let n = 1; n <= (q.count ?? 3); n++) await events.send({ data: { n } });

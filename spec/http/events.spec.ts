@@ -1,5 +1,6 @@
 import { request, type IncomingMessage } from 'node:http';
-import { App, Controller, Ctx, Get } from 'fw';
+import { MemoryStore, Space } from 'fw/cache';
+import { App, Controller, Ctx, EventStream, Get, Idempotent, Post, RefusalError, Returns, Status, Versioned, WebSocket } from 'fw';
 
 let release: (() => void) | null = null;
 let gone: Promise<string> | null = null;
@@ -85,5 +86,76 @@ describe('events', () => {
     res.destroy();
     await new Promise((r) => setTimeout(r, 50));
     expect(await gone).toMatch(/closed|went away/);
+  });
+});
+
+describe('a declared event stream: @Returns(EventStream)', () => {
+  @Controller()
+  class Declared {
+    @Get('/ticks') @Returns(EventStream) async ticks(c: Ctx): Promise<void> {
+      const events = c.events();
+      await events.send({ data: { n: 1 } });
+      events.close();
+    }
+    @Get('/forgot') @Returns(EventStream) forgot(_c: Ctx): void {}
+    @WebSocket('/ws') ws(c: Ctx): void {
+      c.upgrade(() => undefined, null);
+    }
+  }
+  const app = new App({ log: () => {} }).controllers(Declared);
+  let port = 0;
+  beforeAll(async () => (port = (await app.listen()).port));
+  afterAll(() => app.close());
+
+  it('EVENTS-01 streams as any c.events() route does', async () => {
+    const res = await get(port, '/ticks');
+    expect(res.headers['content-type']).toBe('text/event-stream');
+    expect(await readAll(res)).toBe('data: {"n":1}\n\n');
+  });
+
+  it('is described in the OpenAPI document as a 200 text/event-stream', () => {
+    const op = app.document().paths['/ticks'].get as { responses: Record<string, unknown> };
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200']));
+    expect(op.responses['200']).toMatchObject({ content: { 'text/event-stream': { schema: { type: 'string' } } } });
+    expect(JSON.stringify(op.responses['200'])).not.toContain('application/json');
+  });
+
+  it('a WebSocket route is described by its 101, 400 and 403 only, not by an inferred 200', () => {
+    const op = app.document().paths['/ws'].get as { responses: Record<string, unknown> };
+    expect(Object.keys(op.responses).sort()).toEqual(['101', '400', '403']);
+  });
+
+  it('a declared stream that never calls c.events() is a 500 naming the route (NotAnEventStream)', async () => {
+    const lines: string[] = [];
+    const logged = new App({ log: (l) => lines.push(l) }).controllers(Declared);
+    const res = await logged.inject({ method: 'GET', url: '/forgot' });
+    expect(res.status).toBe(500);
+    await new Promise((r) => setImmediate(r)); // log lines leave once per turn of the event loop
+    expect(lines.join('\n')).toContain('GET /forgot (Declared.forgot): declared @Returns(EventStream) but finished without calling c.events()');
+  });
+
+  it('is refused without a Ctx, inside Status or Versioned, and on an @Idempotent route', () => {
+    const Kept = Space('kept', { ttlSeconds: 60, maxBytes: 1024 });
+    @Controller()
+    class Wrong {
+      @Get('/a') @Returns(EventStream) noCtx(): void {}
+      @Get('/b') @Returns(Status(201, EventStream)) wrapped(_c: Ctx): void {}
+      @Get('/c') @Returns(Versioned(EventStream)) versioned(_c: Ctx): void {}
+      @Post('/d') @Idempotent(Kept, { by: () => 'me' }) @Returns(EventStream) kept(_c: Ctx): void {}
+    }
+    let problems: readonly string[] = [];
+    try {
+      new App({ log: () => {} }).controllers(Wrong).provide(Kept.open(new MemoryStore({ bytes: 1 << 20 }))).build();
+    } catch (e) {
+      problems = (e as RefusalError).problems;
+    }
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'GET /a (Wrong.noCtx): @Returns(EventStream) answers through c.events(): take a Ctx parameter',
+        'GET /b (Wrong.wrapped): EventStream stands alone: c.events() always answers 200 (not inside Status)',
+        'GET /c (Wrong.versioned): Versioned(EventStream) is refused: an event stream has no version',
+        'POST /d (Wrong.kept): @Idempotent cannot keep an EventStream answer',
+      ]),
+    );
   });
 });

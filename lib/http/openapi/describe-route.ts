@@ -107,6 +107,12 @@ export function describeContract(contract: Contract, op: OperationBuilder, statu
     case 'redirect':
       op.answer(contract.status, { headers: { Location: { description: 'Where to go', required: true, schema: { type: 'string', format: 'uri-reference' } } } });
       break;
+    case 'events':
+      op.answer(status ?? 200, {
+        description: 'A server-sent event stream (never buffered, never compressed)',
+        content: { 'text/event-stream': { schema: { type: 'string' } } },
+      });
+      break;
     case 'versioned':
       // The body is the inner contract's; the Versioned capability adds its ETag and 304 in its describe.
       describeContract(contract.inner, op, status);
@@ -118,6 +124,7 @@ export function describeContract(contract: Contract, op: OperationBuilder, statu
 function describeInferred(record: RouteRecord, op: OperationBuilder): void {
   const t = record.returnType;
   const throughCtx = record.args.some((a) => a.kind === 'ctx');
+  if (record.upgrade !== null) return; // the WebSocket capability describes its 101, 400 and 403
   if (t === String) op.answer(200, { content: { [TEXT_TYPE]: { schema: { type: 'string' } } } });
   else if (t === undefined && throughCtx) op.answer(200, { description: 'Answered through the Ctx: status and content type are chosen at run time' });
   else if (t === undefined) op.answer(204);
