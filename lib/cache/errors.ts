@@ -9,6 +9,9 @@ export const CACHE_ERRORS = {
   Unavailable: {
     doc: 'the store could not be reached, timed out, was closed or answered with an error; nothing can be assumed kept',
   },
+  Full: {
+    doc: 'a claim (putIfAbsent) or a compare-and-set found no room: what the store holds for requests in flight and their kept answers is never evicted to make room, so the write fails closed',
+  },
   InvalidArgument: {
     doc: 'a space or store built or called with a value it cannot use (empty name, TTL that is not a positive number, value that is not bytes)',
   },

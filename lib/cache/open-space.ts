@@ -20,6 +20,9 @@ export class OpenSpace {
   readonly space: SpaceDecl;
   readonly maxBytes: number;
   readonly ttlSeconds: number;
+  /** How long a claim holds its key between renewals (the space's `leaseMs`). */
+  readonly leaseMs: number;
+  readonly maxBytesPerCaller: number;
   readonly #store: Store;
   readonly #prefix: string;
   readonly #ttlMs: number;
@@ -33,10 +36,42 @@ export class OpenSpace {
     this.space = space;
     this.maxBytes = space.maxBytes;
     this.ttlSeconds = space.ttlSeconds;
+    this.leaseMs = space.leaseMs;
+    this.maxBytesPerCaller = space.maxBytesPerCaller;
     this.#store = store;
     this.#prefix = `${space.name.length}:${space.name}:`;
     this.#ttlMs = Math.ceil(space.ttlSeconds * 1000);
   }
+
+  /** What the health route calls this space: `space:<name>`. */
+  get name(): string {
+    return `space:${this.space.name}`;
+  }
+
+  /**
+   * True when the store answers a cheap request (its `ping`, or a read of one key) within
+   * `PROBE_DEADLINE_MS`; never throws. `app.health()` asks every provided space, so while the store
+   * is down (and every idempotent route on it answers 503) the health route says so too.
+   */
+  async probe(): Promise<boolean> {
+    const store = this.#store;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const answer = store.ping !== undefined ? store.ping() : store.get(`${this.#prefix}\0probe`);
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no answer')), OpenSpace.PROBE_DEADLINE_MS);
+      });
+      await Promise.race([answer, late]);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** How long `probe` waits for the store. */
+  static readonly PROBE_DEADLINE_MS = 1000;
 
   get(key: string): Promise<Buffer | null> {
     return this.#call('get', key, (k) => this.#store.get(k));

@@ -126,6 +126,11 @@ export class RedisStore implements Store {
     return this.#run('del', key, async (k) => (await this.#redis.fwDelIfEqual(k, expect)) > 0);
   }
 
+  /** Resolves when Redis answers `PING` within `commandTimeoutMs`; rejects `Unavailable` otherwise. */
+  async ping(): Promise<void> {
+    await this.#run('ping', '(ping)', () => this.#redis.ping());
+  }
+
   /** Sends `QUIT` when connected (so replies in flight still arrive), otherwise drops the socket; later calls fail `Unavailable`. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -156,6 +161,8 @@ export class RedisStore implements Store {
       return await this.#whenReady(() => send(prefixed));
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
+      // Redis at maxmemory under `noeviction` refuses writes with OOM: the store is up but full.
+      if (why.startsWith('OOM')) throw new CacheError('Full', `RedisStore ${this.#where}: ${op} "${key}" failed: ${why}`, { cause: err });
       throw new CacheError('Unavailable', `RedisStore ${this.#where}: ${op} "${key}" failed: ${why}`, { cause: err });
     }
   }

@@ -8,13 +8,30 @@ export interface SpaceOptions {
   readonly ttlSeconds: number;
   /** The largest value the space keeps, in bytes; a larger one is not stored (put answers false). */
   readonly maxBytes: number;
+  /**
+   * How long an idempotent route's claim holds its key before it is renewed (every third of it,
+   * while the handler runs): a process that dies mid-request blocks its key for at most this long.
+   * Default 30 000.
+   */
+  readonly leaseMs?: number;
+  /**
+   * The most one caller of an idempotent route may hold in the space at once (claims and kept
+   * answers, record bytes plus key), so that one caller cannot fill the store for the others.
+   * Default the larger of 1 MiB and 16 × maxBytes.
+   */
+  readonly maxBytesPerCaller?: number;
 }
 
-/** A declared space: its name and options, opened on a store with `open`. Frozen. */
+/** The claim lease when a space does not set one. */
+export const DEFAULT_LEASE_MS = 30_000;
+
+/** A declared space: its name and options (defaults filled in), opened on a store with `open`. Frozen. */
 export interface SpaceDecl {
   readonly name: string;
   readonly ttlSeconds: number;
   readonly maxBytes: number;
+  readonly leaseMs: number;
+  readonly maxBytesPerCaller: number;
   /** Opens the space on `store`; hand the result to the app with `app.provide(opened)`. */
   open(store: Store): OpenSpace;
 }
@@ -23,7 +40,7 @@ export interface SpaceDecl {
  * Declares a space of bytes. Declaring touches no store; `open` binds it to one.
  *
  * @example
- * const Orders = Space('orders', { ttlSeconds: 86400, maxBytes: 64 * 1024 });
+ * const Orders = Space('orders', { ttlSeconds: 86400, maxBytes: 64 * 1024, leaseMs: 60_000 });
  * app.provide(Orders.open(new MemoryStore({ bytes: 64 * 1024 * 1024 })));
  */
 export function Space(name: string, options: SpaceOptions): SpaceDecl {
@@ -38,10 +55,20 @@ export function Space(name: string, options: SpaceOptions): SpaceDecl {
   if (typeof maxBytes !== 'number' || !Number.isSafeInteger(maxBytes) || maxBytes < 0) {
     throw new CacheError('InvalidArgument', `Space "${name}": maxBytes must be a non-negative integer, got ${String(maxBytes)}`);
   }
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  if (typeof leaseMs !== 'number' || !Number.isFinite(leaseMs) || leaseMs <= 0) {
+    throw new CacheError('InvalidArgument', `Space "${name}": leaseMs must be a positive number, got ${String(leaseMs)}`);
+  }
+  const maxBytesPerCaller = options.maxBytesPerCaller ?? Math.max(1024 * 1024, 16 * maxBytes);
+  if (typeof maxBytesPerCaller !== 'number' || !Number.isSafeInteger(maxBytesPerCaller) || maxBytesPerCaller <= 0) {
+    throw new CacheError('InvalidArgument', `Space "${name}": maxBytesPerCaller must be a positive integer, got ${String(maxBytesPerCaller)}`);
+  }
   const decl: SpaceDecl = Object.freeze({
     name,
     ttlSeconds,
     maxBytes,
+    leaseMs,
+    maxBytesPerCaller,
     open(store: Store): OpenSpace {
       return new OpenSpace(decl, store);
     },

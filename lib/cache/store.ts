@@ -30,12 +30,25 @@ export interface Store {
    * promise queue; a store over the network leaves it out.
    */
   peek?(key: string): Buffer | null | undefined;
-  /** Keeps `value` for `ttlMs` only if nothing live is kept under `key`. Of callers racing on one absent key exactly one gets `true`. */
+  /**
+   * Keeps `value` for `ttlMs` only if nothing live is kept under `key`. Of callers racing on one absent key exactly one gets `true`.
+   * The entry is *held*: a store that evicts to make room must never evict it (a claim evicted is a
+   * request run twice); with no room it rejects with `CacheError` Full, as Redis under `noeviction` does.
+   */
   putIfAbsent(key: string, value: Buffer, ttlMs: number): Promise<boolean>;
-  /** Keeps `value` for `ttlMs`, replacing what is there; with `expect`, only if the current value equals it. Answers whether it wrote. */
+  /**
+   * Keeps `value` for `ttlMs`, replacing what is there; with `expect`, only if the current value equals it. Answers whether it wrote.
+   * With `expect` the new entry stays held like the one it replaces (a kept answer over its claim, or
+   * the claim over itself to renew its lease); without, it is an ordinary entry a store may evict.
+   */
   put(key: string, value: Buffer, ttlMs: number, opts?: ExpectOptions): Promise<boolean>;
   /** Removes the entry; with `expect`, only if the current value equals it. Answers whether a live entry was removed. */
   del(key: string, opts?: ExpectOptions): Promise<boolean>;
+  /**
+   * Optional: resolves when the store answers a cheap request, rejects when it cannot be reached
+   * (health probes use it; without it they read one key).
+   */
+  ping?(): Promise<void>;
   /** Releases what the store holds (connections). `MemoryStore` and `RedisStore` fail every later call with `CacheError` Unavailable. */
   close(): Promise<void>;
 }

@@ -4,6 +4,8 @@ import { CacheError, OpenSpace, type SpaceDecl } from '../cache';
 import type { Contract, HeaderEntry } from './answers';
 import type { AroundFactory, Capability } from './compile-route';
 import { isThenable, type CapturedAnswer, type Ctx, type Resolvable } from './ctx';
+import { CallerBudget } from './caller-budget';
+import type { HeaderBag } from './header-rules';
 import type { OperationBuilder } from './openapi';
 import { HttpError } from './errors';
 import { KeptAnswers, type KeptAnswer, type RequestParts } from './kept-answers';
@@ -14,10 +16,26 @@ import type { RecordCheck } from './scanner';
 /** Longest `Idempotency-Key`, in bytes. */
 export const MAX_KEY_BYTES = 255;
 /**
- * How long an in-flight claim holds its key. Far shorter than a record's TTL, so a process that dies
- * mid-request blocks its key for at most this long; far longer than a request should take.
+ * How long an in-flight claim holds its key when the space sets no `leaseMs`. Far shorter than a
+ * record's TTL, so a process that dies mid-request blocks its key for at most this long; the claim
+ * is renewed every third of it while the handler runs, so a long handler never loses it.
  */
 export const CLAIM_LEASE_MS = 30_000;
+/** At most this many "answered, not kept" markers per space (the oldest goes first past it). */
+export const MAX_NOT_KEPT = 10_000;
+
+/** What every route on one opened space shares in this process. */
+interface SpaceState {
+  /** Record id → until when (performance.now()) a retry is refused: answered, but the answer could not be kept. */
+  readonly notKept: Map<string, number>;
+  readonly callers: CallerBudget;
+}
+const states = new WeakMap<OpenSpace, SpaceState>();
+function stateOf(space: OpenSpace): SpaceState {
+  let st = states.get(space);
+  if (st === undefined) states.set(space, (st = { notKept: new Map(), callers: new CallerBudget(space.maxBytesPerCaller) }));
+  return st;
+}
 
 const REPLAYED: HeaderEntry = Object.freeze({ name: 'idempotent-replayed', value: 'true' });
 
@@ -67,10 +85,15 @@ export function readKey(header: string | string[] | undefined): string {
   let key = raw.trim();
   if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1).replace(/\\(.)/g, '$1');
   if (key === '') throw fail.badRequest('Idempotency-Key is empty');
-  // A UTF-16 unit is at most 3 bytes of UTF-8: a short key needs no counting.
-  if (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES) throw fail.badRequest('Idempotency-Key longer than %d bytes', MAX_KEY_BYTES);
+  // Node reads header bytes as latin1, one char a byte: the length is the size as it arrived. Only a
+  // key handed in as a JS string (app.inject) can hold chars past U+00FF; those count as UTF-8.
+  if (key.length > MAX_KEY_BYTES || (key.length * 3 > MAX_KEY_BYTES && NOT_LATIN1.test(key) && Buffer.byteLength(key) > MAX_KEY_BYTES)) {
+    throw fail.badRequest('Idempotency-Key longer than %d bytes', MAX_KEY_BYTES);
+  }
   return key;
 }
+
+const NOT_LATIN1 = /[^\u0000-\u00ff]/;
 
 /** (caller, key) as one store key that no other pair can spell: the caller's length comes first. */
 export const recordKey = (caller: string, key: string): string => `${caller.length}:${caller}:${key}`;
@@ -103,7 +126,9 @@ const around: AroundFactory = (record, services) => {
   const resolvers = record.args.flatMap((a) => (a.kind === 'resolved' ? [a.type as unknown as Resolvable<unknown>] : []));
   const label = record.label;
   const ttlMs = space.ttlSeconds * 1000;
+  const leaseMs = space.leaseMs;
   const answers = new KeptAnswers();
+  const state = stateOf(space);
 
   function replay(c: Ctx, a: KeptAnswer): void {
     // Kept headers were checked when the answer was first sent: no second check.
@@ -130,10 +155,11 @@ const around: AroundFactory = (record, services) => {
 
   function withCaller(c: Ctx, proceed: () => unknown, caller: string): unknown {
     const id = recordKey(caller, readKey(c.req.headers['idempotency-key']));
-    return c.afterBody((body) => withBody(c, proceed, id, body));
+    return c.afterBody((body) => withBody(c, proceed, caller, id, body));
   }
 
-  function withBody(c: Ctx, proceed: () => unknown, id: string, body: Buffer): unknown {
+  function withBody(c: Ctx, proceed: () => unknown, caller: string, id: string, body: Buffer): unknown {
+    if (state.notKept.size !== 0) refuseNotKept(c, id);
     const parts: RequestParts = { method: c.method, path: c.path, rawQuery: c.rawQuery, body };
     // An in-process store answers at once: a replay then waits for nothing but the body.
     let existing: Buffer | null | undefined;
@@ -143,43 +169,110 @@ const around: AroundFactory = (record, services) => {
       unavailable(e);
     }
     if (existing === undefined) {
-      return space!.get(id).catch(unavailable).then((now) => (now !== null ? answerExisting(c, id, now, parts) : first(c, proceed, id, parts)));
+      return space!.get(id).catch(unavailable).then((now) => (now !== null ? answerExisting(c, id, now, parts) : first(c, proceed, caller, id, parts)));
     }
-    return existing !== null ? answerExisting(c, id, existing, parts) : first(c, proceed, id, parts);
+    return existing !== null ? answerExisting(c, id, existing, parts) : first(c, proceed, caller, id, parts);
+  }
+
+  /** A retry of a request answered in this process whose answer could not be kept: refused for the lease, never run again. */
+  function refuseNotKept(c: Ctx, id: string): void {
+    const until = state.notKept.get(id);
+    if (until === undefined) return;
+    const left = until - performance.now();
+    if (left <= 0) {
+      state.notKept.delete(id);
+      return;
+    }
+    c.setHeader('retry-after', String(Math.ceil(left / 1000)));
+    throw new HttpError('AnswerNotKept', 'Idempotency-Key was answered, but the answer could not be kept: retry later');
   }
 
   /** No record yet: claim the key, run the handler, keep its answer, send it. */
-  async function first(c: Ctx, proceed: () => unknown, id: string, parts: RequestParts): Promise<void> {
+  async function first(c: Ctx, proceed: () => unknown, caller: string, id: string, parts: RequestParts): Promise<void> {
     const fp = fingerprint(parts);
     const owner = randomBytes(12).toString('base64url');
     const claim = encodeRecord({ k: 'claim', fp, owner }, null);
-    if (!(await space!.putIfAbsent(id, claim, CLAIM_LEASE_MS).catch(unavailable))) {
+    const wait = state.callers.admit(caller, id, id.length + claim.length, performance.now() + leaseMs);
+    if (wait !== 0) {
+      c.setHeader('retry-after', String(Math.ceil(wait / 1000)));
+      throw new HttpError('CallerOverBudget', `${label}: this caller already holds ${space!.maxBytesPerCaller} bytes of kept answers: retry later`);
+    }
+    let won: boolean;
+    try {
+      won = await space!.putIfAbsent(id, claim, leaseMs);
+    } catch (e) {
+      state.callers.drop(caller, id);
+      if (e instanceof CacheError && e.code === 'Full') {
+        c.setHeader('retry-after', '1');
+        throw new HttpError('StoreFull', 'idempotency store full');
+      }
+      return unavailable(e);
+    }
+    if (!won) {
+      state.callers.drop(caller, id);
       const now = await space!.get(id).catch(unavailable);
       if (now === null) throw inFlight(c); // taken and gone in between: let the client retry
       return answerExisting(c, id, now, parts);
     }
     let answer: CapturedAnswer;
+    // The headers set before the handler (middleware's): those the handler adds through the Ctx
+    // (setHeader, setCookie, a Session write) are part of its answer and kept with it.
+    const before = copyBag(c.headers());
     c.capture = true;
     try {
-      await proceed();
+      const running = proceed();
+      if (isThenable(running)) await renewWhile(c, id, claim, running);
       answer = c.captured!;
     } catch (e) {
       c.capture = false;
-      await space!.del(id, { expect: claim }).catch(() => c.core.log(`${label}: idempotency claim not released (store unavailable); it lapses in ${CLAIM_LEASE_MS / 1000} s`));
+      state.callers.drop(caller, id);
+      await space!.del(id, { expect: claim }).catch(() => c.core.log(`${label}: idempotency claim not released (store unavailable); it lapses in ${Math.ceil(leaseMs / 1000)} s`));
       throw e;
     }
     c.capture = false;
     const body = toBytes(answer.body);
-    const kept = encodeRecord({ k: 'kept', fp, status: answer.status, type: answer.type, own: (answer.own ?? []).map((h) => [h.name, h.value]) }, body);
+    const own = [...added(before, c.headers()), ...(answer.own ?? []).map((h): [string, string] => [h.name, h.value])];
+    const kept = encodeRecord({ k: 'kept', fp, status: answer.status, type: answer.type, own }, body);
     if (kept.length > space!.maxBytes) {
       c.core.log(`${label}: answer of ${kept.length} bytes is larger than the space's maxBytes (${space!.maxBytes}): sent, not kept`);
+      state.callers.drop(caller, id);
       await space!.del(id, { expect: claim }).catch(() => undefined);
     } else {
-      const stored = await space!.put(id, kept, ttlMs, { expect: claim }).catch(() => false);
-      if (!stored) c.core.log(`${label}: answer not kept (claim lapsed or store unavailable)`);
-      else answers.kept(id, kept, decodeKept(kept)!, parts);
+      let why = 'the claim lapsed';
+      const stored = await space!.put(id, kept, ttlMs, { expect: claim }).catch((e: unknown) => {
+        why = e instanceof Error ? e.message : String(e);
+        return false;
+      });
+      if (stored) {
+        state.callers.set(caller, id, id.length + kept.length, performance.now() + ttlMs);
+        answers.kept(id, kept, decodeKept(kept)!, parts);
+      } else {
+        // Sent but not kept: a retry must not run the handler again. The claim (if the store still
+        // has it) holds the key for at most the lease; this process refuses retries that long itself.
+        if (state.notKept.size >= MAX_NOT_KEPT) state.notKept.delete(state.notKept.keys().next().value!);
+        state.notKept.set(id, performance.now() + leaseMs);
+        c.core.log(`error: ${label}: answer to Idempotency-Key ${JSON.stringify(id)} sent but not kept (${why}); retries are refused 503 for ${Math.ceil(leaseMs / 1000)} s`);
+      }
     }
     c.write(answer.status, answer.type, answer.body, answer.own);
+  }
+
+  /** Waits for the handler, renewing the claim every third of the lease so a long handler never loses its key. */
+  async function renewWhile(c: Ctx, id: string, claim: Buffer, running: PromiseLike<unknown>): Promise<void> {
+    const renew = (): void => {
+      space!.put(id, claim, { expect: claim }, leaseMs).then(
+        (held) => {
+          if (!held) c.core.log(`error: ${label}: claim on Idempotency-Key ${JSON.stringify(id)} was lost while the handler ran`);
+        },
+        () => c.core.log(`warning: ${label}: claim on Idempotency-Key ${JSON.stringify(id)} not renewed (store unavailable)`),
+      );
+    };
+    const timer = setInterval(renew, Math.max(1, Math.floor(leaseMs / 3)));
+    try {
+      await running;
+    } finally {
+      clearInterval(timer);
+    }
   }
 
   function answerExisting(c: Ctx, id: string, bytes: Buffer, parts: RequestParts): void {
@@ -197,6 +290,30 @@ const around: AroundFactory = (record, services) => {
     return isThenable(caller) ? caller.then((name) => withCaller(c, proceed, name)) : withCaller(c, proceed, caller);
   };
 };
+
+function copyBag(bag: HeaderBag | null): HeaderBag | null {
+  if (bag === null) return null;
+  const out: HeaderBag = {};
+  for (const k in bag) {
+    const v = bag[k];
+    out[k] = Array.isArray(v) ? [...v] : v;
+  }
+  return out;
+}
+
+/** The headers in `now` that were not in `before`, in order (each added Set-Cookie line one entry). */
+function added(before: HeaderBag | null, now: HeaderBag | null): [string, string][] {
+  const out: [string, string][] = [];
+  if (now === null) return out;
+  for (const k in now) {
+    const v = now[k];
+    const was = before?.[k];
+    if (Array.isArray(v)) {
+      for (const line of v) if (!(Array.isArray(was) && was.includes(line))) out.push([k, line]);
+    } else if (v !== was) out.push([k, v]);
+  }
+  return out;
+}
 
 function named(who: string | null | undefined): string {
   if (who === null || who === undefined) throw fail.forbidden('no caller for this idempotent request');

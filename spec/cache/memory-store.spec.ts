@@ -1,4 +1,6 @@
 import { CacheError, MemoryStore, Space } from 'fw/cache';
+import { App, Controller, Idempotent, Post, Returns, Status } from 'fw';
+import { heapAfterGc, openDescriptors } from '../support/hostile';
 import { describeStoreContract, sleep } from './store-contract';
 
 describeStoreContract('MemoryStore', () => new MemoryStore({ bytes: 1024 * 1024 }));
@@ -76,7 +78,7 @@ describe('MemoryStore', () => {
     expect(store.bytesUsed).toBe(cost('kept', 100));
   });
 
-  it('CACHE-10 peek answers at once what get answers: a hit, a miss, an expired entry, a closed store', async () => {
+  it('peek answers at once what get answers: a hit, a miss, an expired entry, a closed store', async () => {
     const store = new MemoryStore({ bytes: 1 << 16 });
     await store.put('a', Buffer.from('kept'), 60_000);
     await store.put('gone', Buffer.from('soon'), 20);
@@ -94,7 +96,7 @@ describe('MemoryStore', () => {
     expect(() => space.peek('k')).toThrow(expect.objectContaining({ code: 'Unavailable' }));
   });
 
-  it('CACHE-10 a space over a store without peek answers undefined: ask get', async () => {
+  it('peek on a space over a store without peek answers undefined: ask get', async () => {
     const inner = new MemoryStore({ bytes: 1 << 16 });
     const remote = { get: (k: string) => inner.get(k), putIfAbsent: inner.putIfAbsent.bind(inner), put: inner.put.bind(inner), del: inner.del.bind(inner), close: () => inner.close() };
     const space = Space('remote', { ttlSeconds: 60, maxBytes: 64 }).open(remote);
@@ -103,15 +105,81 @@ describe('MemoryStore', () => {
     expect(await space.get('k')).toEqual(Buffer.from('v'));
   });
 
-  it('CACHE-10 MemoryStore, the default store, is built with a byte budget and works with no other setup', async () => {
+  it('CACHE-10 MemoryStore is the built-in default store: built from its byte budget alone, in this process (no descriptor opened), it serves an idempotent route with no other setup', async () => {
+    const before = openDescriptors();
     const store = new MemoryStore({ bytes: 64 * 1024 * 1024 });
     expect(store.bytes).toBe(64 * 1024 * 1024);
-    const orders = Space('orders', { ttlSeconds: 86400, maxBytes: 64 * 1024 }).open(store);
-    expect(await orders.putIfAbsent('key', Buffer.from('claim'))).toBe(true);
-    expect(await orders.get('key')).toEqual(Buffer.from('claim'));
     for (const bytes of [0, -1, 1.5, Number.NaN]) {
       expect(() => new MemoryStore({ bytes })).toThrow(CacheError);
     }
+    const Orders = Space('orders', { ttlSeconds: 86400, maxBytes: 64 * 1024 });
+    let runs = 0;
+    @Controller()
+    class Shop {
+      @Post('/orders') @Idempotent(Orders, { by: () => 'one' }) @Returns(Status(201, Object))
+      create() {
+        return { n: ++runs };
+      }
+    }
+    const app = new App({ log: () => {} }).controllers(Shop).provide(Orders.open(store));
+    const send = () => app.inject({ method: 'POST', url: '/orders', headers: { 'idempotency-key': 'k' } });
+    const first = await send();
+    const again = await send();
+    expect(first.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toBe(first.body);
+    expect(runs).toBe(1);
+    // Entirely in the process: nothing to connect to, nothing opened.
+    expect(openDescriptors()).toBe(before);
+    expect(store.bytesUsed).toBeGreaterThan(0);
     await store.close();
+  });
+
+  it('IDEM-26 an entry written by putIfAbsent is held: a flood of other writes never evicts it; with no room left a claim fails CacheError Full and plain entries still come and go', async () => {
+    const store = new MemoryStore({ bytes: 8 * cost('claim-0', 100) });
+    for (let i = 0; i < 4; i++) expect(await store.putIfAbsent(`claim-${i}`, Buffer.alloc(100, i), 60_000)).toBe(true);
+    // A compare-and-set of a claim (a kept answer replacing it, a lease renewal) stays held.
+    expect(await store.put('claim-0', Buffer.alloc(100, 9), 60_000, { expect: Buffer.alloc(100, 0) })).toBe(true);
+    for (let i = 0; i < 100; i++) await store.put(`plain-${i}`, Buffer.alloc(100), 60_000);
+    expect(await store.get('claim-0')).toEqual(Buffer.alloc(100, 9));
+    for (let i = 1; i < 4; i++) expect(await store.get(`claim-${i}`)).toEqual(Buffer.alloc(100, i));
+    // Claims may push plain entries out, never held ones.
+    for (let i = 4; i < 8; i++) expect(await store.putIfAbsent(`claim-${i}`, Buffer.alloc(100, i), 60_000)).toBe(true);
+    const err = await store.putIfAbsent('claim-8', Buffer.alloc(100), 60_000).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(CacheError);
+    expect((err as CacheError).code).toBe('Full');
+    expect((err as CacheError).message).toContain('claim-8');
+    for (let i = 0; i < 8; i++) expect(await store.get(`claim-${i}`)).not.toBeNull();
+    // A plain write with no room is simply not kept.
+    expect(await store.put('plain-x', Buffer.alloc(100), 60_000)).toBe(false);
+    // Deleting or expiring a held entry gives its room back.
+    expect(await store.del('claim-7')).toBe(true);
+    expect(await store.putIfAbsent('claim-8', Buffer.alloc(100), 60_000)).toBe(true);
+  });
+
+  it('CACHE-07 held entries that lapsed unread give their room back to a new claim', async () => {
+    const store = new MemoryStore({ bytes: 4 * cost('claim-0', 100) });
+    for (let i = 0; i < 4; i++) expect(await store.putIfAbsent(`claim-${i}`, Buffer.alloc(100, i), 40)).toBe(true);
+    await sleep(80);
+    expect(await store.putIfAbsent('claim-4', Buffer.alloc(100), 60_000)).toBe(true);
+    expect(await store.putIfAbsent('claim-5', Buffer.alloc(100), 60_000)).toBe(true);
+    expect(store.bytesUsed).toBe(2 * cost('claim-0', 100));
+  });
+
+  it('CACHE-09 the budget is what entries really cost: filling it grows heap + external after GC by at most 1.25 times the budget', async () => {
+    // Entries the size of idempotency claims and small kept answers (the worst case: overhead dominates), then larger ones.
+    for (const valueBytes of [0, 16, 200, 2000]) {
+      const budget = 8 * 1024 * 1024;
+      const heap0 = await heapAfterGc();
+      const ext0 = process.memoryUsage().external;
+      const store = new MemoryStore({ bytes: budget });
+      const value = Buffer.alloc(valueBytes, 1);
+      let i = 0;
+      while (store.bytesUsed < budget - 4096) await store.put(`6:orders:5:alice:key-${String(i++).padStart(20, '0')}`, value, 600_000);
+      const grown = (await heapAfterGc()) - heap0 + process.memoryUsage().external - ext0;
+      expect({ valueBytes, within: grown <= 1.25 * budget }).toEqual({ valueBytes, within: true });
+      expect(store.bytesUsed).toBeLessThanOrEqual(budget);
+      await store.close();
+    }
   });
 });

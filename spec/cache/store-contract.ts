@@ -126,6 +126,28 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
       expect(await store.get('k')).toEqual(claimB);
     });
 
+    it('IDEM-26 a compare-and-set of a claim onto itself renews its lease: it outlives the first TTL, and a rival claim stays refused', async () => {
+      const claim = text('claim-A');
+      expect(await store.putIfAbsent('lease', claim, 150)).toBe(true);
+      for (let i = 0; i < 4; i++) {
+        await sleep(75);
+        expect(await store.put('lease', claim, 150, { expect: claim })).toBe(true);
+      }
+      // 300 ms after the claim, twice its first lease.
+      expect(await store.putIfAbsent('lease', text('claim-B'), 10_000)).toBe(false);
+      expect(await store.get('lease')).toEqual(claim);
+      await sleep(300);
+      expect(await store.put('lease', claim, 150, { expect: claim })).toBe(false); // lapsed: nothing to renew
+      expect(await store.putIfAbsent('lease', text('claim-B'), 10_000)).toBe(true);
+    });
+
+    ourIt('HEALTH-02 ping answers while the store is open and fails Unavailable after close', async () => {
+      await expect(store.ping!()).resolves.toBeUndefined();
+      await store.close();
+      const err = await rejection(store.ping!());
+      expect((err as CacheError).code).toBe('Unavailable');
+    });
+
     it('CACHE-01 values are bytes: non-UTF-8 bytes and the empty value round-trip exactly', async () => {
       const odd = bytes(0xff, 0xfe, 0x00, 0x80, 0xc3, 0x28, 0x0d, 0x0a, 0x00);
       await store.put('odd', odd, 10_000);
@@ -265,6 +287,14 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
         expect(await long.get('leased-put-store-order')).toBeNull();
         expect(await long.get('kept')).toEqual(text('v'));
         expect(await brief.putIfAbsent('k', text('again'))).toBe(true);
+      });
+
+      ourIt('HEALTH-02 an opened space is probed by app.health(): named space:<name>, its probe true while the store answers and false once it is closed', async () => {
+        const opened = Space('probed', { ttlSeconds: 60, maxBytes: 10 }).open(store);
+        expect(opened.name).toBe('space:probed');
+        expect(await opened.probe()).toBe(true);
+        await store.close();
+        expect(await opened.probe()).toBe(false);
       });
 
       it('CACHE-06 100 parallel putIfAbsent on one key of a space: exactly one wins', async () => {

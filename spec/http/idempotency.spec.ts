@@ -1,8 +1,10 @@
 import { IsInt, IsString, Min } from 'class-validator';
-import { logger, FileBody, App, Authorization, Body, Bytes, Controller, Ctx, Get, Idempotent, Param, Post, Put, Redirect, Reply, Returns, Status, fail, headers, type BearerCredentials } from 'fw';
+import { request as httpRequest } from 'node:http';
+import { logger, Session, FileBody, App, Authorization, Body, Bytes, Controller, Ctx, Get, Idempotent, Param, Post, Put, Redirect, Reply, Returns, Status, fail, headers, type BearerCredentials } from 'fw';
 import { MemoryStore, RedisStore, Space, type Store } from 'fw/cache';
 import { startRedis } from '../support/redis';
 import { CLAIM_LEASE_MS, recordKey } from '../../lib/http/idempotency';
+import { CallerBudget } from '../../lib/http/caller-budget';
 
 const decodeKept = (b: Buffer | null) => (b === null ? null : JSON.parse(b.toString('utf8', 4, 4 + b.readUInt32BE(0))));
 
@@ -503,8 +505,14 @@ describe('idempotency without a store', () => {
     expect(counts.anon).toBe(0);
   });
 
-  it('the claim lease is far shorter than a record TTL', () => {
+  it('the claim lease is far shorter than a record TTL: 30 s unless the space sets leaseMs', () => {
     expect(CLAIM_LEASE_MS).toBe(30_000);
+    expect(Orders.leaseMs).toBe(30_000);
+    expect(Space('l', { ttlSeconds: 60, maxBytes: 1, leaseMs: 5000 }).leaseMs).toBe(5000);
+    for (const leaseMs of [0, -1, Number.NaN]) expect(() => Space('l', { ttlSeconds: 60, maxBytes: 1, leaseMs })).toThrow(/Space "l": leaseMs/);
+    expect(() => Space('l', { ttlSeconds: 60, maxBytes: 1, maxBytesPerCaller: 0 })).toThrow(/maxBytesPerCaller/);
+    expect(Space('l', { ttlSeconds: 60, maxBytes: 64 * 1024 }).maxBytesPerCaller).toBe(1024 * 1024);
+    expect(Space('l', { ttlSeconds: 60, maxBytes: 1024 * 1024 }).maxBytesPerCaller).toBe(16 * 1024 * 1024);
   });
 });
 
@@ -573,5 +581,337 @@ describe('idempotency Refusals', () => {
   });
   it('a space that is not provided is refused naming it (OPEN-60)', () => {
     expect(problems).toContain('GET /r/unprovided (Refused.unprovided): @Idempotent space "small" is not provided: app.provide(small.open(store))');
+  });
+});
+
+// ---- Issue 13: the promise is never twice
+
+const listenOn = async (app: App) => (await app.listen({ port: 0 })).port;
+
+/** A POST over its own connection: status, the raw head lines and the body. */
+function postRaw(port: number, path: string, headers: Record<string, string>, body = ''): Promise<{ status: number; head: string[]; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', () => {
+        const head: string[] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) head.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`);
+        resolve({ status: res.statusCode ?? 0, head, body: Buffer.concat(chunks).toString('latin1') });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
+  let store: Store;
+  let stop: () => Promise<void>;
+  beforeAll(async () => ({ store, stop } = await makeStore()));
+  afterAll(() => stop());
+
+  it('IDEM-26 IDEM-19 the claim lease is renewed while the handler runs: a duplicate sent after the first lease would have lapsed is 409, the handler runs once', async () => {
+    const Leased = Space('leased', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 150 });
+    let runs = 0;
+    @Controller()
+    class Long {
+      @Post('/long') @Idempotent(Leased, { by: () => 'one' }) @Returns(Object)
+      async long() {
+        runs++;
+        await new Promise((r) => setTimeout(r, 450));
+        return { ran: runs };
+      }
+    }
+    // The store as the route sees it, noting each claim's lease and each renewal (a compare-and-set of the claim onto itself).
+    const leases: string[] = [];
+    const seen: Store = {
+      get: (k) => store.get(k),
+      putIfAbsent: (k, v, t) => (leases.push(`claim ${t}`), store.putIfAbsent(k, v, t)),
+      put: (k, v, t, o) => (o?.expect?.equals(v) && leases.push(`renew ${t}`), store.put(k, v, t, o)),
+      del: (k, o) => store.del(k, o),
+      close: async () => {},
+    };
+    const app = new App({ log: () => {} }).controllers(Long).provide(Leased.open(seen));
+    const key = `lease-${storeName}-${Date.now()}`;
+    const first = app.inject({ method: 'POST', url: '/long', headers: { 'idempotency-key': key } });
+    await new Promise((r) => setTimeout(r, 300)); // twice the lease
+    const dup = await app.inject({ method: 'POST', url: '/long', headers: { 'idempotency-key': key } });
+    expect(dup.status).toBe(409);
+    expect((await first).status).toBe(200);
+    const replay = await app.inject({ method: 'POST', url: '/long', headers: { 'idempotency-key': key } });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(runs).toBe(1);
+    expect(leases[0]).toBe('claim 150');
+    expect(leases.filter((l) => l === 'renew 150').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('IDEM-30 CACHE-06 a stampede of identical first requests over real sockets runs the handler exactly once; the rest are 409 or the replay', async () => {
+    const Stampede = Space('stampede', { ttlSeconds: 60, maxBytes: 4096 });
+    let runs = 0;
+    @Controller()
+    class Race {
+      @Post('/race') @Idempotent(Stampede, { by: () => 'one' }) @Returns(Status(201, Object))
+      async race() {
+        runs++;
+        await new Promise((r) => setTimeout(r, 20));
+        return { ran: runs };
+      }
+    }
+    const app = new App({ log: () => {} }).controllers(Race).provide(Stampede.open(store));
+    const port = await listenOn(app);
+    try {
+      const key = `race-${storeName}-${Date.now()}`;
+      const all = await Promise.all(Array.from({ length: 40 }, () => postRaw(port, '/race', { 'idempotency-key': key }, '{"a":1}')));
+      expect(runs).toBe(1);
+      const firsts = all.filter((r) => r.status === 201 && !r.head.some((h) => h.toLowerCase().startsWith('idempotent-replayed')));
+      expect(firsts).toHaveLength(1);
+      for (const r of all) {
+        expect([201, 409]).toContain(r.status);
+        if (r.status === 201) expect(r.body).toBe(firsts[0].body);
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('IDEM-26 a keep that fails after the handler ran: the retry within the lease is 503 and never runs the handler; an error line names the route and key', async () => {
+    const lines: string[] = [];
+    const Fragile = Space('fragile', { ttlSeconds: 60, maxBytes: 4096 });
+    let runs = 0;
+    let lose: () => Promise<void> = async () => {};
+    @Controller()
+    class Keep {
+      @Post('/keep') @Idempotent(Fragile, { by: () => 'one' }) @Returns(Object)
+      async keep() {
+        runs++;
+        await lose(); // the store goes down (and loses the claim) between the handler and the keep
+        return { ran: runs };
+      }
+    }
+    // On Redis: a real redis-server halted while the handler runs, restarted empty before the retry.
+    // In memory: a store over MemoryStore whose keep fails and whose entries are lost with it.
+    let ownStop = async () => {};
+    let target: Store;
+    let restore: () => Promise<void>;
+    if (storeName === 'RedisStore') {
+      const redis = await startRedis();
+      const rs = new RedisStore({ url: redis.url, commandTimeoutMs: 300 });
+      target = rs;
+      lose = async () => redis.halt();
+      restore = async () => {
+        await redis.restart();
+        for (let i = 0; i < 50 && !(await rs.get('probe').then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+      };
+      ownStop = async () => (await rs.close(), await redis.stop());
+    } else {
+      let inner = new MemoryStore({ bytes: 1 << 20 });
+      let down = false;
+      target = {
+        get: (k) => inner.get(k),
+        putIfAbsent: (k, v, t) => inner.putIfAbsent(k, v, t),
+        put: (k, v, t, o) => (down ? Promise.reject(new Error('store down')) : inner.put(k, v, t, o)),
+        del: (k, o) => (down ? Promise.reject(new Error('store down')) : inner.del(k, o)),
+        close: () => inner.close(),
+      };
+      lose = async () => {
+        down = true;
+      };
+      restore = async () => {
+        inner = new MemoryStore({ bytes: 1 << 20 }); // what it held is gone
+        down = false;
+      };
+    }
+    try {
+      const app = new App({ log: (l) => lines.push(l) }).controllers(Keep).provide(Fragile.open(target));
+      const key = `keep-${storeName}-${Date.now()}`;
+      const first = await app.inject({ method: 'POST', url: '/keep', headers: { 'idempotency-key': key } });
+      expect(first.status).toBe(200);
+      lose = async () => {};
+      await restore();
+      const retry = await app.inject({ method: 'POST', url: '/keep', headers: { 'idempotency-key': key } });
+      expect(retry.status).toBe(503);
+      expect(retry.headers['retry-after']).toBeDefined();
+      expect(runs).toBe(1);
+      await flush();
+      expect(lines.some((l) => l.startsWith('error: POST /keep (Keep.keep)') && l.includes(key))).toBe(true);
+    } finally {
+      await ownStop();
+    }
+  });
+});
+
+describe('issue 13: eviction, key bytes, headers kept, health', () => {
+  it('IDEM-26 IDEM-25 another caller filling the store cannot evict a kept answer or an in-flight claim: the retry replays, the duplicate is 409', async () => {
+    const Shop = Space('shop', { ttlSeconds: 60, maxBytes: 4096, maxBytesPerCaller: 256 * 1024 });
+    const counts: Record<string, number> = {};
+    let release: () => void = () => {};
+    @Controller()
+    class Flood {
+      @Post('/orders') @Idempotent(Shop, { by: (c) => c.resolve(Account).id }) @Returns(Status(201, Object))
+      async create(account: Account) {
+        counts[account.id] = (counts[account.id] ?? 0) + 1;
+        if (account.id === 'slow') await new Promise<void>((r) => (release = r));
+        return { who: account.id, pad: 'x'.repeat(1000) };
+      }
+    }
+    const store = new MemoryStore({ bytes: 128 * 1024 });
+    const app = new App({ log: () => {} }).controllers(Flood).provide(Shop.open(store));
+    const send = (who: string, key: string) => app.inject({ method: 'POST', url: '/orders', headers: bearer(who, key) });
+    expect((await send('alice', 'a-1')).status).toBe(201);
+    const inFlight = send('slow', 's-1');
+    await flush();
+    const statuses = new Set<number>();
+    for (let i = 0; i < 400; i++) statuses.add((await send('mallory', `m-${i}`)).status);
+    expect(statuses.has(201)).toBe(true);
+    expect([...statuses].every((s) => s === 201 || s === 503 || s === 429)).toBe(true);
+    const retry = await send('alice', 'a-1');
+    expect(retry.status).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    const dup = await send('slow', 's-1');
+    expect(dup.status).toBe(409);
+    release();
+    expect((await inFlight).status).toBe(201);
+    expect(counts.alice).toBe(1);
+    expect(counts.slow).toBe(1);
+  });
+
+  it('IDEM-10 LIMITS-01 the key is counted in bytes as they arrived: 255 pass, 256 are 400, a non-ASCII key of 130 bytes passes', async () => {
+    const Keys = Space('keys', { ttlSeconds: 60, maxBytes: 4096 });
+    let runs = 0;
+    @Controller()
+    class K {
+      @Post('/k') @Idempotent(Keys, { by: () => 'one' }) @Returns(Object)
+      k() {
+        return { n: ++runs };
+      }
+    }
+    const app = new App({ log: () => {} }).controllers(K).provide(Keys.open(new MemoryStore({ bytes: 1 << 20 })));
+    const port = await listenOn(app);
+    try {
+      // Node's client writes a string header as latin1: each char is one byte on the wire.
+      const utf8 = (s: string) => Buffer.from(s, 'utf8').toString('latin1');
+      const nonAscii = utf8('é'.repeat(65));
+      expect(Buffer.byteLength(nonAscii, 'latin1')).toBe(130);
+      expect((await postRaw(port, '/k', { 'idempotency-key': nonAscii })).status).toBe(200);
+      const edge = utf8('é'.repeat(127)) + 'a'; // 255 bytes, non-ASCII
+      expect((await postRaw(port, '/k', { 'idempotency-key': edge })).status).toBe(200);
+      expect((await postRaw(port, '/k', { 'idempotency-key': 'k'.repeat(255) })).status).toBe(200);
+      const over = await postRaw(port, '/k', { 'idempotency-key': 'k'.repeat(256) });
+      expect(over.status).toBe(400);
+      expect((await postRaw(port, '/k', { 'idempotency-key': edge + 'a' })).status).toBe(400);
+      expect(runs).toBe(3);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('IDEM-07 IDEM-04 headers set through the Ctx (setHeader, setCookie, a Session write) are kept: the replay is the first answer byte for byte', async () => {
+    const Hdr = Space('hdr', { ttlSeconds: 60, maxBytes: 4096 });
+    let runs = 0;
+    @Controller()
+    class H {
+      @Post('/h') @Idempotent(Hdr, { by: () => 'one' }) @Returns(Status(201, Object))
+      h(c: Ctx, session: Session) {
+        runs++;
+        c.setHeader('X-Trace', 'abc');
+        c.setCookie('theme', 'dark');
+        session.set('cart', 3);
+        return { n: runs };
+      }
+    }
+    const app = new App({ log: () => {} }).controllers(H).provide(Hdr.open(new MemoryStore({ bytes: 1 << 20 }))).sessions({ sessionSecret: 's'.repeat(40) });
+    const port = await listenOn(app);
+    try {
+      const first = await postRaw(port, '/h', { 'idempotency-key': 'hdr-1' });
+      const replay = await postRaw(port, '/h', { 'idempotency-key': 'hdr-1' });
+      expect(runs).toBe(1);
+      const strip = (head: string[]) => head.filter((h) => !/^(date|idempotent-replayed):/i.test(h));
+      expect(replay.head.map((h) => h.toLowerCase())).toContain('idempotent-replayed: true');
+      expect(first.head.filter((h) => /^set-cookie:/i.test(h))).toHaveLength(2);
+      expect(strip(replay.head)).toEqual(strip(first.head));
+      expect(replay.body).toBe(first.body);
+      expect(replay.status).toBe(first.status);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('HEALTH-02 health reports the idempotency store: 503 naming the space while redis-server is stopped, 200 when it is up', async () => {
+    const redis = await startRedis();
+    const store = new RedisStore({ url: redis.url, commandTimeoutMs: 300 });
+    const Healthy = Space('healthy', { ttlSeconds: 60, maxBytes: 1024 });
+    const app = new App({ log: () => {} }).provide(Healthy.open(store)).health({ path: '/healthz', cacheMs: 0 } as never);
+    try {
+      expect((await app.inject({ method: 'GET', url: '/healthz' })).status).toBe(200);
+      await redis.halt();
+      const down = await app.inject({ method: 'GET', url: '/healthz' });
+      expect(down.status).toBe(503);
+      expect(down.body).toContain('healthy');
+      await redis.restart();
+      let up = 0;
+      for (let i = 0; i < 50 && up !== 200; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        up = (await app.inject({ method: 'GET', url: '/healthz' })).status;
+      }
+      expect(up).toBe(200);
+    } finally {
+      await store.close();
+      await redis.stop();
+    }
+  });
+});
+
+describe('issue 13: the per-caller bound (maxBytesPerCaller)', () => {
+  it('the per-caller bound: a claim that fits the caller\'s bound exactly is admitted; one byte more is refused with the wait until its oldest record lapses', () => {
+    const budget = new CallerBudget(1000);
+    const now = performance.now();
+    expect(budget.admit('a', 'k1', 600, now + 60_000)).toBe(0);
+    expect(budget.admit('a', 'k2', 400, now + 60_000)).toBe(0); // exactly 1000
+    expect(budget.used('a')).toBe(1000);
+    const wait = budget.admit('a', 'k3', 1, now + 60_000);
+    expect(wait).toBeGreaterThan(59_000);
+    expect(budget.admit('b', 'k1', 1000, now + 60_000)).toBe(0); // another caller is not touched
+    budget.drop('a', 'k2');
+    expect(budget.admit('a', 'k3', 400, now + 60_000)).toBe(0);
+    budget.set('a', 'k3', 100, now + 60_000); // the kept answer replaces what its claim counted
+    expect(budget.used('a')).toBe(700);
+  });
+
+  it('a record that lapsed leaves the caller\'s count', async () => {
+    const budget = new CallerBudget(100);
+    expect(budget.admit('a', 'k1', 100, performance.now() + 30)).toBe(0);
+    expect(budget.admit('a', 'k2', 1, performance.now() + 30)).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(budget.admit('a', 'k2', 100, performance.now() + 30)).toBe(0);
+    expect(budget.used('a')).toBe(100);
+  });
+
+  it('IDEM-05 a caller past maxBytesPerCaller gets 429 with Retry-After and its handler does not run; another caller is served', async () => {
+    const Capped = Space('capped', { ttlSeconds: 60, maxBytes: 4096, maxBytesPerCaller: 8 * 1024 });
+    const counts: Record<string, number> = {};
+    @Controller()
+    class Capper {
+      @Post('/c') @Idempotent(Capped, { by: (c) => c.resolve(Account).id }) @Returns(Status(201, Object))
+      create(account: Account) {
+        counts[account.id] = (counts[account.id] ?? 0) + 1;
+        return { pad: 'x'.repeat(1000) };
+      }
+    }
+    const app = new App({ log: () => {} }).controllers(Capper).provide(Capped.open(new MemoryStore({ bytes: 1 << 20 })));
+    const send = (who: string, key: string) => app.inject({ method: 'POST', url: '/c', headers: bearer(who, key) });
+    let refused: Awaited<ReturnType<typeof send>> | null = null;
+    for (let i = 0; i < 20 && refused === null; i++) {
+      const r = await send('mallory', `m-${i}`);
+      if (r.status !== 201) refused = r;
+    }
+    expect(refused?.status).toBe(429);
+    expect(Number(refused?.headers['retry-after'])).toBeGreaterThan(50);
+    const served = counts.mallory;
+    expect(served).toBeGreaterThanOrEqual(6);
+    expect(served).toBeLessThanOrEqual(8);
+    expect((await send('mallory', 'm-0')).headers['idempotent-replayed']).toBe('true'); // its kept answers still replay
+    expect((await send('alice', 'a-0')).status).toBe(201);
+    expect(counts.mallory).toBe(served);
   });
 });
