@@ -20,6 +20,8 @@ export interface HeadOptions {
   readonly redirects: RedirectPolicy;
   readonly stallMs: number;
   readonly highWaterMark: number;
+  /** Header names (lowercase) dropped, besides the credentials every call drops, when a hop leaves the origin. */
+  readonly secret?: ReadonlySet<string> | null;
 }
 
 export interface HeadResult {
@@ -62,7 +64,7 @@ export async function fetchHead(engine: Engine, guard: CallGuard, first: Transfe
       if (hops === MAX_REDIRECTS) {
         throw new FetchError('TooManyRedirects', `more than ${MAX_REDIRECTS} redirects (the last to ${location})`);
       }
-      req = nextHop(req, transfer.status, new URL(location, from));
+      req = nextHop(req, transfer.status, new URL(location, from), opts.secret ?? null);
       redirected = new URL(req.origin + req.path);
       guard.throwIfAborted();
       continue;
@@ -80,9 +82,10 @@ export async function fetchHead(engine: Engine, guard: CallGuard, first: Transfe
 /**
  * The request for the next hop (RFC 9110 §15.4): 303 — and 301/302 after a POST, as every
  * client does — become a GET without body; 307/308 resend method and body, which a stream
- * cannot do. Leaving the origin drops Authorization, Cookie, Proxy-Authorization and Host.
+ * cannot do. Leaving the origin drops Authorization, Cookie, Proxy-Authorization, Host and the
+ * `secret` lines (a target's standing headers): once dropped they stay dropped for the chain.
  */
-function nextHop(req: TransferRequest, status: number, to: URL): TransferRequest {
+function nextHop(req: TransferRequest, status: number, to: URL, secret: ReadonlySet<string> | null): TransferRequest {
   if (to.protocol !== 'http:' && to.protocol !== 'https:') {
     throw new FetchError('RedirectRefused', `redirect to a ${to.protocol} URL`);
   }
@@ -95,7 +98,7 @@ function nextHop(req: TransferRequest, status: number, to: URL): TransferRequest
     origin: to.origin,
     path: to.pathname + to.search,
     method: toGet ? 'GET' : req.method,
-    headers: redirectHeaders(req.headers, { crossOrigin, dropBody: toGet }),
+    headers: redirectHeaders(req.headers, { crossOrigin, dropBody: toGet, secret }),
     body: toGet ? null : (req.body as Buffer | Readable | null),
   };
 }

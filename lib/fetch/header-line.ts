@@ -127,13 +127,17 @@ export function exchangeHeaders(plan: ExchangeHeaderPlan): string[] {
   return out;
 }
 
-/** The header block for the next hop of a followed redirect. */
-export function redirectHeaders(flat: readonly string[], opts: { crossOrigin: boolean; dropBody: boolean }): string[] {
+/**
+ * The header block for the next hop of a followed redirect. `secret` names more lines to drop
+ * across origins, lowercase: a target's standing headers, where API keys live.
+ */
+export function redirectHeaders(flat: readonly string[], opts: { crossOrigin: boolean; dropBody: boolean; secret?: ReadonlySet<string> | null }): string[] {
   if (!opts.crossOrigin && !opts.dropBody) return flat as string[];
+  const secret = opts.secret;
   const out: string[] = [];
   for (let i = 0; i < flat.length; i += 2) {
     const lower = flat[i].toLowerCase();
-    if (opts.crossOrigin && CROSS_ORIGIN_DROPPED.has(lower)) continue;
+    if (opts.crossOrigin && (CROSS_ORIGIN_DROPPED.has(lower) || (secret != null && secret.has(lower)))) continue;
     if (opts.dropBody && BODY_HEADERS.has(lower)) continue;
     out.push(flat[i], flat[i + 1]);
   }

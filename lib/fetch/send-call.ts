@@ -22,6 +22,8 @@ export interface CallSpec {
     readonly headers?: readonly HeaderLine[];
     readonly authorization?: string | null;
     readonly userAgent?: string | null;
+    /** Lowercase names of the standing headers: dropped when a redirect leaves the origin. */
+    readonly secret?: ReadonlySet<string> | null;
   };
   readonly gate: Gate | null;
 }
@@ -47,7 +49,7 @@ export async function sendCall(engine: Engine, spec: CallSpec): Promise<Response
       engine,
       guard,
       { origin: spec.origin, path: spec.path, method: spec.method, headers, body: spec.body },
-      { redirects: 'follow', stallMs: spec.limits.stallMs, highWaterMark: engine.settings.readBufferSize },
+      { redirects: 'follow', stallMs: spec.limits.stallMs, highWaterMark: engine.settings.readBufferSize, secret: spec.standing?.secret },
     );
     const bytes = await transfer.collect(spec.limits.maxBody);
     return new Response({ status: transfer.status, rawHeaders: transfer.rawHeaders, headers: transfer.headers, bytes, redirected });

@@ -19,7 +19,7 @@ import { addDocsRoutes, addOpenApi, documentOf, type DocsOptions, type OpenApiDo
 import type { RouteRecord } from './route-record';
 import { Router } from './router';
 import { scan, type Services } from './scanner';
-import type { SessionOptions } from './sessions';
+import { checkSessionOptions, type SessionOptions } from './sessions';
 import { Upgrades } from './websocket';
 import { addStaticTree, type EmbeddedEntry, type EmbeddedOptions, type StaticOptions } from './static/static-tree';
 
@@ -202,10 +202,12 @@ export class App {
   /**
    * Enables sessions: a handler parameter of type `Session` reads and changes a JSON record kept in
    * an HMAC-SHA256-signed cookie (`fw_session`, `HttpOnly; SameSite=Lax; Path=/`). A bad signature
-   * counts as no session; asking for a `Session` with no `sessionSecret` is a 500.
+   * counts as no session; asking for a `Session` with no `sessionSecret` is a 500. A secret shorter
+   * than 32 bytes throws `WeakSessionSecret` here.
    * @example app.sessions({ sessionSecret: process.env.SESSION_SECRET })
    */
   sessions(options: SessionOptions): this {
+    checkSessionOptions(options);
     this.#core.sessions = options;
     return this;
   }

@@ -15,6 +15,11 @@ export interface BasicCredentials {
 export type Credentials<S extends 'bearer' | 'basic'> = S extends 'bearer' ? BearerCredentials : BasicCredentials;
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+/**
+ * Strict UTF-8 (RFC 7617 §2.1 with charset="UTF-8"): invalid bytes throw rather than become
+ * U+FFFD, so a client's own U+FFFD is kept and broken bytes are a 401 (AUTH-06).
+ */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** What a 401 for this scheme says would have been accepted. */
 export const CHALLENGE = { bearer: 'Bearer', basic: 'Basic realm="fw", charset="UTF-8"' } as const;
@@ -37,8 +42,13 @@ export function parseAuthorization<S extends 'bearer' | 'basic'>(header: string 
   if (token === '') throw new AuthorizationFailure(scheme, 'Authorization token is empty');
   if (scheme === 'bearer') return { scheme: 'bearer', value: token } as Credentials<S>;
   if (!BASE64.test(token) || token.length % 4 !== 0) throw new AuthorizationFailure(scheme, 'Basic credentials do not decode');
-  const decoded = Buffer.from(token, 'base64').toString('utf8');
+  let decoded: string;
+  try {
+    decoded = UTF8.decode(Buffer.from(token, 'base64'));
+  } catch {
+    throw new AuthorizationFailure(scheme, 'Basic credentials do not decode');
+  }
   const colon = decoded.indexOf(':');
-  if (colon === -1 || decoded.includes('\uFFFD')) throw new AuthorizationFailure(scheme, 'Basic credentials do not decode');
+  if (colon === -1) throw new AuthorizationFailure(scheme, 'Basic credentials do not decode');
   return { scheme: 'basic', value: decoded, user: decoded.slice(0, colon), password: decoded.slice(colon + 1) } as Credentials<S>;
 }

@@ -17,7 +17,7 @@ export { logger, type LoggerOptions } from './logger';
 export { cors, type CorsOptions } from './cors';
 export { Versioned, type Version, type VersionedValue } from './versioned';
 export { BodyStream } from './body-stream';
-export { Dir } from './files/dir';
+export { Dir, type DirOptions } from './files/dir';
 export { FileBody, type FileBodyInit } from './files/file-body';
 export type { SendFileOptions } from './files/send-file';
 export type { CompressOptions } from './compress';

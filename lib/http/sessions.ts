@@ -4,7 +4,10 @@ import { readCookie, serializeCookie } from './cookies';
 import { HttpError } from './errors';
 
 export interface SessionOptions {
-  /** The HMAC-SHA256 key that signs the session cookie. Empty counts as not set (asking for a Session is then a 500). */
+  /**
+   * The HMAC-SHA256 key that signs the session cookie: at least 32 bytes (`SESSION_SECRET_MIN_BYTES`),
+   * e.g. `openssl rand -base64 32`. Empty counts as not set (asking for a Session is then a 500).
+   */
   readonly sessionSecret: string | undefined;
   /** The cookie's name. Default `fw_session`. */
   readonly cookie?: string;
@@ -12,6 +15,23 @@ export interface SessionOptions {
   readonly maxAgeSeconds?: number;
   /** Adds `Secure` to the cookie (behind HTTPS). Default false. */
   readonly secure?: boolean;
+}
+
+/** The shortest `sessionSecret` taken, in bytes: SHA-256's output length, below which RFC 2104 §3 calls HMAC keys weak. */
+export const SESSION_SECRET_MIN_BYTES = 32;
+
+/**
+ * Throws `WeakSessionSecret` for a secret shorter than 32 bytes (UTF-8), so a guessable key stops
+ * the program when `app.sessions()` is called rather than signing cookies anyone could forge.
+ * No secret at all is allowed: asking for a `Session` then answers 500 (AUTH-13).
+ */
+export function checkSessionOptions(options: SessionOptions): void {
+  const secret = options.sessionSecret;
+  if (secret === undefined || secret === '') return;
+  const bytes = Buffer.byteLength(secret, 'utf8');
+  if (bytes < SESSION_SECRET_MIN_BYTES) {
+    throw new HttpError('WeakSessionSecret', `app.sessions: sessionSecret is ${bytes} bytes; at least ${SESSION_SECRET_MIN_BYTES} are needed (e.g. openssl rand -base64 32)`);
+  }
 }
 
 /** A JSON value a session may hold. */

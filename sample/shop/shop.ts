@@ -42,12 +42,29 @@ export function shop(options: ShopOptions = {}): App {
     .provide(Dir.open(resolve(process.cwd(), 'sample/files')))
     .controllers(OrdersController, ExportsController, CatalogController, QuoteController, FilesController)
     .controllers(LiveController, SessionController)
-    .sessions({ sessionSecret: process.env.SESSION_SECRET || 'fw-sample-development-secret' }) // a fixed default for development only: set SESSION_SECRET in production
+    .sessions({ sessionSecret: sessionSecret(options.log ?? console.log) })
     .health('/healthz')
     .openapi({ path: openapiPath(options) })
     .docs()
     .staticWith('/', resolve(process.cwd(), 'sample/public'), { maxFileBytes: 256 * 1024, spaFallback: 'index.html' })
     .onClose(() => store.close());
+}
+
+/** Signs sessions when SESSION_SECRET is unset, in development only: it is public (it is in this file), so anyone can forge cookies signed with it. */
+export const DEV_SESSION_SECRET = 'fw-sample-development-secret-not-for-production';
+
+/**
+ * SESSION_SECRET, else the public development default with one warning line; under
+ * NODE_ENV=production the default is refused. A secret under 32 bytes is refused by app.sessions.
+ */
+function sessionSecret(log: (line: string) => void): string {
+  const given = process.env.SESSION_SECRET;
+  if (given && given !== DEV_SESSION_SECRET) return given;
+  if (process.env.NODE_ENV === 'production') {
+    throw new Error('SESSION_SECRET must be set to a secret of at least 32 bytes when NODE_ENV=production (e.g. openssl rand -base64 32); the development default is public');
+  }
+  log('warning: SESSION_SECRET is not set: sessions are signed with the public development default, which anyone can forge; set SESSION_SECRET (32 bytes or more) outside development');
+  return DEV_SESSION_SECRET;
 }
 
 function openapiPath(options: ShopOptions): string | undefined {

@@ -39,6 +39,12 @@ beforeAll(async () => {
       case '/trickle':
         trickle(res, Number(u.searchParams.get('every')), n);
         return;
+      case '/part':
+        // n bytes of body, then silence until a test releases it
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        res.write(Buffer.alloc(n, 7));
+        held.push(res);
+        return;
       case '/silent-body':
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.write('first bytes');
@@ -272,6 +278,39 @@ describe('stallMs', () => {
       expect(body.length).toBe(2_000_000);
       await ex.end();
     });
+  });
+});
+
+describe('readBufferSize', () => {
+  // readBufferSize is how much received body is held for a reader that is not reading before the
+  // socket is paused; once paused, the silence is the reader's, so the stall clock stops (VERS-04).
+  // So a body part bigger than the buffer survives an idle reader past stallMs, and a smaller one
+  // (with the server silent after it) is a stall. The default, 8 KiB, sits between the two cases.
+  async function idleReader(settings: ConstructorParameters<typeof Client>[0], n: number): Promise<string | Error> {
+    let out: string | Error = new Error('not read');
+    await withClient({ stallMs: 200, timeoutMs: 10_000, ...settings }, async (c) => {
+      const ex = new Exchange();
+      await ex.begin(c, { url: peer.url + `part?n=${n}` });
+      await until(() => held.length === 1);
+      await sleep(600); // an idle reader, three times stallMs; the server is silent after its n bytes
+      releaseAll(); // the server ends the body
+      out = await ex.take(run, 1 << 20).catch((e: Error) => e);
+      await ex.end();
+    });
+    return out;
+  }
+
+  it('FETCH-12 a non-default readBufferSize takes effect: 1 KiB is filled by a 4 KiB part, so the idle reader is not a stall', async () => {
+    const body = await idleReader({ readBufferSize: 1024 }, 4096);
+    expect(body).toBe('\x07'.repeat(4096) + 'released');
+    // the same part under the default 8 KiB does not fill the buffer: the server's silence is a stall
+    expect(((await idleReader({}, 4096)) as FetchError).code).toBe('Stalled');
+  });
+
+  it('FETCH-12 a non-default readBufferSize takes effect: 64 KiB is not filled by a 16 KiB part, so the silence is a stall', async () => {
+    expect(((await idleReader({ readBufferSize: 64 * 1024 }, 16 * 1024)) as FetchError).code).toBe('Stalled');
+    // the same part under the default 8 KiB fills the buffer: the reader's idleness is not a stall
+    expect(await idleReader({}, 16 * 1024)).toBe('\x07'.repeat(16 * 1024) + 'released');
   });
 });
 

@@ -124,6 +124,36 @@ describe('client.get and siblings', () => {
     expect(linesNamed(lastAt(away), 'authorization')).toEqual([]);
   });
 
+  it("a target's standing headers (where API keys live) are dropped when a followed redirect leaves its origin, and kept within it", async () => {
+    const api = Target('keyed').open(client, {
+      base: home.origin,
+      authorization: 'Bearer standing',
+      userAgent: 'fw-test',
+      headers: [
+        { name: 'X-Api-Key', value: 'k-123' },
+        { name: 'X-Tenant', value: 't-9' },
+      ],
+    });
+    const away_ = await api.get(run, '/to-away');
+    expect(away_.json()).toMatchObject({ where: 'away', url: '/landed' });
+    const atAway = lastAt(away);
+    expect(linesNamed(atAway, 'x-api-key')).toEqual([]);
+    expect(linesNamed(atAway, 'x-tenant')).toEqual([]);
+    expect(linesNamed(atAway, 'authorization')).toEqual([]);
+    expect(linesNamed(atAway, 'user-agent')).toEqual(['fw-test']); // not a credential
+    // A call line that shadows a standing header names the same credential: dropped too.
+    await api.get(run, '/to-away', {}, { headers: [{ name: 'x-api-key', value: 'k-call' }, { name: 'X-Trace', value: 'tr' }] });
+    expect(linesNamed(lastAt(away), 'x-api-key')).toEqual([]);
+    expect(linesNamed(lastAt(away), 'x-trace')).toEqual(['tr']);
+    // Within the origin every standing header still goes.
+    await api.get(run, '/same-origin');
+    const atHome = lastAt(home);
+    expect(atHome.url).toBe('/echo');
+    expect(linesNamed(atHome, 'x-api-key')).toEqual(['k-123']);
+    expect(linesNamed(atHome, 'x-tenant')).toEqual(['t-9']);
+    expect(linesNamed(atHome, 'authorization')).toEqual(['Bearer standing']);
+  });
+
   it('a redirect to a scheme other than http(s) fails RedirectRefused', async () => {
     expect((await rejection(client.get(run, home.url + 'ftp', {}))).code).toBe('RedirectRefused');
   });

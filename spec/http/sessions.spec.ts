@@ -1,4 +1,4 @@
-import { App, Controller, Ctx, Get, Post, Session, Query } from 'fw';
+import { App, Controller, Ctx, Get, HttpError, Post, Session, Query } from 'fw';
 
 @Controller()
 class SessionController {
@@ -26,7 +26,7 @@ const cookieOf = (setCookie: string | string[] | undefined): string => {
 };
 
 describe('sessions', () => {
-  const app = new App({ log: () => {} }).controllers(SessionController).sessions({ sessionSecret: 'test-secret', maxAgeSeconds: 3600 });
+  const app = new App({ log: () => {} }).controllers(SessionController).sessions({ sessionSecret: 'test-secret-of-at-least-32-bytes!', maxAgeSeconds: 3600 });
 
   it('OPEN-48 a session lives in an HMAC-SHA256-signed fw_session cookie with HttpOnly; SameSite=Lax; Path=/', async () => {
     const login = await app.inject({ method: 'POST', url: '/login?who=alice' });
@@ -44,7 +44,7 @@ describe('sessions', () => {
     const cookie = cookieOf(login.headers['set-cookie']);
     const [payload, sig] = cookie.slice('fw_session='.length).split('.');
     const forged = Buffer.from(JSON.stringify({ d: { account: 'bob' }, e: 9e9 })).toString('base64url');
-    const otherApp = new App({ log: () => {} }).controllers(SessionController).sessions({ sessionSecret: 'other-secret' });
+    const otherApp = new App({ log: () => {} }).controllers(SessionController).sessions({ sessionSecret: 'another-secret-of-32-bytes-or-more' });
     const otherCookie = cookieOf((await otherApp.inject({ method: 'POST', url: '/login?who=bob' })).headers['set-cookie']);
     for (const value of [`${payload}.${sig.slice(0, -2)}xx`, `${forged}.${sig}`, 'garbage', otherCookie.slice('fw_session='.length)]) {
       const me = await app.inject({ url: '/me', headers: { cookie: `fw_session=${value}` } });
@@ -72,5 +72,25 @@ describe('sessions', () => {
     expect(bad.headers['set-cookie']).toBeUndefined();
     const ok = await app.inject({ url: '/cookie?v=dark' });
     expect(ok.headers['set-cookie']).toEqual(['theme=dark; Path=/; HttpOnly; SameSite=Lax']);
+  });
+
+  it('refuses a sessionSecret shorter than 32 bytes when app.sessions() is called, counting bytes, not characters', () => {
+    const refusal = (secret: string): HttpError | null => {
+      try {
+        new App({ log: () => {} }).sessions({ sessionSecret: secret });
+        return null;
+      } catch (e) {
+        return e as HttpError;
+      }
+    };
+    const short = refusal('fw-sample-development-secret');
+    expect(short).toBeInstanceOf(HttpError);
+    expect(short?.code).toBe('WeakSessionSecret');
+    expect(short?.message).toContain('sessionSecret');
+    expect(short?.message).toContain('28 bytes');
+    expect(refusal('x'.repeat(31))?.code).toBe('WeakSessionSecret'); // one under the edge
+    expect(refusal('x'.repeat(32))).toBeNull(); // at the edge
+    expect(refusal('é'.repeat(16))).toBeNull(); // 16 characters, 32 bytes
+    expect(refusal('é'.repeat(15))?.code).toBe('WeakSessionSecret');
   });
 });

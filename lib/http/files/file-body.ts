@@ -12,7 +12,11 @@ import { answerOpenFile, fileNotFound } from './file-answer';
 export interface FileBodyInit {
   /** The directory `name` is opened in (`Dir.open`, provided as a service). */
   readonly dir: Dir;
-  /** A relative name inside `dir`; `..` segments, absolute names and NUL bytes answer 404. */
+  /**
+   * A relative name inside `dir`; `..` segments, absolute names, NUL bytes, symlinks (unless the
+   * Dir follows those that stay inside) and names starting with `.` (unless the Dir serves
+   * dotfiles) answer 404.
+   */
   readonly name: string;
   /** Default `application/octet-stream`. */
   readonly contentType?: string;
@@ -61,17 +65,33 @@ export function refusedName(name: string): boolean {
 /** Errors of opening that mean "no such file here"; anything else (EACCES, EMFILE, EIO) is a 500. */
 const MISSING = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'ENAMETOOLONG', 'EISDIR', 'EINVAL']);
 const NO_FOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+/**
+ * A segment that is a dotfile's name (`.env`, `.git`): hidden unless the Dir serves dotfiles, as
+ * the static tree does (STATIC-12). A lone `.` names the directory itself, not a hidden file.
+ */
+const DOT_SEGMENT = /(?:^|\/)\.[^/]/;
 
 /**
- * Opens `name` inside `dir`. The real path is checked to lie inside the directory, so a symlink
- * that leaves it answers 404; the file is then opened by that real path without following a
- * final symlink, so one swapped in meanwhile is not followed either.
+ * Opens `name` inside `dir` under the Dir's rule (ANS-15..19 and `DirOptions`): refused names,
+ * and dotfiles unless allowed, answer 404 before anything is opened.
  */
-export async function openIn(dir: Dir, name: string): Promise<FileHandle> {
-  if (refusedName(name)) throw fileNotFound();
+export function openIn(dir: Dir, name: string): Promise<FileHandle> {
+  if (refusedName(name) || (!dir.dotfiles && DOT_SEGMENT.test(name))) return Promise.reject(fileNotFound());
+  return openInside(dir, name);
+}
+
+/**
+ * Opens a relative `name` inside `dir`; the static tree opens its spilled files through it too,
+ * so both follow one rule. The real path must lie inside the directory (a symlink that leaves it
+ * answers 404, always) and, unless `followSymlinks`, must be the path asked for (any symlink on
+ * the way answers 404). The file is then opened by that real path without following a final
+ * symlink, so one swapped in meanwhile is not followed either.
+ */
+export async function openInside(dir: Dir, name: string): Promise<FileHandle> {
   try {
-    const real = await realpath(join(dir.path, name));
-    if (!dir.holds(real)) throw fileNotFound();
+    const asked = join(dir.path, name);
+    const real = await realpath(asked);
+    if (!dir.holds(real) || (!dir.followSymlinks && real !== asked)) throw fileNotFound();
     return await open(real, NO_FOLLOW);
   } catch (e) {
     if (MISSING.has((e as NodeJS.ErrnoException).code as string)) throw fileNotFound();

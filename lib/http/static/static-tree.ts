@@ -2,8 +2,7 @@
 // type, ETag, bytes and gzipped copy ready, so a request is one lookup and no disk access (except
 // for spilled files). Ranges and conditions go through the shared file answer (files/file-answer).
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { HeaderEntry } from '../answers';
@@ -11,7 +10,9 @@ import type { App } from '../app';
 import { acceptsGzip } from '../compress';
 import type { Ctx } from '../ctx';
 import { HttpError, RefusalError } from '../errors';
-import { answerOpenFile, fileNotFound, planFileAnswer, writeFileHead, type FileFacts } from '../files/file-answer';
+import { Dir } from '../files/dir';
+import { answerOpenFile, planFileAnswer, writeFileHead, type FileFacts } from '../files/file-answer';
+import { openInside } from '../files/file-body';
 import { contentTypeOf, isPrecompressed } from './content-types';
 
 /** Options shared by directory and embedded trees. */
@@ -36,8 +37,14 @@ export interface StaticOptions extends EmbeddedOptions {
   readonly maxFileBytes?: number;
   /** Ceiling on the bytes one tree holds, gzipped copies included. Default 64 MiB. */
   readonly maxTotalBytes?: number;
-  /** Load names (any path segment) starting with `.`. Default false. */
+  /** Load names (any path segment) starting with `.`. Default false. The same rule as `Dir.open`'s `dotfiles`. */
   readonly dotfiles?: boolean;
+  /**
+   * Follow symlinks that stay inside the directory (to files and directories; cycles are cut).
+   * A symlink that leaves the directory is never followed. Default false: symlinks are not
+   * loaded and answer 404. The same rule as `Dir.open`'s `followSymlinks`.
+   */
+  readonly followSymlinks?: boolean;
   /** Open every file per request, so edits show without a restart. Default false. */
   readonly reload?: boolean;
 }
@@ -57,6 +64,7 @@ export const STATIC_DEFAULTS = {
   maxFileBytes: 8 * 1024 * 1024,
   maxTotalBytes: 64 * 1024 * 1024,
   dotfiles: false,
+  followSymlinks: false,
   compress: true,
   compressMinBytes: 1024,
   reload: false,
@@ -78,8 +86,8 @@ interface Held {
 interface Spilled {
   readonly kind: 'spilled';
   readonly type: string;
-  /** The path found by the walk, opened per request. */
-  readonly path: string;
+  /** The name found by the walk, opened per request inside the tree's root under the Dir rule. */
+  readonly name: string;
   readonly size: number;
   readonly mtimeMs: number;
 }
@@ -122,9 +130,12 @@ class Tree {
   readonly #o: Resolved;
   readonly #fallback: Entry | null;
   readonly #checkDots: boolean;
+  /** The root that spilled files are opened in (null for an embedded tree). */
+  readonly #root: Dir | null;
   readonly summary: string;
 
-  constructor(prefix: string, files: ReadonlyMap<string, Entry>, o: Resolved, fallback: Entry | null, checkDots: boolean, summary: string) {
+  constructor(prefix: string, files: ReadonlyMap<string, Entry>, o: Resolved, fallback: Entry | null, checkDots: boolean, summary: string, root: Dir | null) {
+    this.#root = root;
     this.#prefix = prefix;
     this.#files = files;
     this.#o = o;
@@ -184,14 +195,9 @@ class Tree {
   }
 
   async #spilled(c: Ctx, f: Spilled): Promise<void> {
-    let handle;
-    try {
-      handle = await open(f.path, 'r');
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') throw fileNotFound();
-      throw e;
-    }
+    // Opened under the same rule as the walk (and as FileBody): a file swapped for a symlink
+    // since startup is not followed out of the root, nor at all unless followSymlinks.
+    const handle = await openInside(this.#root!, f.name);
     // The ETag comes from one fstat of this descriptor (STATIC-52); the shared answer closes it.
     await answerOpenFile(c, handle, { contentType: f.type, cacheControl: this.#o.cacheControl, own: null });
   }
@@ -239,29 +245,43 @@ function fallbackOf(prefix: string, files: ReadonlyMap<string, Entry>, o: Resolv
 
 function walkDir(prefix: string, dir: string, o: Resolved): Tree {
   const root = resolve(dir);
+  let real: string;
   try {
-    if (!statSync(root).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    real = realpathSync(root);
+    if (!statSync(real).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
     throw new HttpError('DirNotFound', `static ${prefix}: directory "${dir}" (${root}) cannot be opened: ${code}`);
   }
+  const rootDir = Dir.ofReal(real, { followSymlinks: o.followSymlinks, dotfiles: o.dotfiles });
   const maxFile = o.reload ? -1 : o.maxFileBytes; // reload: every file is opened per request (STATIC-57)
   const files = new Map<string, Entry>();
-  const walk = (abs: string, rel: string): void => {
+  // `abs` is a real path; `above` the real directories on the way down, so a link back up is cut.
+  const walk = (abs: string, rel: string, above: ReadonlySet<string>): void => {
     for (const d of readdirSync(abs, { withFileTypes: true })) {
       if (!o.dotfiles && d.name.startsWith('.')) continue; // any segment (OPEN-35)
-      const path = join(abs, d.name);
+      let path = join(abs, d.name);
       const name = rel + d.name;
-      const stat = statSync(path); // follows a link to a file
+      if (d.isSymbolicLink()) {
+        // The Dir rule: never out of the root; inside it only with followSymlinks.
+        if (!o.followSymlinks) continue;
+        try {
+          path = realpathSync(path);
+        } catch {
+          continue; // dangling
+        }
+        if (!rootDir.holds(path)) continue;
+      }
+      const stat = statSync(path);
       if (stat.isDirectory()) {
-        if (!d.isSymbolicLink()) walk(path, name + '/'); // links to directories are not followed (no loops)
+        if (!above.has(path)) walk(path, name + '/', new Set(above).add(path));
       } else if (stat.isFile()) {
-        if (stat.size > maxFile) files.set(name, { kind: 'spilled', type: contentTypeOf(name), path, size: stat.size, mtimeMs: stat.mtimeMs });
+        if (stat.size > maxFile) files.set(name, { kind: 'spilled', type: contentTypeOf(name), name, size: stat.size, mtimeMs: stat.mtimeMs });
         else files.set(name, hold(name, readFileSync(path), stat.mtimeMs, o));
       }
     }
   };
-  walk(root, '');
+  walk(real, '', new Set([real]));
   // OPEN-28: over maxTotalBytes, gzipped copies go first (largest first), then the largest files are spilled.
   const held = [...files.entries()].filter((e): e is [string, Held] => e[1].kind === 'held');
   let total = held.reduce((n, [, f]) => n + f.bytes.length + (f.gz?.length ?? 0), 0);
@@ -277,12 +297,12 @@ function walkDir(prefix: string, dir: string, o: Resolved): Tree {
     for (const [name, f] of [...held].sort((a, b) => b[1].bytes.length - a[1].bytes.length)) {
       if (total <= o.maxTotalBytes) break;
       total -= f.bytes.length;
-      files.set(name, { kind: 'spilled', type: f.type, path: join(root, ...name.split('/')), size: f.bytes.length, mtimeMs: f.mtimeMs ?? 0 });
+      files.set(name, { kind: 'spilled', type: f.type, name, size: f.bytes.length, mtimeMs: f.mtimeMs ?? 0 });
       overflow++;
     }
   }
   const fallback = fallbackOf(prefix, files, o, 'static');
-  return new Tree(prefix, files, o, fallback, !o.dotfiles, summaryOf(`static ${prefix} (${root})`, files, droppedGz, overflow));
+  return new Tree(prefix, files, o, fallback, !o.dotfiles, summaryOf(`static ${prefix} (${root})`, files, droppedGz, overflow), rootDir);
 }
 
 function embed(prefix: string, entries: readonly EmbeddedEntry[], o: Resolved): Tree {
@@ -293,7 +313,7 @@ function embed(prefix: string, entries: readonly EmbeddedEntry[], o: Resolved): 
     files.set(name, hold(name, Buffer.from(e.bytes), null, o));
   }
   const fallback = fallbackOf(prefix, files, o, 'embedded');
-  return new Tree(prefix, files, o, fallback, false, summaryOf(`embedded ${prefix}`, files, 0, 0));
+  return new Tree(prefix, files, o, fallback, false, summaryOf(`embedded ${prefix}`, files, 0, 0), null);
 }
 
 function summaryOf(what: string, files: ReadonlyMap<string, Entry>, droppedGz: number, overflow: number): string {

@@ -217,14 +217,17 @@ describe('FileBody names', () => {
     }
   });
 
-  it('ANS-15 a symlink that leaves the directory → the same 404; one that stays inside is served', async () => {
+  it('ANS-15 a symlink that leaves the directory → the same 404; one that stays inside is 404 too unless the Dir follows symlinks', async () => {
     const out = await get('/files/link-out.txt');
     expect(out.status).toBe(404);
     expect(out.body).toBe((await get('/files/nope.txt')).body);
     expect((await get('/by-query?name=dir-out/secret.txt')).status).toBe(404);
-    const inside = await get('/files/link-in.txt');
+    expect((await get('/files/link-in.txt')).status).toBe(404);
+    const following = new App().controllers(FilesController).provide(Dir.open(root, { followSymlinks: true }));
+    const inside = await following.inject({ url: '/files/link-in.txt' });
     expect(inside.status).toBe(200);
     expect(inside.body).toBe(HELLO);
+    expect((await following.inject({ url: '/files/link-out.txt' })).status).toBe(404);
   });
 
   it('ANS-14 Optional(FileBody) answers 404 for null and the file otherwise', async () => {
