@@ -1,10 +1,12 @@
 import { bodyBytes, callLimits, jsonBytes, type Body, type Call, type JsonValue, type Limits } from './call';
+import type { CallGuard } from './call-guard';
 import { checkLimit } from './client-settings';
 import type { Client } from './client';
 import { engineOf, type Engine } from './engine';
 import { FetchError } from './errors';
 import { Gate } from './gate';
-import { checkHeader, type HeaderLine } from './header-line';
+import { fetchHead } from './fetch-head';
+import { callHeaders, checkHeader, type HeaderLine } from './header-line';
 import { fillTemplate, type PathArgs, type TemplateIsPlain } from './path-template';
 import type { Response } from './response';
 import type { Scope } from './scope';
@@ -32,7 +34,10 @@ export interface OpenOptions {
   readonly authorization?: string | null;
   /** Sent as `User-Agent` on every call unless the call's headers name one. */
   readonly userAgent?: string | null;
-  /** Standing headers; a call line of the same name replaces one. */
+  /**
+   * Standing headers; a call line of the same name replaces one. Like `authorization`, they are
+   * not sent on when a followed redirect leaves the base's origin.
+   */
   readonly headers?: readonly HeaderLine[];
 }
 
@@ -43,6 +48,9 @@ export type ArgsThenCall<P extends string> = TemplateIsPlain<P> extends true
 
 /** The target's own probe scope: no request, so no request id. */
 const PROBE_SCOPE: Scope = { requestId: () => null };
+
+/** A probe's deadline unless the health route gives one (its `timeoutMs`) or the target's is shorter. */
+export const PROBE_TIMEOUT_MS = 2_000;
 
 function parseBase(base: string): { origin: string; prefix: string } {
   let url: URL;
@@ -121,7 +129,7 @@ export class OpenTarget {
   readonly #prefix: string;
   readonly #gate: Gate | null;
   readonly #limits: Limits;
-  readonly #standing: { headers: readonly HeaderLine[]; authorization: string | null; userAgent: string | null };
+  readonly #standing: { headers: readonly HeaderLine[]; authorization: string | null; userAgent: string | null; secret: ReadonlySet<string> | null };
 
   constructor(type: TargetType, client: Client, options: OpenOptions) {
     const { origin, prefix } = parseBase(options.base);
@@ -144,7 +152,9 @@ export class OpenTarget {
       stallMs: type.options.stallMs ?? engine.settings.stallMs,
       maxBody: type.options.maxBody ?? engine.settings.maxBody,
     };
-    this.#standing = { headers, authorization: options.authorization ?? null, userAgent: options.userAgent ?? null };
+    // Standing headers are where API keys live: a redirect that leaves the origin drops them (with Authorization).
+    const secret = headers.length ? new Set(headers.map((l) => l.name.toLowerCase())) : null;
+    this.#standing = { headers, authorization: options.authorization ?? null, userAgent: options.userAgent ?? null, secret };
   }
 
   /** The full URL a call would use: base, filled path and query (FETCH-63). */
@@ -153,16 +163,37 @@ export class OpenTarget {
   }
 
   /**
-   * Health probe: GETs `ready` through this target (its gate, its limits); true for a 2xx, false
-   * for anything else, any error included. Without `ready`, true once the client is started.
+   * Health probe: GETs `ready` with the target's headers; true for a 2xx, false for anything else
+   * (a redirect, any error, no answer within `timeoutMs` or the target's own `timeoutMs`, whichever
+   * is shorter). Without `ready`, true once the client is started.
+   *
+   * It takes neither the target's gate nor the client's permit: a flood of probes queued there
+   * starved the business calls waiting for the same permits. The health route asks at most one
+   * probe per target at a time, so going around the gates costs at most one connection per target.
+   * Redirects are not followed: a probe has no business leaving the ready path (nor carrying the
+   * standing headers elsewhere).
    */
-  async probe(): Promise<boolean> {
+  async probe(timeoutMs: number = PROBE_TIMEOUT_MS): Promise<boolean> {
     if (this.ready === null) return this.client.started;
+    const own = this.#limits.timeoutMs;
+    let guard: CallGuard;
     try {
-      const res = await this.#call(PROBE_SCOPE, 'GET', this.#prefix + this.ready, null, {}, null);
-      return res.ok();
+      guard = this.#engine.guard(PROBE_SCOPE, own > 0 && own < timeoutMs ? own : timeoutMs);
     } catch {
       return false;
+    }
+    try {
+      const s = this.#standing;
+      const headers = callHeaders({ call: [], standing: s.headers, authorization: s.authorization, userAgent: s.userAgent, requestId: null });
+      const request = { origin: this.#origin, path: this.#prefix + this.ready, method: 'GET', headers, body: null };
+      const head = { redirects: 'expose', stallMs: this.#limits.stallMs, highWaterMark: this.#engine.settings.readBufferSize } as const;
+      const { transfer } = await fetchHead(this.#engine, guard, request, head);
+      await transfer.drain(this.#engine.settings.maxDrain);
+      return transfer.status >= 200 && transfer.status < 300;
+    } catch {
+      return false;
+    } finally {
+      guard.release();
     }
   }
 

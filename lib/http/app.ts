@@ -13,7 +13,7 @@ import { RefusalError } from './errors';
 import { defaultFailureBody, failureBodyFor, type FailureShape } from './failure-shape';
 import type { HeaderBag } from './header-rules';
 import { InjectRequest, InjectResponse, type InjectOptions, type InjectResult } from './inject';
-import { addHealthRoute } from './health';
+import { addHealthRoute, type HealthOptions } from './health';
 import { LogSink } from './log-sink';
 import { addDocsRoutes, addOpenApi, documentOf, type DocsOptions, type OpenApiDocument, type OpenApiOptions } from './openapi';
 import type { RouteRecord } from './route-record';
@@ -120,11 +120,13 @@ export class App {
   }
 
   /**
-   * Adds the health route (default `GET /healthz`): 200 `{ "status": "ok" }`, 503 while a provided
-   * target's `ready` probe fails or the server is stopping.
+   * Adds the health route (default `GET /healthz`): 200 `{ "status": "ok" }`, 503 naming what is down
+   * while a provided target's `ready` probe (or another probed service's) fails or the server is
+   * stopping. Probe answers are reused for `cacheMs` and concurrent probes share one.
+   * @example app.health() · app.health('/health') · app.health({ path: '/healthz', cacheMs: 1000, timeoutMs: 2000 })
    */
-  health(path = '/healthz'): this {
-    addHealthRoute(this, path);
+  health(options?: string | HealthOptions): this {
+    addHealthRoute(this, options);
     return this;
   }
 

@@ -26,17 +26,29 @@ export const Delete = route('DELETE');
 export const Head = route('HEAD');
 export const Options = route('OPTIONS');
 
+export interface WebSocketOptions extends RouteOptions {
+  /** Exact `Origin` values, or a function deciding; none named accepts any origin (and none). */
+  readonly origins?: OriginRule;
+  /** The largest message a peer may send, fragments put together; past it the socket closes with 1009. Default 1 MiB. */
+  readonly maxMessageBytes?: number;
+  /** A ping goes out this often; a peer that has not answered one when the next is due is cut. Default 30 s; 0 sends none. */
+  readonly pingIntervalMs?: number;
+  /** A socket with no message either way for this long is closed with 1001 `idle timeout`. Default 5 min; 0 never. */
+  readonly idleTimeoutMs?: number;
+}
+
 /**
  * A WebSocket route: a GET whose handler calls `c.upgrade(loop, state)`. A handshake whose `Origin`
  * is not named gets 403 (a missing one too, when origins are named); a request that is not a valid
- * WebSocket upgrade gets 400.
- * @example @WebSocket('/ws/echo', { origins: ['https://shop.example'] }) echo(c: Ctx) { c.upgrade(echoLoop, null) }
+ * WebSocket upgrade gets 400. The framework owns the socket's errors and limits: a peer breaking
+ * the protocol is closed (1002, 1007, 1009) and logged, never an uncaught error.
+ * @example @WebSocket('/ws/echo', { origins: ['https://shop.example'], maxMessageBytes: 64 * 1024 }) echo(c: Ctx) { c.upgrade(echoLoop, null) }
  */
-export function WebSocket(path = '', options: RouteOptions & { readonly origins?: OriginRule } = {}): MethodDecorator {
-  const { origins = [], ...rest } = options;
+export function WebSocket(path = '', options: WebSocketOptions = {}): MethodDecorator {
+  const { origins = [], maxMessageBytes, pingIntervalMs, idleTimeoutMs, ...rest } = options;
   return (proto, key) => {
     marks.addRoute(proto, { method: 'GET', path, key: String(key), ...rest });
-    marks.setUpgrade(proto, String(key), { origins });
+    marks.setUpgrade(proto, String(key), { origins, maxMessageBytes, pingIntervalMs, idleTimeoutMs });
   };
 }
 
@@ -53,7 +65,11 @@ export function Idempotent(space: object, options: Omit<IdempotentMark, 'space'>
   return (proto, key) => marks.setIdempotent(proto, String(key), { space, ...options });
 }
 
-/** Allows at most `max` requests per `perSeconds` per client address (429 with `Retry-After` beyond). */
+/**
+ * Allows at most `max` requests per `perSeconds` per client address (429 with `Retry-After` beyond).
+ * Windows are kept for at most `maxAddresses` addresses at once (default 100,000): a new address
+ * past it is 503 with `Retry-After` until the oldest window ends.
+ */
 export function RateLimit(options: RateMark): MethodDecorator {
   return (proto, key) => marks.setRate(proto, String(key), options);
 }

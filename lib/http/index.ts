@@ -27,5 +27,6 @@ export { Bound } from './bound';
 export { EventStream, type ServerEvent } from './events';
 export { Session, type SessionOptions, type SessionValue } from './sessions';
 export type { CookieOptions } from './cookies';
+export type { HealthOptions } from './health';
 export type { OriginRule } from './metadata';
 export type { UpgradeLoop } from './websocket';

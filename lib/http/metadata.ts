@@ -43,13 +43,19 @@ export interface IdempotentMark {
  */
 export type OriginRule = readonly string[] | ((origin: string, at: { readonly host: string | null; readonly port: number }) => boolean);
 
+/** What a `@WebSocket` route declares; limits left out take the framework's defaults (`WEBSOCKET_DEFAULTS`). */
 export interface UpgradeMark {
   readonly origins: OriginRule;
+  readonly maxMessageBytes?: number;
+  readonly pingIntervalMs?: number;
+  readonly idleTimeoutMs?: number;
 }
 
 export interface RateMark {
   readonly max: number;
   readonly perSeconds: number;
+  /** Client addresses the route keeps windows for at once (default 100,000); a new address past it is 503. */
+  readonly maxAddresses?: number;
 }
 
 type Proto = object;

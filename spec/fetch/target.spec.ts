@@ -108,6 +108,47 @@ describe('declaring and opening', () => {
     expect(await Target('idle', { ready: '/health-ok' }).open(new Client(), { base: peer.origin }).probe()).toBe(false);
   });
 
+  it('LIMITS-15 HEALTH-03 probe() takes neither the target gate nor the client permit that business calls wait on', async () => {
+    await withClient({ maxInFlight: 1 }, async (c) => {
+      const t = Target('gated', { maxInFlight: 1, ready: '/health-ok' }).open(c, { base: peer.origin });
+      const business = t.get(run, '/hold');
+      await until(() => held.length === 1);
+      // The client's only permit and the target's only slot are held: a probe still goes out now.
+      expect(await t.probe()).toBe(true);
+      expect(held.length).toBe(1);
+      const queued = t.get(run, '/fifty');
+      expect(await Promise.all([t.probe(), t.probe()])).toEqual([true, true]);
+      releaseAll();
+      expect((await business).status).toBe(200);
+      expect((await queued).body).toBe('x'.repeat(50));
+    });
+  });
+
+  it('HEALTH-02 probe(timeoutMs) has its own deadline, shorter than the target timeout, and drops the hung request', async () => {
+    const t = Target('hung', { ready: '/hold' }).open(client, { base: peer.origin });
+    const before = held.length;
+    const answer = await Promise.race([t.probe(100), sleep(5_000).then(() => 'still waiting')]);
+    expect(answer).toBe(false);
+    expect(held.length).toBe(before + 1);
+    const res = held[held.length - 1];
+    await until(() => res.destroyed || res.socket === null || res.socket.destroyed);
+  });
+
+  it('probe() does not follow a redirect: a 3xx is not ready and the standing headers stay at the target', async () => {
+    const other = await httpPeer((_req, res) => void res.end('ready'));
+    const mover = await httpPeer((_req, res) => void res.writeHead(302, { location: other.origin + '/health' }).end());
+    try {
+      const t = Target('moved', { ready: '/health' }).open(client, { base: mover.origin, authorization: 'Bearer secret' });
+      expect(await t.probe()).toBe(false);
+      expect(mover.seen.length).toBe(1);
+      expect(linesNamed(mover.seen[0], 'authorization')).toEqual(['Bearer secret']);
+      expect(other.seen.length).toBe(0);
+    } finally {
+      await other.close();
+      await mover.close();
+    }
+  });
+
   it('refuses bad declarations: a ready that is not a path, a negative limit', () => {
     expect(() => Target('x', { ready: 'health' })).toThrow(expect.objectContaining({ code: 'BadSettings' }));
     expect(() => Target('x', { maxInFlight: -1 })).toThrow(/maxInFlight/);

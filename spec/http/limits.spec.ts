@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { App, Controller, Ctx, Get, Post, RateLimit, fail } from 'fw';
-import { parseResponses, raw } from '../support/raw';
+import { connect } from 'node:net';
+import { exchange, parseResponses, raw } from '../support/raw';
 
 class Problem {
   constructor(readonly problem: string) {}
@@ -49,6 +51,30 @@ describe('limits', () => {
     expect(over.json()).toEqual({ error: 'request body is larger than 1000 bytes', status: 413 });
   });
 
+  it('FAIL-26 LIMITS-12 c.bodyStream over a real socket, in pieces: exactly maxBytes is read, maxBytes + 1 is 413', async () => {
+    const app = new App({ log: () => {} }).controllers(LimitsController);
+    const { port } = await app.listen();
+    /** Posts `total` bytes as two pieces that arrive apart: the bound is on the sum, not on a piece. */
+    const post = async (total: number) => {
+      const socket = connect(port, '127.0.0.1');
+      await new Promise((r) => socket.once('connect', r));
+      socket.write(`POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: ${total}\r\n\r\n`);
+      socket.write(Buffer.alloc(600, 0x61));
+      await new Promise((r) => setTimeout(r, 50));
+      return parseResponses((await exchange(socket, Buffer.alloc(total - 600, 0x62), { quietMs: 300 })).text)[0];
+    };
+    try {
+      const exact = await post(1000);
+      expect(exact.status).toBe(200);
+      expect(JSON.parse(exact.body)).toMatchObject({ n: 1000 });
+      const over = await post(1001);
+      expect(over.status).toBe(413);
+      expect(JSON.parse(over.body)).toEqual({ error: 'request body is larger than 1000 bytes', status: 413 });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('FAIL-27 an address past its allowance is 429 with Retry-After', async () => {
     const app = new App({ log: () => {} }).controllers(LimitsController);
     expect((await app.inject({ method: 'POST', url: '/login' })).status).toBe(200);
@@ -87,5 +113,55 @@ describe('limits', () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+@Controller()
+class BoundedRateController {
+  @Post('/signin') @RateLimit({ max: 1, perSeconds: 60, maxAddresses: 2 }) signin() {
+    return { ok: true };
+  }
+}
+
+/** A POST from a chosen loopback source address (the whole of 127.0.0.0/8 is loopback on Linux). */
+function postFrom(port: number, localAddress: string, path: string): Promise<{ status: number; retryAfter: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', localAddress, agent: false, timeout: 5_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'], body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('timeout', () => req.destroy(new Error('no answer')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('rate-limit table bound', () => {
+  it('FAIL-27 OPEN-49 over real sockets: maxAddresses windows are kept; a new address past them is 503 with Retry-After, a known one still 429', async () => {
+    const app = new App({ log: () => {} }).controllers(BoundedRateController);
+    const { port } = await app.listen();
+    try {
+      expect((await postFrom(port, '127.0.0.1', '/signin')).status).toBe(200);
+      expect((await postFrom(port, '127.0.0.2', '/signin')).status).toBe(200);
+      const full = await postFrom(port, '127.0.0.3', '/signin');
+      expect(full.status).toBe(503);
+      expect(Number(full.retryAfter)).toBeGreaterThanOrEqual(59);
+      expect(JSON.parse(full.body)).toEqual({ error: 'POST /signin is rate-limiting as many addresses as it keeps (2); try again later', status: 503 });
+      const over = await postFrom(port, '127.0.0.1', '/signin');
+      expect([over.status, JSON.parse(over.body)]).toEqual([429, { error: 'at most 1 requests per 60 s', status: 429 }]);
+      expect(Number(over.retryAfter)).toBeGreaterThanOrEqual(59);
+      expect((await postFrom(port, '127.0.0.2', '/signin')).status).toBe(429);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('refuses a maxAddresses that is not a positive whole number, naming the route', () => {
+    @Controller()
+    class Bad {
+      @Post('/x') @RateLimit({ max: 1, perSeconds: 1, maxAddresses: 0 }) x() {}
+    }
+    expect(() => new App({ log: () => {} }).controllers(Bad).build()).toThrow(/POST \/x.*maxAddresses/s);
   });
 });
