@@ -10,6 +10,7 @@ import { Agent, request } from 'undici';
 import { App, Body, Controller, Idempotent, Post, Returns, Run, Status } from 'fw';
 import { MemoryStore, Space } from 'fw/cache';
 import { Client } from 'fw/fetch';
+import { DISTINCT_FORM, ONE_KEY_FORM } from './app';
 
 interface Load {
   readonly path: string;
@@ -18,6 +19,8 @@ interface Load {
   readonly headers?: Record<string, string>;
   /** A fresh Idempotency-Key per request. */
   readonly freshKey?: boolean;
+  /** Connections at once (default 64). A heavy request keeps it low: requests still queued when a run ends are served during the next one. */
+  readonly connections?: number;
 }
 interface Case {
   readonly name: string;
@@ -29,6 +32,7 @@ interface Case {
 
 const ORDER = JSON.stringify({ sku: 'abc-123', qty: 3 });
 const json = { 'content-type': 'application/json' };
+const form = { 'content-type': 'application/x-www-form-urlencoded' };
 const CASES: Case[] = [
   { name: 'GET small JSON', fw: { path: '/small' }, base: { on: 'raw', label: 'raw node:http', path: '/small' }, target: 0.9 },
   { name: 'POST validated body', fw: { path: '/orders', method: 'POST', body: ORDER, headers: json }, base: { on: 'raw', label: 'raw node:http', path: '/orders', method: 'POST', body: ORDER, headers: json }, target: 0.85 },
@@ -46,6 +50,13 @@ const CASES: Case[] = [
     target: 0,
   },
   { name: 'GET Versioned → 304', fw: { path: '/versioned', headers: { 'if-none-match': 'W/"7"' } }, base: { on: 'raw', label: 'raw node:http', path: '/versioned', headers: { 'if-none-match': 'W/"7"' } }, target: 0.9 },
+  {
+    // Reading is linear: a name repeated on every piece costs about what distinct names cost.
+    name: 'POST 1 MiB form, one key repeated',
+    fw: { path: '/form', method: 'POST', body: ONE_KEY_FORM, headers: form, connections: 2 },
+    base: { on: 'fw', label: 'fw 1 MiB form, distinct keys', path: '/form', method: 'POST', body: DISTINCT_FORM, headers: form, connections: 2 },
+    target: 0.5,
+  },
   { name: 'GET 16 KiB JSON gzipped', fw: { path: '/big', headers: { 'accept-encoding': 'gzip' } }, base: { on: 'raw', label: 'raw node:http + gzipSync', path: '/big', headers: { 'accept-encoding': 'gzip' } }, target: 0.9 },
 ];
 
@@ -59,7 +70,7 @@ async function load(port: number, l: Load): Promise<{ rps: number; p99: number; 
     method: l.method ?? 'GET',
     body: l.body,
     headers: l.headers ?? {},
-    connections: 64,
+    connections: l.connections ?? 64,
     duration: seconds,
     ...(l.freshKey ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, 'idempotency-key': `k${keys++}` } }) }] } : {}),
   });

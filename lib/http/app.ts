@@ -45,6 +45,10 @@ export interface AppOptions {
   readonly closeGraceMs?: number;
   /** Requests in flight at once; beyond it a request is shed: 503 with `Retry-After`, before routing. Default: no bound. */
   readonly maxRequestsInFlight?: number;
+  /** Parameters a query string or form body may hold where fw reads it (`@Query`, `@Form`); past it → 400 `TooManyParams`. Default 10,000. */
+  readonly maxParams?: number;
+  /** Levels of nested objects and arrays a `@Body()` class is read to; past it → 400 `NestedTooDeep` naming the path. Default 64. */
+  readonly maxDepth?: number;
 }
 
 /**
@@ -272,7 +276,7 @@ export class App {
     const { records, instances } = scan(this.#controllers, services, checks, problems);
     const router = new Router<CompiledRoute>();
     const encoders: EncoderExtensions = Object.assign({}, ...capabilities.map((c) => c.encoders ?? {}));
-    const options = { encoders, arounds: capabilities.flatMap((c) => c.arounds ?? []), services };
+    const options = { encoders, arounds: capabilities.flatMap((c) => c.arounds ?? []), services, reading: this.options };
     const all = [...records.map((r) => ({ record: r, instance: instances.get(r.controller) })), ...this.#builtIns];
     const taken = new Map<string, string>();
     for (const { record, instance } of all) {

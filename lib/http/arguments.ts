@@ -1,8 +1,9 @@
 import { Failure, fail } from './fail';
 import { Bound } from './bound';
 import { Ctx, isThenable } from './ctx';
+import { HttpError } from './errors';
 import type { ArgRecord } from './route-record';
-import { compileReader } from './schema';
+import { MAX_PARAMS, TOO_MANY, compileReader, declaredNames, firstParam, readParams } from './schema';
 
 /** Works out one handler argument from the request: a value, or a promise of one. */
 export type Extractor = (c: Ctx) => unknown;
@@ -10,8 +11,16 @@ export type Extractor = (c: Ctx) => unknown;
 const FORM_CONTENT = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 const JSON_CONTENT = /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i;
 
+/** The bounds on reading arguments, from the App's options. */
+export interface ReadingOptions {
+  /** Parameters in a query string or a form body (default 10,000); past it → 400 `TooManyParams`. */
+  readonly maxParams?: number;
+  /** Levels of nested objects and arrays read into a body's class (default 64); past it → 400 `NestedTooDeep`. */
+  readonly maxDepth?: number;
+}
+
 /** Compiles one argument record into its extractor, once, at build. `names` are the path's `{name}`s in order. */
-export function compileArgument(arg: ArgRecord, names: readonly string[]): Extractor {
+export function compileArgument(arg: ArgRecord, names: readonly string[], reading: ReadingOptions = {}): Extractor {
   switch (arg.kind) {
     case 'ctx':
       return (c) => c;
@@ -38,21 +47,22 @@ export function compileArgument(arg: ArgRecord, names: readonly string[]): Extra
       return (c) => convert(decode(c.values[at], label));
     }
     case 'query': {
+      const maxParams = paramsBound(reading);
       const name = arg.name;
       const convert = converter(arg.type, `query param "${name}"`);
       return (c) => {
-        const v = c.query.get(name);
+        const v = firstParam(c.rawQuery, name, maxParams);
+        if (v === TOO_MANY) throw tooMany('query', maxParams);
         return v === null ? null : convert(v);
       };
     }
     case 'queryClass': {
+      const maxParams = paramsBound(reading);
       const read = compileReader(arg.type, { source: 'query' });
+      const keep = declaredNames(arg.type);
       return (c) => {
-        const input: Record<string, string | string[]> = {};
-        for (const [k, v] of c.query) {
-          const prev = input[k];
-          input[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
-        }
+        const input = readParams(c.rawQuery, keep, maxParams);
+        if (input === TOO_MANY) throw tooMany('query', maxParams);
         const r = read(input);
         if (!r.ok) throw new Failure(400, r.message);
         return r.value;
@@ -60,17 +70,17 @@ export function compileArgument(arg: ArgRecord, names: readonly string[]): Extra
     }
     case 'form': {
       const bound = arg.bound;
+      const maxParams = paramsBound(reading);
       // A Bound form's handler shows the person every field to mend at once; a plain form fails 400 at the first.
       const read = compileReader(arg.type, { source: 'query', allFields: bound });
+      // A Bound form keeps every field as sent (`b.fields`), to show the form again; a plain one only what it reads.
+      const keep = bound ? null : declaredNames(arg.type);
       return (c) => {
         const type = c.req.headers['content-type'];
         if (type === undefined || !FORM_CONTENT.test(type)) throw fail.badRequest('form: must be sent as application/x-www-form-urlencoded');
         return c.afterBody((bytes) => {
-          const input: Record<string, string | string[]> = {};
-          for (const [k, v] of new URLSearchParams(bytes.toString('utf8'))) {
-            const prev = input[k];
-            input[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
-          }
+          const input = readParams(bytes.toString('utf8'), keep, maxParams);
+          if (input === TOO_MANY) throw tooMany('form', maxParams);
           const r = read(input);
           if (bound) return new Bound(r.ok ? r.value : null, r.ok ? [] : (r.all ?? [r.message]).map(asForm), input);
           if (!r.ok) throw new Failure(400, asForm(r.message));
@@ -79,7 +89,7 @@ export function compileArgument(arg: ArgRecord, names: readonly string[]): Extra
       };
     }
     case 'body': {
-      const read = compileReader(arg.type, { source: 'body' });
+      const read = compileReader(arg.type, { source: 'body', maxDepth: reading.maxDepth });
       return (c) => {
         const type = c.req.headers['content-type'];
         if (type !== undefined && !JSON_CONTENT.test(type)) {
@@ -93,13 +103,21 @@ export function compileArgument(arg: ArgRecord, names: readonly string[]): Extra
             throw fail.badRequest('body: invalid JSON');
           }
           const r = read(parsed);
-          if (!r.ok) throw new Failure(400, r.message);
+          if (!r.ok) throw r.tooDeep ? new HttpError('NestedTooDeep', r.message) : new Failure(400, r.message);
           return r.value;
         });
       };
     }
   }
 }
+
+function paramsBound(reading: ReadingOptions): number {
+  const max = reading.maxParams ?? MAX_PARAMS;
+  if (!Number.isInteger(max) || max < 1) throw new TypeError(`maxParams must be a whole number of at least 1, got ${max}`);
+  return max;
+}
+
+const tooMany = (where: 'query' | 'form', max: number) => new HttpError('TooManyParams', `${where}: more than ${max} parameters`);
 
 /** The reader names a form's fields as a query's: `query.age` is `form.age`. */
 const asForm = (message: string): string => message.replace(/^query/, 'form');

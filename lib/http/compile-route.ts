@@ -1,4 +1,4 @@
-import { compileArgument, gather, type Extractor } from './arguments';
+import { compileArgument, gather, type Extractor, type ReadingOptions } from './arguments';
 import { Ctx, isThenable } from './ctx';
 import { baseStatus, compileEncoder, inferred, type Encoder, type EncoderExtensions } from './encode-answer';
 import type { OperationBuilder } from './openapi';
@@ -25,11 +25,13 @@ export interface CompileOptions {
   readonly encoders: EncoderExtensions;
   readonly arounds: readonly AroundFactory[];
   readonly services: Services;
+  /** Bounds on reading arguments (the App's `maxParams`, `maxDepth`). */
+  readonly reading?: ReadingOptions;
 }
 
 export function compileRoute(record: RouteRecord, instance: object, options: CompileOptions): CompiledRoute {
   const names = templateNames(record.path);
-  const extract: readonly Extractor[] = record.args.map((a) => compileArgument(a, names));
+  const extract: readonly Extractor[] = record.args.map((a) => compileArgument(a, names, options.reading));
   const handler = (instance as Record<string, (...args: unknown[]) => unknown>)[record.key];
   const encode: Encoder = record.contract ? compileEncoder(record.contract, record.label, options.encoders) : inferred;
   const status = record.contract ? baseStatus(record.contract) : 200;

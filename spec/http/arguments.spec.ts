@@ -1,5 +1,6 @@
-import { App, Authorization, Body, Controller, Ctx, Get, Header, Param, Post, Query, fail, type BasicCredentials, type BearerCredentials } from 'fw';
-import { IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { App, Authorization, Body, Controller, Ctx, Form, Get, Header, Param, Post, Query, fail, type BasicCredentials, type BearerCredentials } from 'fw';
+import { IsInt, IsOptional, IsString, Length, Max, Min, Validate, ValidateNested, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
+import { Type } from 'class-transformer';
 
 class NewOrder {
   @IsString() @Length(1, 32) sku!: string;
@@ -176,5 +177,188 @@ describe('authorization', () => {
     const res = await app.inject({ url: '/me', headers: { authorization: 'Bearer mallory' } });
     expect(res.json()).toEqual({ error: 'unknown token', status: 401 });
     expect((await app.inject({ url: '/me' })).headers['www-authenticate']).toBe('Bearer');
+  });
+});
+
+// Readers' inputs are built with no prototype: a field may be named like anything on
+// Object.prototype or Array.prototype, and a repeated `__proto__` is just an undeclared key.
+class Names {
+  @IsInt() qty!: number;
+  @IsOptional() @IsString() keys?: string;
+  @IsOptional() @IsString() values?: string;
+}
+// `constructor` cannot be declared in a class body, nor `toString` as a string: decorate them by hand.
+for (const name of ['constructor', 'toString']) {
+  IsOptional()(Names.prototype, name);
+  IsString()(Names.prototype, name);
+}
+
+class TreeNode {
+  @IsString() name!: string;
+  @IsOptional() @ValidateNested() @Type(() => TreeNode) child?: TreeNode;
+}
+// Read through class-transformer + class-validator (a custom constraint makes it fall back).
+@ValidatorConstraint({ name: 'nonBlank' })
+class NonBlank implements ValidatorConstraintInterface {
+  validate(v: unknown): boolean {
+    return typeof v === 'string' && v.trim() !== '';
+  }
+}
+class SlowNode {
+  @Validate(NonBlank) name!: string;
+  @IsOptional() @ValidateNested() @Type(() => SlowNode) child?: SlowNode;
+}
+
+/** The instance's own fields, a function among them spelled out (JSON would drop it). */
+const own = (n: object): Record<string, unknown> => Object.fromEntries(Object.entries(n).map(([k, v]) => [k, typeof v === 'function' ? `function ${(v as Function).name}` : v]));
+
+@Controller()
+class InputController {
+  @Get('/names') query(@Query() n: Names) {
+    return own(n);
+  }
+  @Post('/names-form') form(@Form() n: Names) {
+    return own(n);
+  }
+  @Post('/names-body') body(@Body() n: Names) {
+    return own(n);
+  }
+  @Get('/one-name') one(@Query('qty') qty: number) {
+    return { qty };
+  }
+  @Post('/tree') tree(@Body() t: TreeNode) {
+    let depth = 0;
+    for (let n: TreeNode | undefined = t; n !== undefined; n = n.child) depth++;
+    return { depth, isNode: t instanceof TreeNode };
+  }
+  @Post('/slow-tree') slowTree(@Body() t: SlowNode) {
+    let depth = 0;
+    for (let n: SlowNode | undefined = t; n !== undefined; n = n.child) depth++;
+    return { depth, isNode: t instanceof SlowNode };
+  }
+}
+
+const inputs = new App({ log: () => {} }).controllers(InputController);
+const small = new App({ log: () => {}, maxParams: 3, maxDepth: 3 }).controllers(InputController);
+const formTo = (on: App, body: string) => on.inject({ method: 'POST', url: '/names-form', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+const jsonTo = (on: App, url: string, body: string) => on.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body });
+/** `{"name":"n","child":{…}}` with `levels` objects in all. */
+const tree = (levels: number): string => '{"name":"n","child":'.repeat(levels - 1) + '{"name":"n"}' + '}'.repeat(levels - 1);
+
+describe('readers take fields named like built-ins', () => {
+  const all = { qty: 1, keys: 'k', values: 'v', constructor: 'c', toString: 't' };
+  const sent = 'qty=1&keys=k&values=v&constructor=c&toString=t';
+
+  it('a query class reads fields named keys, values, constructor and toString', async () => {
+    expect((await inputs.inject({ url: '/names?' + sent })).json()).toEqual(all);
+    expect((await inputs.inject({ url: '/names?qty=1' })).json()).toEqual({ qty: 1 });
+  });
+
+  it('a form reads fields named keys, values, constructor and toString', async () => {
+    expect((await formTo(inputs, sent)).json()).toEqual(all);
+    expect((await formTo(inputs, 'qty=1')).json()).toEqual({ qty: 1 });
+  });
+
+  it('a body reads fields named keys, values, constructor and toString', async () => {
+    expect((await jsonTo(inputs, '/names-body', JSON.stringify(all))).json()).toEqual(all);
+    expect((await jsonTo(inputs, '/names-body', '{"qty":1}')).json()).toEqual({ qty: 1 });
+  });
+
+  it('a repeated __proto__ in a query changes nothing and does not refuse a valid request', async () => {
+    const res = await inputs.inject({ url: '/names?qty=1&__proto__=x&__proto__=y&__proto__=z' });
+    expect(res.status).toBe(200);
+    expect(res.json()).toEqual({ qty: 1 });
+    expect((await inputs.inject({ url: '/names?__proto__=a&__proto__=b&' + sent })).json()).toEqual(all);
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+
+  it('a repeated __proto__ in a form changes nothing and does not refuse a valid request', async () => {
+    const res = await formTo(inputs, 'qty=1&__proto__=x&__proto__=y&__proto__=z');
+    expect(res.status).toBe(200);
+    expect(res.json()).toEqual({ qty: 1 });
+    expect((await formTo(inputs, '__proto__=a&__proto__=b&' + sent)).json()).toEqual(all);
+  });
+
+  it('a __proto__ key in a JSON body changes nothing', async () => {
+    const res = await jsonTo(inputs, '/names-body', '{"qty":1,"__proto__":["x","y"],"keys":"k"}');
+    expect(res.status).toBe(200);
+    expect(res.json()).toEqual({ qty: 1, keys: 'k' });
+  });
+});
+
+describe('the number of query and form parameters is bounded (maxParams, default 10,000)', () => {
+  const params = (n: number): string => ['qty=1', ...Array.from({ length: n - 1 }, (_, i) => `p${i}=${i}`)].join('&');
+
+  it('a form of exactly 10,000 parameters is read, and one of 10,001 is 400 naming the bound', async () => {
+    expect((await formTo(inputs, params(10_000))).json()).toEqual({ qty: 1 });
+    const over = await formTo(inputs, params(10_001));
+    expect(over.status).toBe(400);
+    expect(over.json()).toEqual({ error: 'form: more than 10000 parameters', status: 400 });
+  });
+
+  it('a query of exactly 10,000 parameters is read, and one of 10,001 is 400 naming the bound', async () => {
+    expect((await inputs.inject({ url: '/names?' + params(10_000) })).json()).toEqual({ qty: 1 });
+    const over = await inputs.inject({ url: '/names?' + params(10_001) });
+    expect(over.status).toBe(400);
+    expect(over.json()).toEqual({ error: 'query: more than 10000 parameters', status: 400 });
+  });
+
+  it('the bound is the App option maxParams, for query classes, single query values and forms', async () => {
+    expect((await small.inject({ url: '/names?' + params(3) })).json()).toEqual({ qty: 1 });
+    expect((await small.inject({ url: '/names?' + params(4) })).json()).toEqual({ error: 'query: more than 3 parameters', status: 400 });
+    expect((await small.inject({ url: '/one-name?' + params(3) })).json()).toEqual({ qty: 1 });
+    expect((await small.inject({ url: '/one-name?' + params(4) })).json()).toEqual({ error: 'query: more than 3 parameters', status: 400 });
+    expect((await formTo(small, params(3))).json()).toEqual({ qty: 1 });
+    expect((await formTo(small, params(4))).json()).toEqual({ error: 'form: more than 3 parameters', status: 400 });
+  });
+
+  it('empty pieces between separators are not parameters', async () => {
+    expect((await small.inject({ url: '/names?&&qty=1&&a=1&&b=2&&' })).json()).toEqual({ qty: 1 });
+  });
+});
+
+describe('a body nested into a class that holds itself is bounded (maxDepth, default 64)', () => {
+  it('a body of exactly 64 nested objects is read, and one of 65 is 400 naming the path', async () => {
+    expect((await jsonTo(inputs, '/tree', tree(64))).json()).toEqual({ depth: 64, isNode: true });
+    const over = await jsonTo(inputs, '/tree', tree(65));
+    expect(over.status).toBe(400);
+    const error = over.json<{ error: string }>().error;
+    expect(error).toMatch(/^body\.child\.child\.child.*: nested deeper than 64$/);
+    expect(Buffer.byteLength(error)).toBeLessThanOrEqual(240);
+  });
+
+  it('the bound is the App option maxDepth, and the message names the whole short path', async () => {
+    expect((await jsonTo(small, '/tree', tree(3))).json()).toEqual({ depth: 3, isNode: true });
+    expect((await jsonTo(small, '/tree', tree(4))).json()).toEqual({ error: 'body.child.child.child: nested deeper than 3', status: 400 });
+  });
+
+  it('a body nested 40,000 deep is 400, not a stack overflow', async () => {
+    const res = await jsonTo(inputs, '/tree', tree(40_000));
+    expect(res.status).toBe(400);
+    expect(res.json<{ error: string }>().error).toMatch(/: nested deeper than 64$/);
+    expect((await jsonTo(inputs, '/tree', tree(2))).json()).toEqual({ depth: 2, isNode: true });
+  });
+
+  it('a class read through class-validator has the same bound', async () => {
+    expect((await jsonTo(small, '/slow-tree', tree(3))).json()).toEqual({ depth: 3, isNode: true });
+    expect((await jsonTo(small, '/slow-tree', tree(4))).json()).toEqual({ error: 'body.child.child.child: nested deeper than 3', status: 400 });
+    const res = await jsonTo(inputs, '/slow-tree', tree(40_000));
+    expect(res.status).toBe(400);
+    expect(res.json<{ error: string }>().error).toMatch(/: nested deeper than 64$/);
+  });
+
+  it('JSON nested half a million arrays deep is 400', async () => {
+    const res = await jsonTo(inputs, '/tree', '['.repeat(500_000) + ']'.repeat(500_000));
+    expect(res.status).toBe(400);
+    const open = await jsonTo(inputs, '/tree', '['.repeat(1_000_000));
+    expect(open.status).toBe(400);
+    expect(open.json()).toEqual({ error: 'body: invalid JSON', status: 400 });
+  });
+});
+
+describe('maxParams and maxDepth settings', () => {
+  it('a bound that is not a whole number of at least 1 is refused at build, naming it', () => {
+    expect(() => new App({ log: () => {}, maxParams: 0 }).controllers(InputController).build()).toThrow(/maxParams must be a whole number of at least 1, got 0/);
+    expect(() => new App({ log: () => {}, maxDepth: 1.5 }).controllers(InputController).build()).toThrow(/maxDepth must be a whole number of at least 1, got 1.5/);
   });
 });

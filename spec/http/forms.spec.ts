@@ -18,6 +18,9 @@ class FormController {
   @Post('/errors') errors(@Form(Signup) b: Bound<Signup>) {
     return { ok: b.ok, value: b.value, errors: b.errors };
   }
+  @Post('/fields') fields(@Form(Signup) b: Bound<Signup>) {
+    return { ok: b.ok, fields: { ...b.fields }, prototype: Object.getPrototypeOf(b.fields) };
+  }
 }
 
 const app = new App({ log: () => {} }).controllers(FormController);
@@ -50,5 +53,10 @@ describe('forms', () => {
     expect(missing.json()).toEqual({ ok: false, value: null, errors: ['form.name: is required', 'form.age: must be an integer'] });
     expect((await form('/errors', 'name=ann&age=30')).json()).toEqual({ ok: true, value: { name: 'ann', age: 30 }, errors: [] });
     expect((await form('/plain', 'name=a&age=12')).json()).toEqual({ error: 'form.name: must be longer than or equal to 2 characters', status: 400 });
+  });
+
+  it('a Bound form keeps every field as sent, repeats as lists, in a record with no prototype', async () => {
+    const res = await form('/fields', 'name=ann&age=30&csrf=t0k&tag=a&tag=b&__proto__=x&__proto__=y');
+    expect(res.json()).toEqual({ ok: true, fields: { name: 'ann', age: '30', csrf: 't0k', tag: ['a', 'b'], ['__proto__']: ['x', 'y'] }, prototype: null });
   });
 });

@@ -1,11 +1,11 @@
 import { isEmail, isISO8601, isUUID } from 'class-validator';
 import type { ValidationArguments } from 'class-validator';
 import { readWithClassValidator } from './fallback-reader';
-import { NOT_AN_OBJECT_AT_TOP, customWhy } from './messages';
+import { NOT_AN_OBJECT_AT_TOP, customWhy, pathPart, tooDeepWhy } from './messages';
 import { NOT_CONVERTED, convertQueryScalar } from './query-value';
 import {
   C_DATE_TIME, C_DECIMALS, C_DEFINED, C_EMAIL, C_ENUM, C_EXCLUSIVE_MAXIMUM, C_EXCLUSIVE_MINIMUM, C_MAXIMUM, C_MAX_ITEMS,
-  C_MAX_LENGTH, C_MINIMUM, C_MIN_ITEMS, C_MIN_LENGTH, C_NEVER, C_NOT_EMPTY, C_PATTERN, C_UUID, K_ANY_OBJECT, K_ARRAY,
+  C_MAX_LENGTH, C_MINIMUM, C_MIN_ITEMS, C_MIN_LENGTH, C_NEVER, C_NOT_EMPTY, C_PATTERN, C_TOO_DEEP, C_UUID, K_ANY_OBJECT, K_ARRAY,
   K_BOOLEAN, K_INTEGER, K_NUMBER, K_OBJECT, K_STRING, K_UNION, makeCheck, objectPlan,
 } from './reader-plan';
 import type { Check, ObjectPlan, ReadSource, UnionPlan, ValuePlan } from './reader-plan';
@@ -16,7 +16,10 @@ export type { ReadSource } from './reader-plan';
  * The outcome of reading a body or a query into its class. A failure names its first failing
  * field; `all` holds one message per failing top-level field when the reader was asked for them.
  */
-export type Read = { ok: true; value: object } | { ok: false; message: string; field: string; all?: readonly string[] };
+export type Read = { ok: true; value: object } | { ok: false; message: string; field: string; all?: readonly string[]; tooDeep?: true };
+
+/** Levels of nested objects and arrays a body reader follows, the body itself counted, unless told otherwise. */
+export const MAX_DEPTH = 64;
 
 export interface ReaderOptions {
   /** `body`: the parsed JSON value. `query`: a record of `string | string[]` from the URL. */
@@ -27,6 +30,14 @@ export interface ReaderOptions {
    * failure still stands for the field.
    */
   readonly allFields?: boolean;
+  /**
+   * Levels of nested objects and arrays followed into the class, the input itself counted
+   * (default 64): one deeper is refused naming its path, so a class that holds itself cannot
+   * be made to recurse until the stack runs out. A class read through class-validator has its
+   * whole input walked to this depth first, undeclared fields included, since class-transformer
+   * copies them all.
+   */
+  readonly maxDepth?: number;
 }
 
 /** Where a reader asked for every failing field puts them, in field order. */
@@ -44,7 +55,8 @@ let failPath = '';
 let failCheck: Check | null = null;
 let failValue: unknown = undefined;
 let failOwner: object | undefined = undefined;
-
+// The depth refusal of the reader running now, set as it starts.
+let tooDeep: Check = makeCheck(C_TOO_DEEP, tooDeepWhy(MAX_DEPTH), undefined, [], '', '');
 
 /**
  * Compiles, once, a reader that validates an input against a class's class-validator
@@ -61,11 +73,16 @@ export function compileReader(cls: Function, options: ReaderOptions): (input: un
   const plan = objectPlan(cls, source);
   const root = source;
   const notObject: Read = Object.freeze({ ok: false, message: `${root}: ${NOT_AN_OBJECT_AT_TOP}`, field: root });
+  const maxDepth = options.maxDepth ?? MAX_DEPTH;
+  if (!Number.isInteger(maxDepth) || maxDepth < 1) throw new TypeError(`maxDepth must be a whole number of at least 1, got ${maxDepth}`);
+  const deepCheck = makeCheck(C_TOO_DEEP, tooDeepWhy(maxDepth), undefined, [], '', plan.shape.name);
+  const below = maxDepth - 1;
   if (options.allFields) {
     return function readAll(input: unknown): Read {
       if (input === null || typeof input !== 'object' || Array.isArray(input)) return notObject;
+      tooDeep = deepCheck;
       const collected: Collected = { root, messages: [], fields: [] };
-      const value = readObject(plan, input as Record<string, unknown>, collected);
+      const value = readObject(plan, input as Record<string, unknown>, collected, below);
       if (value === FAIL) return failure(root);
       if (collected.messages.length > 0) return { ok: false, message: collected.messages[0], field: collected.fields[0], all: collected.messages };
       return { ok: true, value: value as object };
@@ -73,7 +90,8 @@ export function compileReader(cls: Function, options: ReaderOptions): (input: un
   }
   return function read(input: unknown): Read {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) return notObject;
-    const value = readObject(plan, input as Record<string, unknown>, null);
+    tooDeep = deepCheck;
+    const value = readObject(plan, input as Record<string, unknown>, null, below);
     if (value === FAIL) return failure(root);
     return { ok: true, value: value as object };
   };
@@ -97,7 +115,20 @@ function failure(root: string): Read & { ok: false } {
   failValue = undefined;
   failOwner = undefined;
   failPath = '';
+  if (c.code === C_TOO_DEEP) return { ok: false, message: `${shortPath(field)}: ${why}`, field, tooDeep: true };
   return { ok: false, message: `${field}: ${why}`, field };
+}
+
+// A path as deep as the bound is longer than a failure message holds (240 bytes): keep its
+// start and its end, cut where a name begins, so the message still says what was refused.
+const NAME_START = /[.[]/g;
+function shortPath(field: string): string {
+  if (field.length <= 160) return field;
+  let head = 100;
+  while (head > 0 && field[head] !== '.' && field[head] !== '[') head--;
+  NAME_START.lastIndex = field.length - 50;
+  const tail = NAME_START.exec(field)?.index ?? field.length - 50;
+  return field.slice(0, head) + '…' + field.slice(tail);
 }
 
 function refuse(check: Check, value: unknown): typeof FAIL {
@@ -115,7 +146,8 @@ function collect(into: Collected): void {
   into.fields.push(f.field);
 }
 
-function readObject(plan: ObjectPlan, input: Record<string, unknown>, all: Collected | null): unknown {
+// `left`: how many more levels of objects and arrays may be entered below this one.
+function readObject(plan: ObjectPlan, input: Record<string, unknown>, all: Collected | null, left: number): unknown {
   if (plan.tag !== null) {
     const t = plan.tag;
     const got = Object.prototype.hasOwnProperty.call(input, t.key) ? input[t.key] : undefined;
@@ -126,7 +158,7 @@ function readObject(plan: ObjectPlan, input: Record<string, unknown>, all: Colle
       return FAIL;
     }
   }
-  if (plan.fallback) return readFallback(plan, input);
+  if (plan.fallback) return readFallback(plan, input, left);
   const out = Object.create(plan.proto) as Record<string, unknown>;
   const fields = plan.fields;
   for (let i = 0; i < fields.length; i++) {
@@ -147,7 +179,7 @@ function readObject(plan: ObjectPlan, input: Record<string, unknown>, all: Colle
     } else if (v === null && f.optional) {
       r = null;
     } else {
-      r = readValue(f.value, v);
+      r = readValue(f.value, v, left);
       if (r === FAIL) {
         failPath = f.path + failPath;
         if (failOwner === undefined) failOwner = input;
@@ -162,7 +194,15 @@ function readObject(plan: ObjectPlan, input: Record<string, unknown>, all: Colle
   return out;
 }
 
-function readFallback(plan: ObjectPlan, input: Record<string, unknown>): unknown {
+function readFallback(plan: ObjectPlan, input: Record<string, unknown>, left: number): unknown {
+  if (plan.source === 'body') {
+    const at = deeperThan(input, left);
+    if (at !== null) {
+      refuse(tooDeep, undefined);
+      failPath = at;
+      return FAIL;
+    }
+  }
   const r = readWithClassValidator(plan.shape, input, plan.source);
   if (r.ok) return r.value;
   refuse(makeCheck(C_NEVER, r.why, undefined, [], '', plan.shape.name), undefined);
@@ -170,7 +210,31 @@ function readFallback(plan: ObjectPlan, input: Record<string, unknown>): unknown
   return FAIL;
 }
 
-function readValue(p: ValuePlan, v: unknown): unknown {
+/** The path, below `v`, of the first object or array more than `left` levels down; null when none is. */
+function deeperThan(v: object, left: number): string | null {
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      if (x === null || typeof x !== 'object') continue;
+      if (left === 0) return '[' + i + ']';
+      const at = deeperThan(x, left - 1);
+      if (at !== null) return '[' + i + ']' + at;
+    }
+    return null;
+  }
+  for (const k of Object.keys(v)) {
+    const x: unknown = (v as Record<string, unknown>)[k];
+    if (x === null || typeof x !== 'object') continue;
+    if (left === 0) return pathPart(k);
+    const at = deeperThan(x, left - 1);
+    if (at !== null) return pathPart(k) + at;
+  }
+  return null;
+}
+
+// `left` is the levels that may still be entered below the value's owner: the value itself, when
+// it is an object or an array the reader goes into, takes one.
+function readValue(p: ValuePlan, v: unknown, left: number): unknown {
   if (p.names !== null) return readNamed(p, v);
   if (p.query && p.kind !== K_ARRAY) {
     if (typeof v !== 'string' && Array.isArray(v)) {
@@ -201,12 +265,14 @@ function readValue(p: ValuePlan, v: unknown): unknown {
       break;
     case K_OBJECT:
       if (v === null || typeof v !== 'object' || Array.isArray(v)) return refuse(p.kindCheck, v);
-      v = readObject(p.object!, v as Record<string, unknown>, null);
+      if (left === 0) return refuse(tooDeep, undefined);
+      v = readObject(p.object!, v as Record<string, unknown>, null, left - 1);
       if (v === FAIL) return FAIL;
       break;
     case K_UNION:
       if (v === null || typeof v !== 'object' || Array.isArray(v)) return refuse(p.kindCheck, v);
-      v = readUnion(p.union!, v as Record<string, unknown>);
+      if (left === 0) return refuse(tooDeep, undefined);
+      v = readUnion(p.union!, v as Record<string, unknown>, left - 1);
       if (v === FAIL) return FAIL;
       break;
     case K_ARRAY:
@@ -214,20 +280,20 @@ function readValue(p: ValuePlan, v: unknown): unknown {
         // A query parameter given once is a list of one.
         if (p.query && typeof v === 'string') v = [v];
         else return refuse(p.kindCheck, v);
-      }
+      } else if (left === 0 && !p.query) return refuse(tooDeep, undefined);
       break;
   }
   const checks = p.checks;
   for (let i = 0; i < checks.length; i++) {
     if (!passes(checks[i], v)) return refuse(checks[i], v);
   }
-  if (p.kind === K_ARRAY && p.items !== null) return readItems(p, v as unknown[]);
+  if (p.kind === K_ARRAY && p.items !== null) return readItems(p, v as unknown[], left - 1);
   return v;
 }
 
 // A union's variant is told by its tag (JSON-13): the one key of an externally tagged value, or
 // the value under `tag`. A variant without payload reads as its constant (`Shape.empty`).
-function readUnion(u: UnionPlan, input: Record<string, unknown>): unknown {
+function readUnion(u: UnionPlan, input: Record<string, unknown>, left: number): unknown {
   if (u.tag === null) {
     const keys = Object.keys(input);
     const variant = keys.length === 1 ? u.variants.get(keys[0]) : undefined;
@@ -239,7 +305,12 @@ function readUnion(u: UnionPlan, input: Record<string, unknown>): unknown {
       failPath = variant.path;
       return FAIL;
     }
-    const r = readObject(variant.plan, payload as Record<string, unknown>, null);
+    if (left === 0) {
+      refuse(tooDeep, undefined);
+      failPath = variant.path;
+      return FAIL;
+    }
+    const r = readObject(variant.plan, payload as Record<string, unknown>, null, left - 1);
     if (r === FAIL) failPath = variant.path + failPath;
     return r;
   }
@@ -251,7 +322,7 @@ function readUnion(u: UnionPlan, input: Record<string, unknown>): unknown {
     failOwner = input;
     return FAIL;
   }
-  return variant.plan === null ? variant.unit : readObject(variant.plan, input, null);
+  return variant.plan === null ? variant.unit : readObject(variant.plan, input, null, left);
 }
 
 // An enum marked with `jsonEnum` travels as its spelled member names, never as its values.
@@ -269,19 +340,19 @@ function readNamed(p: ValuePlan, v: unknown): unknown {
   return value;
 }
 
-function readItems(p: ValuePlan, list: unknown[]): unknown {
+function readItems(p: ValuePlan, list: unknown[], left: number): unknown {
   const items = p.items!;
   if (p.copyItems) {
     const out: unknown[] = [];
     for (let i = 0; i < list.length; i++) {
-      const r = readValue(items, list[i]);
+      const r = readValue(items, list[i], left);
       if (r === FAIL) return itemFailed(i);
       out.push(r);
     }
     return out;
   }
   for (let i = 0; i < list.length; i++) {
-    if (readValue(items, list[i]) === FAIL) return itemFailed(i);
+    if (readValue(items, list[i], left) === FAIL) return itemFailed(i);
   }
   return list;
 }

@@ -2,7 +2,9 @@
 // compiled into a fast reader and into JSON Schema. Not part of the public `fw` surface.
 export { readShape } from './read-shape';
 export type { ClassShape, Constraint, CustomMessage, PropertyShape, ValueKind, ValueShape } from './read-shape';
-export { compileReader } from './compile-reader';
+export { MAX_DEPTH, compileReader } from './compile-reader';
 export type { Read, ReaderOptions, ReadSource } from './compile-reader';
 export { schemaOf, scalarSchema, valueSchema } from './schema-of';
 export type { JsonSchema } from './schema-of';
+export { MAX_PARAMS, TOO_MANY, declaredNames, firstParam, readParams } from './read-params';
+export type { Params } from './read-params';

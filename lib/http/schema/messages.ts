@@ -21,6 +21,8 @@ export const KIND_WHY: Record<ValueKind, string> = {
   any: '',
 };
 
+/** A value nested deeper than a reader follows. */
+export const tooDeepWhy = (maxDepth: number): string => `nested deeper than ${maxDepth}`;
 /** An externally tagged union's value that is not one key naming a variant. */
 export const oneVariantWhy = (names: readonly string[]): string => `must be an object with one key naming the variant (${names.join(', ')})`;
 /** A spelled enum name or a union's tag that names no member. */

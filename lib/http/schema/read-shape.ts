@@ -230,7 +230,8 @@ function readProperty(
   } else {
     value = readValue(valueMetas, typeClass ?? designType, nested, name, reasons);
   }
-  const hasDefault = defaults !== null && defaults[name] !== undefined;
+  // Own properties only: `constructor` or `toString` on the prototype is no field initializer.
+  const hasDefault = defaults !== null && Object.prototype.hasOwnProperty.call(defaults, name) && defaults[name] !== undefined;
   return Object.freeze({
     name,
     // A @ValidateIf property is required only when its condition holds: not in `required`.

@@ -36,6 +36,8 @@ export const C_MAX_ITEMS = 13;
 export const C_NOT_EMPTY = 14;
 export const C_DEFINED = 15;
 export const C_NEVER = 16;
+/** A value nested deeper than the reader follows (`maxDepth`). */
+export const C_TOO_DEEP = 17;
 
 export interface Check {
   readonly code: number;
