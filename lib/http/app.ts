@@ -21,6 +21,7 @@ import { Router } from './router';
 import { scan, type Services } from './scanner';
 import { checkSessionOptions, type SessionOptions } from './sessions';
 import { Upgrades } from './websocket';
+import { watchTimeouts } from './socket-timeouts';
 import { addStaticTree, type EmbeddedEntry, type EmbeddedOptions, type StaticOptions } from './static/static-tree';
 
 /** Middleware wraps every route, static tree and framework answer; the chain is put together once, at build. */
@@ -43,8 +44,24 @@ export interface AppOptions {
   readonly maxHeaderBytes?: number;
   /** How long `close()` waits for requests in flight before cancelling them. Default 10 s. */
   readonly closeGraceMs?: number;
-  /** Requests in flight at once; beyond it a request is shed: 503 with `Retry-After`, before routing. Default: no bound. */
+  /**
+   * Requests in flight at once; beyond it a request is shed: 503 with `Retry-After`, before routing.
+   * Default: no bound. A long stream (`c.stream`, `c.streamWith`, `c.events`) or an upgraded socket
+   * gives its slot back when it starts.
+   */
   readonly maxRequestsInFlight?: number;
+  /**
+   * An answer whose bytes make no progress to the client for this long (a client that stopped
+   * reading) loses its connection, which frees its slot and its file. Default 60 s (nginx's
+   * `send_timeout`); 0: none.
+   */
+  readonly writeTimeoutMs?: number;
+  /**
+   * A connection on which nothing is read or written for this long while a request is under way
+   * (a silent handler, a quiet event stream) is closed. Default 120 s; 0: none. Between requests
+   * `keepAliveTimeoutMs` applies.
+   */
+  readonly idleTimeoutMs?: number;
   /** Parameters a query string or form body may hold where fw reads it (`@Query`, `@Form`); past it → 400 `TooManyParams`. Default 10,000. */
   readonly maxParams?: number;
   /** Levels of nested objects and arrays a `@Body()` class is read to; past it → 400 `NestedTooDeep` naming the path. Default 64. */
@@ -74,7 +91,9 @@ export class App {
   readonly #afterBuild: ((app: App) => void)[] = [];
   readonly #fallbacks: ((c: Ctx) => unknown)[] = [];
   readonly #onClose: (() => unknown)[] = [];
-  #inFlight = 0;
+  /** Answers holding an in-flight slot (only counted with `maxRequestsInFlight`). */
+  readonly #inFlight = new Set<ServerResponse>();
+  readonly #leaveInFlight: (this: ServerResponse) => void;
   readonly #shedAt: number;
   readonly #core: Core;
   readonly #upgrades = new Upgrades();
@@ -82,6 +101,11 @@ export class App {
   constructor(options: AppOptions = {}) {
     this.options = options;
     this.#shedAt = options.maxRequestsInFlight ?? 0;
+    const inFlight = this.#inFlight;
+    // One listener for every answer ('close' calls it with the answer as `this`): no closure per request.
+    this.#leaveInFlight = function (this: ServerResponse) {
+      inFlight.delete(this);
+    };
     this.#sink = new LogSink(options.log ? (text) => text.slice(0, -1).split('\n').forEach((l) => options.log!(l)) : undefined);
     // Plain data fields, written by the app when they change: the request path reads them on every
     // answer, and a getter there is a call where a field is a load.
@@ -92,6 +116,7 @@ export class App {
       stopping: false,
       shutdown: this.#shutdown.signal,
       sessions: null,
+      release: (res) => void inFlight.delete(res),
     };
   }
 
@@ -339,7 +364,7 @@ export class App {
   async close(): Promise<void> {
     if (this.#core.stopping) return;
     this.#core.stopping = true;
-    this.#upgrades.closeAll();
+    const upgraded = this.#upgrades.closeAll(this.#shutdown.signal);
     const server = this.#server;
     if (server?.listening) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -356,6 +381,7 @@ export class App {
       server.closeAllConnections();
       await closed;
     } else this.#shutdown.abort(new Error('server shutting down'));
+    await upgraded;
     for (const s of this.#provided) if (s instanceof Client) await s.close();
     for (const fn of this.#onClose) await fn();
     this.#sink.flush();
@@ -382,29 +408,31 @@ export class App {
       },
       this.#dispatch,
     );
+    watchTimeouts(server, o.writeTimeoutMs ?? 60_000, o.idleTimeoutMs ?? 120_000);
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#beforeRouting(err, socket));
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head));
     return server;
   }
 
   /**
-   * A request asking to upgrade its connection. On a `@WebSocket` route the handshake is checked
-   * (400/403 on the raw socket), then the request runs through the pipeline like any other, its
-   * handler calling `c.upgrade()`. Elsewhere the Upgrade header is ignored and the request answered
-   * as usual, on a connection that closes after the answer.
+   * A request asking to upgrade its connection (node hands every one here, with its raw socket).
+   * On a `@WebSocket` route the handshake is checked and the request runs through the pipeline
+   * like any other: a refusal (400/403) is a routed answer, an admitted handshake's handler calls
+   * `c.upgrade()`. Elsewhere the Upgrade header is ignored and the request, body and all, served as
+   * ordinary HTTP on a connection that closes after the answer. The socket is tracked until it closes.
    */
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const route = req.method === 'GET' ? this.#router!.find(q === -1 ? url : url.slice(0, q))?.methods.get('GET') : undefined;
-    const mark = route?.record.upgrade ?? null;
-    if (mark !== null && !this.#upgrades.admit(req, socket, head, mark)) return;
-    if (mark === null && head.length > 0) socket.unshift(head);
-    const res = new ServerResponse(req);
-    res.assignSocket(socket as Socket);
-    res.shouldKeepAlive = false;
-    res.once('finish', () => socket.end());
-    this.#dispatch(req, res);
+    const o = this.options;
+    const served = this.#upgrades.take(req, socket as Socket, head, route?.record.upgrade ?? null, {
+      bodyMs: o.requestTimeoutMs ?? 30_000,
+      lingerMs: o.keepAliveTimeoutMs ?? 5_000,
+      writeMs: o.writeTimeoutMs ?? 60_000,
+      idleMs: o.idleTimeoutMs ?? 120_000,
+    });
+    if (served !== null) this.#dispatch(served.req, served.res);
   }
 
   /** Answers written before a request could be routed keep the default shape and close the connection. */
@@ -440,15 +468,15 @@ export class App {
 
   /** Sheds a request past `maxRequestsInFlight` (default failure shape, like every answer written before routing). */
   #shed(res: ServerResponse): boolean {
-    if (this.#inFlight >= this.#shedAt) {
+    if (this.#inFlight.size >= this.#shedAt) {
       const body = defaultFailureBody(503, 'server busy');
       res.shouldKeepAlive = false;
       res.writeHead(503, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'retry-after': '1' });
       res.end(body);
       return true;
     }
-    this.#inFlight++;
-    res.once('close', () => this.#inFlight--);
+    this.#inFlight.add(res);
+    res.on('close', this.#leaveInFlight);
     return false;
   }
 

@@ -3,7 +3,7 @@ import type { Scope } from '../fetch/scope';
 import { REDIRECT_STATUSES, type HeaderEntry, type RedirectStatus } from './answers';
 import { parseAuthorization, type Credentials } from './authorization';
 import { HttpError } from './errors';
-import { addHeader, checkHeader, type HeaderBag } from './header-rules';
+import { addHeader, checkHeader, headerProblem, type HeaderBag } from './header-rules';
 import { BodyStream } from './body-stream';
 import { sendFile, type SendFileOptions } from './files/send-file';
 import { BODY_LIMIT, bufferedBody, readBody } from './read-body';
@@ -27,6 +27,8 @@ export interface Core {
   readonly shutdown: AbortSignal;
   /** `app.sessions(...)`, or null when not set. */
   sessions: SessionOptions | null;
+  /** Gives back the answer's in-flight slot (`maxRequestsInFlight`): a long stream or an upgraded socket holds none. */
+  release(res: ServerResponse): void;
 }
 
 /** An answer held back to be kept before it is sent (idempotent routes). */
@@ -209,11 +211,18 @@ export class Ctx implements Scope {
   get signal(): AbortSignal {
     if (this.#abort === null) {
       const abort = (this.#abort = new AbortController());
-      this.res.once('close', () => {
-        if (!this.res.writableFinished) abort.abort(new HttpError('Canceled', 'the client went away'));
+      const shutdown = this.core.shutdown;
+      const res = this.res;
+      // The listener on the app-wide signal holds this request (its closure reaches the Ctx): it
+      // must leave when the answer ends, however it ends, or every request that looked at its
+      // signal stays in memory until the app stops.
+      const onShutdown = () => abort.abort(shutdown.reason);
+      res.once('close', () => {
+        shutdown.removeEventListener('abort', onShutdown);
+        if (!res.writableFinished) abort.abort(new HttpError('Canceled', 'the client went away'));
       });
-      if (this.core.shutdown.aborted) abort.abort(this.core.shutdown.reason);
-      else this.core.shutdown.addEventListener('abort', () => abort.abort(this.core.shutdown.reason), { once: true, signal: abort.signal });
+      if (shutdown.aborted) abort.abort(shutdown.reason);
+      else shutdown.addEventListener('abort', onShutdown, { once: true });
     }
     return this.#abort.signal;
   }
@@ -315,6 +324,7 @@ export class Ctx implements Scope {
     bag['content-type'] = contentType;
     if (length !== null) bag['content-length'] = String(length);
     this.head(status, bag);
+    this.core.release(this.res);
     return new BodyStream(this.res, length);
   }
 
@@ -333,6 +343,7 @@ export class Ctx implements Scope {
     delete bag['content-encoding'];
     this.head(200, bag);
     this.res.flushHeaders?.();
+    this.core.release(this.res);
     return new EventStream(this.res);
   }
 
@@ -344,6 +355,7 @@ export class Ctx implements Scope {
   upgrade<S>(loop: UpgradeLoop<S>, state: S): void {
     this.ownAnswer();
     upgradeConnection(this, loop, state);
+    this.core.release(this.res); // the socket is the WebSocket's now, for as long as it lives
   }
 
   /** A request cookie's value, or null. */
@@ -440,8 +452,32 @@ export class Ctx implements Scope {
     // Node writes `Connection: keep-alive` on every kept HTTP/1.1 answer; the spec sends nothing there.
     // (HTTP/1.0 clients being kept still get `keep-alive`; closing answers get `close`.)
     if (res.shouldKeepAlive && this.req.httpVersionMinor === 1) res.removeHeader('connection');
+    try {
+      res.writeHead(status, bag);
+    } catch (e) {
+      throw this.#refusedHead(status, bag, e);
+    }
+    // Only now: a head Node refused was never sent, and the failure answer must still find room.
     this.status = status;
-    res.writeHead(status, bag);
+  }
+
+  /**
+   * Node refused a head (a header value it cannot write, CORE-34): nothing reached the wire. Names
+   * the header, drops it so the failure answer can be written, and undoes what `writeHead` set
+   * before it threw (the reason phrase; no body for 204/304/1xx).
+   */
+  #refusedHead(status: number, bag: HeaderBag, e: unknown): unknown {
+    const res = this.res as ServerResponse & { _hasBody?: boolean };
+    res.statusMessage = '';
+    if (status === 204 || status === 304 || status < 200) res._hasBody = this.method !== 'HEAD';
+    for (const key in bag) {
+      const problem = headerProblem(key, bag[key]);
+      if (problem === null) continue;
+      delete bag[key];
+      if (this.#out !== null) delete this.#out[key];
+      return problem;
+    }
+    return e;
   }
 
   /** @internal Writes a failure in the app's shape, keeping the headers set so far (CORS, WWW-Authenticate, X-Request-Id). */

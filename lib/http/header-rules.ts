@@ -2,6 +2,12 @@ import { HttpError } from './errors';
 
 /** RFC 9110 §5.6.2 token. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/**
+ * What a header value may hold on the wire: TAB, space, visible ASCII and obs-text 0x80-0xFF
+ * (RFC 9110 §5.5), the set Node writes. Anything else is a control byte or a character above
+ * U+00FF, which Node refuses with a throw that would otherwise reset the connection.
+ */
+const UNSENDABLE = /[^\t\x20-\x7e\x80-\xff]/;
 /** Control bytes other than horizontal tab (RFC 9110 §5.5). */
 const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
 
@@ -13,8 +19,21 @@ export function checkHeader(name: string, value: string): string {
   if (!TOKEN.test(name)) throw new HttpError('BadHeaderName', `header name ${JSON.stringify(name)} is not a token`);
   const key = name.toLowerCase();
   if (RESERVED.has(key)) throw new HttpError('ReservedHeader', `header "${key}" is written by the framework and cannot be set`);
-  if (CONTROL.test(value)) throw new HttpError('BadHeaderValue', `header "${key}" holds a control byte`);
+  if (UNSENDABLE.test(value)) throw badValue(key, value);
   return key;
+}
+
+const badValue = (key: string, value: string): HttpError =>
+  new HttpError('BadHeaderValue', `header "${key}" ${CONTROL.test(value) ? 'holds a control byte' : 'holds a character above U+00FF'}`);
+
+/**
+ * Why one header of a bag cannot be written (CORE-34, CORE-35), or null when it can. Used after
+ * Node refused a head, to name the header, so it need not run on every answer.
+ */
+export function headerProblem(key: string, value: string | readonly string[]): HttpError | null {
+  if (!TOKEN.test(key)) return new HttpError('BadHeaderName', `header name ${JSON.stringify(key)} is not a token`);
+  for (const v of typeof value === 'string' ? [value] : value) if (UNSENDABLE.test(String(v))) return badValue(key, String(v));
+  return null;
 }
 
 /** Pending response headers: lower-cased name to value; `set-cookie` is a list. */

@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 
 export { App, type AppOptions, type Middleware } from './app';
-export { Controller, Get, Post, Put, Patch, Delete, Head, Options, Returns, Idempotent, RateLimit, WebSocket, Body, Form, Query, Param, Header, Authorization, type RouteOptions } from './decorators';
+export { Controller, Get, Post, Put, Patch, Delete, Head, Options, Returns, Idempotent, RateLimit, WebSocket, Body, Form, Query, Param, Header, Authorization, type RouteOptions, type WebSocketOptions } from './decorators';
 export { Status, Optional, Reply, Redirect, Bytes, headers, type HeaderEntry, type HeaderList, type ReplyValue, type RedirectValue, type RedirectStatus, type Contract, type ContractLike } from './answers';
 export { Ctx, type Resolvable } from './ctx';
 export { Run } from './run';
@@ -29,4 +29,4 @@ export { Session, type SessionOptions, type SessionValue } from './sessions';
 export type { CookieOptions } from './cookies';
 export type { HealthOptions } from './health';
 export type { OriginRule } from './metadata';
-export type { UpgradeLoop } from './websocket';
+export { WEBSOCKET_DEFAULTS, type UpgradeLoop, type WebSocketLimits } from './websocket';

@@ -1,9 +1,15 @@
 import { App, Controller, Ctx, Get, fail, logger } from 'fw';
 
+const WAIT_MS = 200;
+
 @Controller()
 class IdController {
   @Get('/id') id(c: Ctx) {
     return { id: c.requestId(), again: c.requestId() };
+  }
+  @Get('/wait') async wait() {
+    await new Promise((r) => setTimeout(r, WAIT_MS));
+    return 'waited';
   }
   @Get('/fails') fails() {
     throw fail.conflict('no');
@@ -51,6 +57,26 @@ describe('request ids', () => {
     expect(typeof line.us).toBe('number');
     expect(line.request_id).toBe(res.headers['x-request-id']);
     expect(res.json<{ id: string }>().id).toBe(line.request_id);
+  });
+
+  it('RID-04 the duration is in microseconds: a request that waits 200 ms logs at least 200,000 us', async () => {
+    const { app, logged } = make(logger.with({ format: 'json', requestId: true }));
+    await app.inject({ url: '/wait' });
+    await logged(); // the line is written after the answer, a turn later
+    const { us } = JSON.parse((await logged())[0]) as { us: number };
+    expect(Number.isInteger(us)).toBe(true);
+    expect(us).toBeGreaterThanOrEqual(WAIT_MS * 1000); // milliseconds would log about 200
+    expect(us).toBeLessThan(60 * 1_000_000); // nanoseconds would log about 200,000,000
+  });
+
+  it('RID-03 the text line gives the duration in microseconds too', async () => {
+    const { app, logged } = make(logger);
+    await app.inject({ url: '/wait' });
+    await logged();
+    const m = /^GET \/wait 200 (\d+)µs$/.exec((await logged())[0]);
+    expect(m).not.toBeNull();
+    expect(Number(m![1])).toBeGreaterThanOrEqual(WAIT_MS * 1000);
+    expect(Number(m![1])).toBeLessThan(60 * 1_000_000);
   });
 
   it('RID-05 with ids on, failures carry X-Request-Id too', async () => {

@@ -1,6 +1,6 @@
 import { WebSocket as Client } from 'ws';
-import { App, Controller, Ctx, Get, WebSocket, type UpgradeLoop } from 'fw';
-import { raw } from '../support/raw';
+import { App, Controller, Ctx, Get, RefusalError, WebSocket, cors, logger, type UpgradeLoop } from 'fw';
+import { parseResponses, raw } from '../support/raw';
 
 const echo: UpgradeLoop<{ prefix: string }> = (ws, state) => {
   ws.on('message', (data, binary) => ws.send(binary ? data : state.prefix + data.toString(), { binary }));
@@ -131,5 +131,98 @@ describe('WebSocket routes', () => {
     await other.close();
     expect(await code).toBe(1001);
     expect(Date.now() - started).toBeLessThan(3_000);
+  });
+});
+
+class Problem {
+  constructor(readonly problem: string, readonly code: number) {}
+  static failure(status: number, message: string) {
+    return new Problem(message, status);
+  }
+}
+
+describe('WebSocket handshake refusals are routed answers', () => {
+  const lines: string[] = [];
+  const app = new App({ log: (l) => lines.push(l) })
+    .controllers(SocketsController)
+    .failures(Problem)
+    .use(logger)
+    .use(cors({ origins: ['http://evil.example', 'http://good.example'] }));
+  let port = 0;
+  beforeAll(async () => {
+    port = (await app.listen()).port;
+  });
+  afterAll(() => app.close());
+
+  const handshake = (path: string, extra: string, body = '') =>
+    `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n${extra}\r\n${body}`;
+
+  it('FAIL-36/37 a 403 from the Origin check takes app.failures\' shape, the CORS headers and a request log line', async () => {
+    const { text } = await raw(port, handshake('/ws/echo', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://evil.example\r\n'));
+    const [r] = parseResponses(text);
+    expect(r.status).toBe(403);
+    expect(JSON.parse(r.body)).toEqual({ problem: 'WebSocket origin not allowed', code: 403 });
+    expect(r.headers['access-control-allow-origin']).toBe('http://evil.example');
+    expect(r.headers.connection).toBe('close');
+    expect(lines.some((l) => /^GET \/ws\/echo 403 /.test(l))).toBe(true);
+  });
+
+  it('FAIL-36/37 a 400 for a bad handshake (key, version, a body) takes app.failures\' shape, CORS and the request log', async () => {
+    for (const [extra, body] of [
+      ['Sec-WebSocket-Key: short\r\nOrigin: http://good.example\r\n', ''],
+      ['Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://good.example\r\nContent-Length: 2\r\n', 'hi'],
+      ['Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: a b\r\nOrigin: http://good.example\r\n', ''],
+    ]) {
+      const before = lines.length;
+      const { text } = await raw(port, handshake('/ws/echo', extra, body));
+      const [r] = parseResponses(text);
+      expect(r.status).toBe(400);
+      expect(JSON.parse(r.body)).toEqual({ problem: 'not a valid WebSocket upgrade', code: 400 });
+      expect(r.headers['access-control-allow-origin']).toBe('http://good.example');
+      await new Promise((res) => setImmediate(res));
+      expect(lines.slice(before).some((l) => /^GET \/ws\/echo 400 /.test(l))).toBe(true);
+    }
+  });
+
+  it('an admitted handshake is logged as 101 and still works with middleware around it', async () => {
+    const { ws, status } = await connect(`ws://127.0.0.1:${port}/ws/echo`, 'http://good.example');
+    expect(status).toBe(101);
+    const reply = next(ws!);
+    ws!.send('hi');
+    expect(await reply).toBe('echo: hi');
+    ws!.close();
+    expect(lines.some((l) => /^GET \/ws\/echo 101 /.test(l))).toBe(true);
+  });
+});
+
+describe('WebSocket limits are checked at startup', () => {
+  it('LIMITS a maxMessageBytes under 1, or a negative or fractional ping or idle time, is a Refusal naming the route', () => {
+    @Controller()
+    class BadLimits {
+      @WebSocket('/a', { maxMessageBytes: 0 }) a(c: Ctx) {
+        c.upgrade(() => {}, null);
+      }
+      @WebSocket('/b', { pingIntervalMs: -1 }) b(c: Ctx) {
+        c.upgrade(() => {}, null);
+      }
+      @WebSocket('/c', { idleTimeoutMs: 1.5 }) c(c: Ctx) {
+        c.upgrade(() => {}, null);
+      }
+      @WebSocket('/d', { maxMessageBytes: 1, pingIntervalMs: 0, idleTimeoutMs: 0 }) d(c: Ctx) {
+        c.upgrade(() => {}, null);
+      }
+    }
+    let err: unknown;
+    try {
+      new App({ log: () => {} }).controllers(BadLimits).build();
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(RefusalError);
+    const problems = (err as RefusalError).problems;
+    expect(problems).toHaveLength(3);
+    expect(problems[0]).toMatch(/GET \/a .*maxMessageBytes must be a whole number of at least 1 \(got 0\)/);
+    expect(problems[1]).toMatch(/GET \/b .*pingIntervalMs must be a whole number of 0 or more \(got -1\)/);
+    expect(problems[2]).toMatch(/GET \/c .*idleTimeoutMs must be a whole number of 0 or more \(got 1.5\)/);
   });
 });

@@ -3,6 +3,7 @@ import { chromium } from 'playwright-core';
 import { WebSocket as Client } from 'ws';
 import type { App } from 'fw';
 import { shop } from '../../sample/shop/shop';
+import { frame, rawWebSocket } from '../support/frames';
 import { warehouse } from '../../sample/warehouse/warehouse';
 
 let warehouseApp: App;
@@ -84,6 +85,23 @@ describe('the sample shop: live answers and sessions (SAMPLE.md contract)', () =
     const plain = await get(`${base}/ws/echo`);
     expect(plain.statusCode).toBe(400);
     expect(JSON.parse(await text(plain))).toEqual({ error: 'not a WebSocket upgrade', status: 400 });
+  });
+
+  it('a malformed frame to GET /ws/echo closes that socket (1002) and the shop goes on: the echo as written is safe', async () => {
+    const peer = await rawWebSocket(port, '/ws/echo', `http://127.0.0.1:${port}`);
+    peer.socket.write(frame({ opcode: 0x1, payload: 'unmasked', mask: false }));
+    expect(await peer.closed).toBe(1002);
+    peer.socket.destroy();
+    const big = await rawWebSocket(port, '/ws/echo', `http://127.0.0.1:${port}`);
+    big.socket.write(frame({ opcode: 0x2, declaredLength: 1024 * 1024 + 1 }));
+    expect(await big.closed).toBe(1009);
+    big.socket.destroy();
+    const { ws } = await handshake(`ws://127.0.0.1:${port}/ws/echo`, `http://127.0.0.1:${port}`);
+    const reply = new Promise<string>((resolve) => ws!.once('message', (d) => resolve(d.toString())));
+    ws!.send('after');
+    expect(await reply).toBe('after');
+    ws!.close();
+    expect((await get(`${base}/healthz`)).statusCode).toBe(200);
   });
 
   it('POST /login sets the signed session cookie; GET /me answers its account; no or bad session is 401', async () => {

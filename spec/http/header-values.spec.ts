@@ -1,0 +1,100 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from 'node:net';
+import { App, Controller, Ctx, Get, Param, Redirect, Reply, Returns, headers } from 'fw';
+import { exchange, parseResponses } from '../support/raw';
+
+// CORE-34 over a real socket: a header value Node cannot put on the wire (a character above
+// U+00FF, or U+2028 in a redirect's Location) must be a 500 naming the header, never a reset
+// connection; the connection then serves the next request.
+
+const dir = mkdtempSync(join(tmpdir(), 'fw-header-values-'));
+const file = join(dir, 'a.txt');
+writeFileSync(file, 'file body');
+
+@Controller()
+class WideController {
+  @Get('/set/{which}') set(@Param('which') which: string, c: Ctx) {
+    c.setHeader('x-wide', which === 'above' ? 'caf\u0101' : 'caf\u00e9');
+    c.sendText(200, 'sent');
+  }
+  @Get('/go') go(c: Ctx) {
+    c.redirect(302, '/next\u2028line');
+  }
+  @Get('/returned-redirect')
+  @Returns(Redirect(302))
+  returnedRedirect() {
+    return Redirect.to('/a\u2028b');
+  }
+  @Get('/returned-header')
+  @Returns(Reply(String))
+  returnedHeader() {
+    return { status: 200, headers: headers.of([{ name: 'x-returned', value: '\u20ac5' }]), value: 'five' };
+  }
+  @Get('/stream') stream(c: Ctx) {
+    c.stream(200, 'text/plain; title=\u0101');
+  }
+  @Get('/file') file(c: Ctx) {
+    return c.sendFile({ file, contentType: 'text/plain; title=\u0101' });
+  }
+  @Get('/file-cache') fileCache(c: Ctx) {
+    return c.sendFile({ file, contentType: 'text/plain', cacheControl: 'max-age=\u0661' });
+  }
+  @Get('/ok') ok() {
+    return 'ok';
+  }
+}
+
+describe('CORE-34 header values that cannot be sent, over a real socket', () => {
+  const lines: string[] = [];
+  const app = new App({ log: (l) => lines.push(l) }).controllers(WideController);
+  let port = 0;
+  beforeAll(async () => (port = (await app.listen()).port));
+  afterAll(async () => {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Sends `path` then `/ok` on one kept connection: the failure answer, and proof the connection still serves. */
+  async function thenOk(path: string) {
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    const first = await exchange(socket, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`, { keepOpen: true, quietMs: 250 });
+    expect(first.closed).toBe(false);
+    const [failure] = parseResponses(first.text);
+    const second = await exchange(socket, 'GET /ok HTTP/1.1\r\nHost: x\r\n\r\n', { quietMs: 250 });
+    return { failure, next: parseResponses(second.text)[0] };
+  }
+
+  it.each([
+    ['/set/above', 'x-wide', 'holds a character above U+00FF'],
+    ['/go', 'location', 'holds a character above U+00FF'],
+    ['/returned-redirect', 'location', 'holds a character above U+00FF'],
+    ['/returned-header', 'x-returned', 'holds a character above U+00FF'],
+    ['/stream', 'content-type', 'holds a character above U+00FF'],
+    ['/file', 'content-type', 'holds a character above U+00FF'],
+    ['/file-cache', 'cache-control', 'holds a character above U+00FF'],
+  ])('CORE-34 %s: a 500 naming "%s" in the failure shape, and the connection goes on', async (path, name, why) => {
+    const { failure, next } = await thenOk(path);
+    expect(failure.status).toBe(500);
+    expect(JSON.parse(failure.body)).toEqual({ error: `header "${name}" ${why}`, status: 500 });
+    expect(next.status).toBe(200);
+    expect(next.body).toBe('ok');
+  });
+
+  it('CORE-34 latin1 characters (0x80-0xFF) are allowed and reach the wire', async () => {
+    const { failure, next } = await thenOk('/set/latin1');
+    expect(failure.status).toBe(200);
+    // Node writes a head that goes out with a text body in that body's encoding (UTF-8), other heads as latin1.
+    const value = Buffer.from(failure.headers['x-wide'] ?? '', 'latin1');
+    expect([value.toString('latin1'), value.toString('utf8')]).toContain('caf\u00e9');
+    expect(next.status).toBe(200);
+  });
+
+  it('a refused head is not reported as sent: no "failed after answering" warning', async () => {
+    await thenOk('/set/above');
+    await new Promise((r) => setImmediate(r));
+    expect(lines.join('\n')).not.toMatch(/failed after answering/);
+  });
+});
