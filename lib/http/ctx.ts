@@ -3,7 +3,7 @@ import type { Scope } from '../fetch/scope';
 import { REDIRECT_STATUSES, type HeaderEntry, type RedirectStatus } from './answers';
 import { parseAuthorization, type Credentials } from './authorization';
 import { HttpError } from './errors';
-import { addHeader, checkHeader, headerProblem, type HeaderBag } from './header-rules';
+import { addHeader, checkHeader, checkValue, headerProblem, type HeaderBag } from './header-rules';
 import { BodyStream } from './body-stream';
 import { sendFile, type SendFileOptions } from './files/send-file';
 import { BODY_LIMIT, bufferedBody, readBody } from './read-body';
@@ -319,6 +319,7 @@ export class Ctx implements Scope {
 
   #startStream(status: number, contentType: string, length: number | null): BodyStream {
     this.ownAnswer();
+    checkValue('content-type', contentType);
     if (this.status !== 0) throw new HttpError('AlreadySent', `a second answer (${status}) after ${this.status} was sent`);
     const bag = this.#out ?? (this.#out = {});
     bag['content-type'] = contentType;
@@ -386,16 +387,19 @@ export class Ctx implements Scope {
   }
 
   sendText(status: number, text: string): void {
-    this.send(status, TEXT_TYPE, text);
+    this.ownAnswer();
+    this.write(status, TEXT_TYPE, text, null);
   }
 
   sendJson(status: number, value: unknown): void {
-    this.send(status, JSON_TYPE, JSON.stringify(spell(value)) ?? 'null');
+    this.ownAnswer();
+    this.write(status, JSON_TYPE, JSON.stringify(spell(value)) ?? 'null', null);
   }
 
-  /** Answers `status` with `bytes` under the caller's content type. */
+  /** Answers `status` with `bytes` under the caller's content type (ASCII only, as every header value). */
   send(status: number, contentType: string, bytes: Uint8Array | string): void {
     this.ownAnswer();
+    checkValue('content-type', contentType);
     this.write(status, contentType, bytes, null);
   }
 

@@ -6,7 +6,7 @@ export const HTTP_ERRORS = {
   Refusal: { status: 500, doc: 'the bootstrap scanner found declarations it refuses (see RefusalError)' },
   ReservedHeader: { status: 500, doc: 'a program set Content-Type, Content-Length, Transfer-Encoding or Connection itself' },
   BadHeaderName: { status: 500, doc: 'a header name that is not an HTTP token' },
-  BadHeaderValue: { status: 500, doc: 'a header value holding a control byte' },
+  BadHeaderValue: { status: 500, doc: 'a header value holding a control byte or a character outside ASCII' },
   HeadersSent: { status: 500, doc: 'a header set after the answer was sent' },
   AlreadySent: { status: 500, doc: 'a second answer on one request' },
   TooManyHeaders: { status: 500, doc: 'more than 8 headers on a returned value' },

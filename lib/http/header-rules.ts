@@ -3,11 +3,13 @@ import { HttpError } from './errors';
 /** RFC 9110 §5.6.2 token. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /**
- * What a header value may hold on the wire: TAB, space, visible ASCII and obs-text 0x80-0xFF
- * (RFC 9110 §5.5), the set Node writes. Anything else is a control byte or a character above
- * U+00FF, which Node refuses with a throw that would otherwise reset the connection.
+ * What a header value may hold: TAB, space and visible ASCII (RFC 9110 §5.5). A control byte is
+ * dangerous; a character above U+00FF Node refuses with a throw that would reset the connection;
+ * obs-text (0x80-0xFF) RFC 9110 calls obsolete, and Node writes it as one byte or as two (UTF-8)
+ * depending on whether the body is a string joined to the head: refused too, so the bytes on the
+ * wire never depend on the body. Encode such text (RFC 8187 `filename*=UTF-8''…`, percent-encoding).
  */
-const UNSENDABLE = /[^\t\x20-\x7e\x80-\xff]/;
+const UNSENDABLE = /[^\t\x20-\x7e]/;
 /** Control bytes other than horizontal tab (RFC 9110 §5.5). */
 const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
 
@@ -23,8 +25,13 @@ export function checkHeader(name: string, value: string): string {
   return key;
 }
 
+/** Checks a header value the program gave through another door (a content type, a Cache-Control). */
+export function checkValue(key: string, value: string): void {
+  if (UNSENDABLE.test(value)) throw badValue(key, value);
+}
+
 const badValue = (key: string, value: string): HttpError =>
-  new HttpError('BadHeaderValue', `header "${key}" ${CONTROL.test(value) ? 'holds a control byte' : 'holds a character above U+00FF'}`);
+  new HttpError('BadHeaderValue', `header "${key}" ${CONTROL.test(value) ? 'holds a control byte' : 'holds a character outside ASCII'}`);
 
 /**
  * Why one header of a bag cannot be written (CORE-34, CORE-35), or null when it can. Used after

@@ -137,12 +137,13 @@ describe('Ctx sending API', () => {
     expect(res.headers.injected).toBeUndefined();
   });
 
-  it('CORE-34 every control byte (0x00-0x08, 0x0A-0x1F, 0x7F) is refused; TAB, 0x20-0x7E and 0x80-0xFF are sent', async () => {
+  it('CORE-34 every control byte (0x00-0x08, 0x0A-0x1F, 0x7F) and obs-text (0x80-0xFF) is refused; TAB and 0x20-0x7E are sent', async () => {
     const refused: number[] = [];
     for (let code = 0; code <= 0xff; code++) {
       const res = await app.inject({ url: `/char/${code}` });
       if (res.status === 500) {
-        expect(res.json()).toEqual({ error: 'header "x-char" holds a control byte', status: 500 });
+        const why = code >= 0x80 ? 'holds a character outside ASCII' : 'holds a control byte';
+        expect(res.json()).toEqual({ error: `header "x-char" ${why}`, status: 500 });
         refused.push(code);
       } else {
         expect(res.status).toBe(200);
@@ -150,13 +151,14 @@ describe('Ctx sending API', () => {
       }
     }
     const control = [...Array(0x20).keys()].filter((c) => c !== 0x09).concat(0x7f);
-    expect(refused).toEqual(control);
+    const obsText = [...Array(0x80).keys()].map((c) => c + 0x80);
+    expect(refused).toEqual([...control, ...obsText]);
   });
 
   it.each([0x100, 0x2028, 0xfffd, 0xd83d])('CORE-34 a character above U+00FF (%i) is refused, naming the header', async (code) => {
     const res = await app.inject({ url: `/char/${code}` });
     expect(res.status).toBe(500);
-    expect(res.json()).toEqual({ error: 'header "x-char" holds a character above U+00FF', status: 500 });
+    expect(res.json()).toEqual({ error: 'header "x-char" holds a character outside ASCII', status: 500 });
   });
 
   it('CORE-35 a header name that is not a token is a 500 naming the header', async () => {

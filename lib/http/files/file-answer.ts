@@ -7,7 +7,7 @@ import type { HeaderEntry } from '../answers';
 import type { Ctx } from '../ctx';
 import { HttpError } from '../errors';
 import { fail } from '../fail';
-import { addHeader, checkHeader, type HeaderBag } from '../header-rules';
+import { addHeader, checkHeader, checkValue, type HeaderBag } from '../header-rules';
 import { noneMatchHolds } from '../versioned';
 
 /** What an answer needs to know about a file. */
@@ -127,7 +127,10 @@ export function writeFileHead(c: Ctx, plan: FilePlan, facts: FileFacts, options:
   if (options.own !== null) for (const h of options.own) addHeader(bag, checkHeader(h.name, h.value), h.value);
   bag['accept-ranges'] = 'bytes';
   bag['etag'] = facts.etag;
-  if (options.cacheControl !== '') bag['cache-control'] = options.cacheControl;
+  if (options.cacheControl !== '') {
+    checkValue('cache-control', options.cacheControl);
+    bag['cache-control'] = options.cacheControl;
+  }
   // Files are never compressed (the same bytes for every client, so the ETag stays strong).
   if (plan.status === 304) {
     // RFC 9110 §15.4.5: what a cache needs to update its copy, and no representation metadata.
@@ -136,6 +139,7 @@ export function writeFileHead(c: Ctx, plan: FilePlan, facts: FileFacts, options:
     return 0;
   }
   if (facts.mtimeMs !== null) bag['last-modified'] = new Date(facts.mtimeMs).toUTCString();
+  checkValue('content-type', options.contentType);
   bag['content-type'] = options.contentType;
   const length = plan.end - plan.start + 1;
   bag['content-length'] = String(length);
