@@ -398,13 +398,17 @@ export class App {
 
   #createServer(): Server {
     const o = this.options;
+    const requestMs = o.requestTimeoutMs ?? 30_000;
+    // The head is part of the request: a head deadline past the request's would make Node throw at
+    // listen, so a short requestTimeoutMs shortens the head's too (0 turns the request's off).
+    const headMs = requestMs > 0 ? Math.min(o.headTimeoutMs ?? 10_000, requestMs) : (o.headTimeoutMs ?? 10_000);
     const server = createServer(
       {
         maxHeaderSize: o.maxHeaderBytes ?? 16 * 1024,
-        headersTimeout: o.headTimeoutMs ?? 10_000,
-        requestTimeout: o.requestTimeoutMs ?? 30_000,
+        headersTimeout: headMs,
+        requestTimeout: requestMs,
         keepAliveTimeout: o.keepAliveTimeoutMs ?? 5_000,
-        connectionsCheckingInterval: Math.min(1_000, o.headTimeoutMs ?? 10_000),
+        connectionsCheckingInterval: Math.min(1_000, headMs),
       },
       this.#dispatch,
     );

@@ -129,3 +129,17 @@ describe('over real sockets', () => {
     expect(JSON.parse(r.body)).toEqual({ problem: 'no', code: 409 });
   });
 });
+
+describe('a requestTimeoutMs shorter than the head deadline', () => {
+  it('FAIL-25 listens (Node refuses a head deadline past the request one) and a stalled head is 408 within the request deadline', async () => {
+    const app = new App({ log: () => {}, requestTimeoutMs: 600 }).controllers(ConnController); // head default: 10 s
+    const { port } = await app.listen();
+    try {
+      const { text, closed } = await raw(port, 'GET /hi HTTP/1.1\r\nHost: x\r\n', { quietMs: 3000 });
+      expect(parseResponses(text)[0].status).toBe(408);
+      expect(closed).toBe(true);
+    } finally {
+      await app.close();
+    }
+  });
+});
