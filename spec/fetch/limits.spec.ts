@@ -68,6 +68,12 @@ beforeAll(async () => {
         res.write(Buffer.alloc(Math.floor(n / 2), 3));
         setImmediate(() => res.end(Buffer.alloc(n - Math.floor(n / 2), 3)));
         return;
+      case '/trickle':
+        // The rest comes well after the reader has started collecting: the limit is met while reading.
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write(Buffer.alloc(Math.floor(n / 2), 4));
+        setTimeout(() => res.end(Buffer.alloc(n - Math.floor(n / 2), 4)), 30);
+        return;
       case '/status':
         res.statusCode = n;
         res.end();
@@ -340,10 +346,11 @@ describe('maxBody', () => {
 
   it('LIMITS-12 a body of exactly maxBody is accepted; one byte more fails BodyTooLarge', async () => {
     await withClient({ maxBody: 5000 }, async (c) => {
-      for (const kind of ['sized', 'chunked']) {
+      // sized: found from Content-Length; chunked: queued before collecting; trickle: met while reading.
+      for (const [kind, why] of [['sized', 'Content-Length 5001 is over 5000'], ['chunked', 'body passed 5000 bytes'], ['trickle', 'body passed 5000 bytes']]) {
         expect((await c.get(run, peer.url + `${kind}?n=5000`, {})).bytes.length).toBe(5000);
         const err = await rejection(c.get(run, peer.url + `${kind}?n=5001`, {}));
-        expect(err.code).toBe('BodyTooLarge');
+        expect([kind, err.code, err.message]).toEqual([kind, 'BodyTooLarge', expect.stringContaining(why)]);
       }
     });
   });

@@ -51,7 +51,7 @@ describe('limits', () => {
     expect(over.json()).toEqual({ error: 'request body is larger than 1000 bytes', status: 413 });
   });
 
-  it('FAIL-26 LIMITS-12 c.bodyStream over a real socket, in pieces: exactly maxBytes is read, maxBytes + 1 is 413', async () => {
+  it('FAIL-26 c.bodyStream over a real socket, in pieces: exactly maxBytes is read, maxBytes + 1 is 413', async () => {
     const app = new App({ log: () => {} }).controllers(LimitsController);
     const { port } = await app.listen();
     /** Posts `total` bytes as two pieces that arrive apart: the bound is on the sum, not on a piece. */
