@@ -1,8 +1,8 @@
 import { request } from 'node:http';
-import { IsArray, IsOptional, IsString, Validate, ValidateNested, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
-import { Type } from 'class-transformer';
+import { IsArray, IsOptional, IsString } from 'class-validator';
 import { App, Body, Controller, Form, Get, Post, Query } from 'fw';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
+import { SlowNode, TreeNode } from '../support/self-holding';
 
 // Repeated keys and deep nesting against a real server. Reading a query or a form is linear in its
 // size and bounded in parameters (maxParams); reading a body into a class that holds itself is
@@ -13,22 +13,6 @@ class Tags {
   @IsOptional() @IsArray() @IsString({ each: true }) tag?: string[];
 }
 
-class TreeNode {
-  @IsString() name!: string;
-  @IsOptional() @ValidateNested() @Type(() => TreeNode) child?: TreeNode;
-}
-
-@ValidatorConstraint({ name: 'nonBlank' })
-class NonBlank implements ValidatorConstraintInterface {
-  validate(v: unknown): boolean {
-    return typeof v === 'string' && v.trim() !== '';
-  }
-}
-/** Read through class-transformer + class-validator (the custom constraint makes it fall back). */
-class SlowNode {
-  @Validate(NonBlank) name!: string;
-  @IsOptional() @ValidateNested() @Type(() => SlowNode) child?: SlowNode;
-}
 
 @Controller()
 class Readers {

@@ -1,6 +1,6 @@
 import { App, Authorization, Body, Controller, Ctx, Form, Get, Header, Param, Post, Query, fail, type BasicCredentials, type BearerCredentials } from 'fw';
-import { IsInt, IsOptional, IsString, Length, Max, Min, Validate, ValidateNested, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
-import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { SlowNode, TreeNode } from '../support/self-holding';
 
 class NewOrder {
   @IsString() @Length(1, 32) sku!: string;
@@ -193,21 +193,6 @@ for (const name of ['constructor', 'toString']) {
   IsString()(Names.prototype, name);
 }
 
-class TreeNode {
-  @IsString() name!: string;
-  @IsOptional() @ValidateNested() @Type(() => TreeNode) child?: TreeNode;
-}
-// Read through class-transformer + class-validator (a custom constraint makes it fall back).
-@ValidatorConstraint({ name: 'nonBlank' })
-class NonBlank implements ValidatorConstraintInterface {
-  validate(v: unknown): boolean {
-    return typeof v === 'string' && v.trim() !== '';
-  }
-}
-class SlowNode {
-  @Validate(NonBlank) name!: string;
-  @IsOptional() @ValidateNested() @Type(() => SlowNode) child?: SlowNode;
-}
 
 /** The instance's own fields, a function among them spelled out (JSON would drop it). */
 const own = (n: object): Record<string, unknown> => Object.fromEntries(Object.entries(n).map(([k, v]) => [k, typeof v === 'function' ? `function ${(v as Function).name}` : v]));

@@ -1,19 +1,14 @@
 import 'reflect-metadata';
-import { IsArray, IsObject, IsOptional, IsString, Validate, ValidateNested, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
+import { IsString, ValidateNested } from 'class-validator';
 import { Type } from 'class-transformer';
 import { Union } from '../../../lib/json';
 import { MAX_DEPTH, compileReader } from '../../../lib/http/schema';
 import type { Read } from '../../../lib/http/schema';
+import { SlowNode, TreeNode } from '../../support/self-holding';
 
 // A class that holds itself, directly, through a list and through a union: the reader follows
 // at most maxDepth levels of objects and arrays (the body itself counted), and refuses one
 // more as a failure naming its path, never by running out of stack.
-class TreeNode {
-  @IsString() name!: string;
-  @IsOptional() @ValidateNested() @Type(() => TreeNode) child?: TreeNode;
-  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => TreeNode) children?: TreeNode[];
-  @IsOptional() @IsObject() meta?: object;
-}
 
 class Leaf {
   @IsString() name!: string;
@@ -23,18 +18,6 @@ class Branch {
 }
 const Wrapped = Union('Wrapped', { leaf: Leaf, branch: Branch });
 
-@ValidatorConstraint({ name: 'nonBlank' })
-class NonBlank implements ValidatorConstraintInterface {
-  validate(v: unknown): boolean {
-    return typeof v === 'string' && v.trim() !== '';
-  }
-}
-/** Read through class-transformer + class-validator (the custom constraint makes it fall back). */
-class SlowNode {
-  @Validate(NonBlank) name!: string;
-  @IsOptional() @ValidateNested() @Type(() => SlowNode) child?: SlowNode;
-  @IsOptional() @IsObject() meta?: object;
-}
 
 /** `levels` objects, each the `child` of the one before. */
 function chain(levels: number): Record<string, unknown> {
