@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type net from 'node:net';
 import { Client, Exchange, FetchError } from 'fw/fetch';
-import { closedPort, httpPeer, rawPeer, rejection, run, sleep, until, type HttpPeer, type RawPeer } from './loopback';
+import { closedPort, httpPeer, rawPeer, rejection, run, sleep, until, withClient, type HttpPeer, type RawPeer } from './loopback';
 
 // One peer, many behaviours, chosen by path.
 let peer: HttpPeer;
@@ -97,16 +97,6 @@ afterAll(async () => {
   releaseAll();
   await peer.close();
 });
-
-async function withClient(settings: ConstructorParameters<typeof Client>[0], body: (c: Client) => Promise<void>): Promise<void> {
-  const c = new Client(settings);
-  c.start();
-  try {
-    await body(c);
-  } finally {
-    await c.close();
-  }
-}
 
 describe('maxInFlight', () => {
   it('LIMITS-11 FETCH-03 with maxInFlight 32 a 33rd call waits until one of the 32 ends, then proceeds', async () => {

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { Scope } from 'fw/fetch';
+import { Client, type Scope } from 'fw/fetch';
 
 export const run: Scope = { requestId: () => null };
 export const ctx = (id = 'abc'): Scope => ({ requestId: () => id });
@@ -156,4 +156,15 @@ export async function closedPort(): Promise<number> {
   const port = (s.address() as AddressInfo).port;
   await new Promise<void>((r) => s.close(() => r()));
   return port;
+}
+
+/** Runs `body` with a started client of these settings, closed on every way out. */
+export async function withClient(settings: ConstructorParameters<typeof Client>[0], body: (c: Client) => Promise<void>): Promise<void> {
+  const c = new Client(settings);
+  c.start();
+  try {
+    await body(c);
+  } finally {
+    await c.close();
+  }
 }

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { Client, Exchange, Target } from 'fw/fetch';
-import { httpPeer, rejection, run, type HttpPeer } from './loopback';
+import { httpPeer, rejection, run, withClient, type HttpPeer } from './loopback';
 
 // "0 means no limit" (FETCH-05, FETCH-06) cannot be shown by waiting: the default deadline is
 // 30 s and undici's own clocks run 300 s. So this file runs every clock in the process that a
@@ -43,16 +43,6 @@ afterAll(async () => {
   await peer.close();
   jest.useRealTimers();
 });
-
-async function withClient(settings: ConstructorParameters<typeof Client>[0], body: (c: Client) => Promise<void>): Promise<void> {
-  const c = new Client(settings);
-  c.start();
-  try {
-    await body(c);
-  } finally {
-    await c.close();
-  }
-}
 
 /** Starts a call that waits for its head and an Exchange that waits inside its body, then moves the clock on. */
 async function waitTenMinutes(c: Client, call: Parameters<Client['get']>[2] = {}): Promise<{ head: Promise<string>; body: Promise<string>; ex: Exchange }> {

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { Client, FetchError, OpenTarget, Target, TargetType } from 'fw/fetch';
-import { closedPort, ctx, httpPeer, linesNamed, rejection, run, sleep, until, type HttpPeer } from './loopback';
+import { closedPort, ctx, httpPeer, linesNamed, rejection, run, sleep, until, withClient, type HttpPeer } from './loopback';
 
 let peer: HttpPeer;
 let client: Client;
@@ -38,16 +38,6 @@ afterAll(async () => {
 const last = () => peer.seen[peer.seen.length - 1];
 const Api = Target('api');
 const open = (c = client, base = peer.origin) => Api.open(c, { base });
-
-async function withClient(settings: ConstructorParameters<typeof Client>[0], body: (c: Client) => Promise<void>): Promise<void> {
-  const c = new Client(settings);
-  c.start();
-  try {
-    await body(c);
-  } finally {
-    await c.close();
-  }
-}
 
 describe('declaring and opening', () => {
   it('FETCH-46 Target(name, options) declares a service; open(client, options) gives an OpenTarget', async () => {
