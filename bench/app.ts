@@ -3,7 +3,10 @@ import { IsArray, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-va
 import { App, Body, Bound, Controller, Form, Get, Idempotent, Post, Returns, Status, Versioned } from 'fw';
 import { MemoryStore, Space } from 'fw/cache';
 
-const Kept = Space('bench', { ttlSeconds: 3600, maxBytes: 64 * 1024 });
+// Every first POST comes from one caller: its per-caller bound is lifted so the case measures the
+// claim, handler and keep, not 429s. Kept answers are held until their TTL; the 256 MiB store holds
+// a whole run of first POSTs (about 0.4 M records).
+const Kept = Space('bench', { ttlSeconds: 3600, maxBytes: 64 * 1024, maxBytesPerCaller: 1 << 30 });
 /** About 16 KiB of JSON. */
 export const BIG = Array.from({ length: 160 }, (_, i) => ({ sku: `sku-${i}`, name: `Catalog item number ${i}`, unitPrice: 100 + i, tags: ['a', 'b'] }));
 export const KIB = JSON.stringify({ pad: 'x'.repeat(1012) });

@@ -17,7 +17,7 @@ export interface SpaceOptions {
   /**
    * The most one caller of an idempotent route may hold in the space at once (claims and kept
    * answers, record bytes plus key), so that one caller cannot fill the store for the others.
-   * Default the larger of 1 MiB and 16 × maxBytes.
+   * Default the larger of 16 MiB and 64 × maxBytes. Routes with no `by` (one caller) are not bounded by it.
    */
   readonly maxBytesPerCaller?: number;
 }
@@ -59,7 +59,7 @@ export function Space(name: string, options: SpaceOptions): SpaceDecl {
   if (typeof leaseMs !== 'number' || !Number.isFinite(leaseMs) || leaseMs <= 0) {
     throw new CacheError('InvalidArgument', `Space "${name}": leaseMs must be a positive number, got ${String(leaseMs)}`);
   }
-  const maxBytesPerCaller = options.maxBytesPerCaller ?? Math.max(1024 * 1024, 16 * maxBytes);
+  const maxBytesPerCaller = options.maxBytesPerCaller ?? Math.max(16 * 1024 * 1024, 64 * maxBytes);
   if (typeof maxBytesPerCaller !== 'number' || !Number.isSafeInteger(maxBytesPerCaller) || maxBytesPerCaller <= 0) {
     throw new CacheError('InvalidArgument', `Space "${name}": maxBytesPerCaller must be a positive integer, got ${String(maxBytesPerCaller)}`);
   }

@@ -129,6 +129,8 @@ const around: AroundFactory = (record, services) => {
   const leaseMs = space.leaseMs;
   const answers = new KeptAnswers();
   const state = stateOf(space);
+  // With no `by` the route has one caller: there is no other caller to keep room for.
+  const callers = mark.by === undefined ? null : state.callers;
 
   function replay(c: Ctx, a: KeptAnswer): void {
     // Kept headers were checked when the answer was first sent: no second check.
@@ -192,7 +194,7 @@ const around: AroundFactory = (record, services) => {
     const fp = fingerprint(parts);
     const owner = randomBytes(12).toString('base64url');
     const claim = encodeRecord({ k: 'claim', fp, owner }, null);
-    const wait = state.callers.admit(caller, id, id.length + claim.length, performance.now() + leaseMs);
+    const wait = callers === null ? 0 : callers.admit(caller, id, id.length + claim.length, performance.now() + leaseMs);
     if (wait !== 0) {
       c.setHeader('retry-after', String(Math.ceil(wait / 1000)));
       throw new HttpError('CallerOverBudget', `${label}: this caller already holds ${space!.maxBytesPerCaller} bytes of kept answers: retry later`);
@@ -201,7 +203,7 @@ const around: AroundFactory = (record, services) => {
     try {
       won = await space!.putIfAbsent(id, claim, leaseMs);
     } catch (e) {
-      state.callers.drop(caller, id);
+      callers?.drop(caller, id);
       if (e instanceof CacheError && e.code === 'Full') {
         c.setHeader('retry-after', '1');
         throw new HttpError('StoreFull', 'idempotency store full');
@@ -209,7 +211,7 @@ const around: AroundFactory = (record, services) => {
       return unavailable(e);
     }
     if (!won) {
-      state.callers.drop(caller, id);
+      callers?.drop(caller, id);
       const now = await space!.get(id).catch(unavailable);
       if (now === null) throw inFlight(c); // taken and gone in between: let the client retry
       return answerExisting(c, id, now, parts);
@@ -225,7 +227,7 @@ const around: AroundFactory = (record, services) => {
       answer = c.captured!;
     } catch (e) {
       c.capture = false;
-      state.callers.drop(caller, id);
+      callers?.drop(caller, id);
       await space!.del(id, { expect: claim }).catch(() => c.core.log(`${label}: idempotency claim not released (store unavailable); it lapses in ${Math.ceil(leaseMs / 1000)} s`));
       throw e;
     }
@@ -235,7 +237,7 @@ const around: AroundFactory = (record, services) => {
     const kept = encodeRecord({ k: 'kept', fp, status: answer.status, type: answer.type, own }, body);
     if (kept.length > space!.maxBytes) {
       c.core.log(`${label}: answer of ${kept.length} bytes is larger than the space's maxBytes (${space!.maxBytes}): sent, not kept`);
-      state.callers.drop(caller, id);
+      callers?.drop(caller, id);
       await space!.del(id, { expect: claim }).catch(() => undefined);
     } else {
       let why = 'the claim lapsed';
@@ -244,7 +246,7 @@ const around: AroundFactory = (record, services) => {
         return false;
       });
       if (stored) {
-        state.callers.set(caller, id, id.length + kept.length, performance.now() + ttlMs);
+        callers?.set(caller, id, id.length + kept.length, performance.now() + ttlMs);
         answers.kept(id, kept, decodeKept(kept)!, parts);
       } else {
         // Sent but not kept: a retry must not run the handler again. The claim (if the store still

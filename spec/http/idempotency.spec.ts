@@ -511,8 +511,8 @@ describe('idempotency without a store', () => {
     expect(Space('l', { ttlSeconds: 60, maxBytes: 1, leaseMs: 5000 }).leaseMs).toBe(5000);
     for (const leaseMs of [0, -1, Number.NaN]) expect(() => Space('l', { ttlSeconds: 60, maxBytes: 1, leaseMs })).toThrow(/Space "l": leaseMs/);
     expect(() => Space('l', { ttlSeconds: 60, maxBytes: 1, maxBytesPerCaller: 0 })).toThrow(/maxBytesPerCaller/);
-    expect(Space('l', { ttlSeconds: 60, maxBytes: 64 * 1024 }).maxBytesPerCaller).toBe(1024 * 1024);
-    expect(Space('l', { ttlSeconds: 60, maxBytes: 1024 * 1024 }).maxBytesPerCaller).toBe(16 * 1024 * 1024);
+    expect(Space('l', { ttlSeconds: 60, maxBytes: 64 * 1024 }).maxBytesPerCaller).toBe(16 * 1024 * 1024);
+    expect(Space('l', { ttlSeconds: 60, maxBytes: 1024 * 1024 }).maxBytesPerCaller).toBe(64 * 1024 * 1024);
   });
 });
 
@@ -913,5 +913,21 @@ describe('issue 13: the per-caller bound (maxBytesPerCaller)', () => {
     expect((await send('mallory', 'm-0')).headers['idempotent-replayed']).toBe('true'); // its kept answers still replay
     expect((await send('alice', 'a-0')).status).toBe(201);
     expect(counts.mallory).toBe(served);
+  });
+
+  it('a route with no by has one caller and no per-caller bound: only the store bounds it', async () => {
+    const Single = Space('single', { ttlSeconds: 60, maxBytes: 4096, maxBytesPerCaller: 8 * 1024 });
+    let runs = 0;
+    @Controller()
+    class OneCaller {
+      @Post('/s') @Idempotent(Single) @Returns(Status(201, Object))
+      create() {
+        runs++;
+        return { pad: 'x'.repeat(1000) };
+      }
+    }
+    const app = new App({ log: () => {} }).controllers(OneCaller).provide(Single.open(new MemoryStore({ bytes: 1 << 20 })));
+    for (let i = 0; i < 20; i++) expect((await app.inject({ method: 'POST', url: '/s', headers: { 'idempotency-key': `k-${i}` } })).status).toBe(201);
+    expect(runs).toBe(20); // 20 kept answers of about 1 KiB: past the 8 KiB a caller of a by route may hold
   });
 });
