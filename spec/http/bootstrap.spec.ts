@@ -1,6 +1,6 @@
 import { App, Body, Controller, Ctx, Get, Param, Post, Redirect, RefusalError, Returns, headers } from 'fw';
 import { IsString } from 'class-validator';
-import { marks } from '../../lib/http/metadata';
+import { marks } from '../../lib/http/route/metadata';
 
 class Db {
   readonly orders = ['a', 'b'];

@@ -1,7 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { App, Bytes, Controller, Ctx, Get, Param, Post, Returns, Versioned } from 'fw';
-import { acceptsGzip } from '../../lib/http/compress';
+import { acceptsGzip } from '../../lib/http/features/compress';
 
 const text = (n: number) => 'x'.repeat(n);
 

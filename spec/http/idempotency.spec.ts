@@ -3,8 +3,8 @@ import { request as httpRequest } from 'node:http';
 import { logger, Session, FileBody, App, Authorization, Body, Bytes, Controller, Ctx, Get, Idempotent, Param, Post, Put, Redirect, Reply, Returns, Status, fail, headers, type BearerCredentials } from 'fw';
 import { MemoryStore, RedisStore, Space, type Store } from 'fw/cache';
 import { startRedis } from '../support/redis';
-import { CLAIM_LEASE_MS, recordKey } from '../../lib/http/idempotency';
-import { CallerBudget } from '../../lib/http/caller-budget';
+import { CLAIM_LEASE_MS, recordKey } from '../../lib/http/features/idempotency';
+import { CallerBudget } from '../../lib/http/features/caller-budget';
 
 const decodeKept = (b: Buffer | null) => (b === null ? null : JSON.parse(b.toString('utf8', 4, 4 + b.readUInt32BE(0))));
 

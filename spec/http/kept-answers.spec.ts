@@ -1,4 +1,4 @@
-import { KeptAnswers, type KeptAnswer, type RequestParts } from '../../lib/http/kept-answers';
+import { KeptAnswers, type KeptAnswer, type RequestParts } from '../../lib/http/features/kept-answers';
 
 const answer = (fp: string): KeptAnswer => ({ fp, status: 201, type: 'application/json', body: Buffer.from('{}'), own: [] });
 const parts = (body: string, path = '/orders'): RequestParts => ({ method: 'POST', path, rawQuery: '', body: Buffer.from(body) });

@@ -195,7 +195,7 @@ describe('static trees: spilled files', () => {
     const a = app({ 'at.bin': Buffer.alloc(8 * 1024 * 1024, 1), 'over.bin': Buffer.alloc(8 * 1024 * 1024 + 1, 1) });
     expect((await a.inject({ method: 'HEAD', url: '/at.bin' })).headers.etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
     expect((await a.inject({ method: 'HEAD', url: '/over.bin' })).headers.etag).toMatch(/^"[0-9a-f]+-800001"$/);
-    const { STATIC_DEFAULTS } = await import('../../../lib/http/static/static-tree');
+    const { STATIC_DEFAULTS } = await import('../../../lib/http/features/static/static-tree');
     expect(STATIC_DEFAULTS.maxTotalBytes).toBe(64 * 1024 * 1024);
   });
 });

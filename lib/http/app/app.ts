@@ -1,0 +1,553 @@
+import { createServer, ServerResponse, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { performance } from 'node:perf_hooks';
+import { Client } from '../../fetch';
+import { CAPABILITIES } from './capabilities';
+import { compileRoute, type CompiledRoute } from '../pipeline/compile-route';
+import { compressor, type CompressOptions } from '../features/compress';
+import { Ctx, isThenable, type Core } from '../request/ctx';
+import type { EncoderExtensions } from '../pipeline/encode-answer';
+import { errorAnswer, phrase } from '../core/error-answer';
+import { RefusalError } from '../core/errors';
+import { defaultFailureBody, failureBodyFor, type FailureShape } from '../core/failure-shape';
+import type { HeaderBag } from '../core/header-rules';
+import { InjectRequest, InjectResponse, type InjectOptions, type InjectResult } from './inject';
+import { addHealthRoute, type HealthOptions } from '../features/health';
+import { LogSink } from './log-sink';
+import { addDocsRoutes, addOpenApi, documentOf, type DocsOptions, type OpenApiDocument, type OpenApiOptions } from '../features/openapi';
+import type { RouteRecord } from '../route/route-record';
+import { Router } from '../core/router';
+import { scan, type Services } from '../pipeline/scanner';
+import { checkSessionOptions, type SessionOptions } from '../features/sessions';
+import { Upgrades } from '../features/websocket';
+import { watchTimeouts } from './socket-timeouts';
+import { addStaticTree, type EmbeddedEntry, type EmbeddedOptions, type StaticOptions } from '../features/static/static-tree';
+
+/** Middleware wraps every route, static tree and framework answer; the chain is put together once, at build. */
+export type Middleware = (c: Ctx, next: () => Promise<void>) => void | Promise<void>;
+
+export interface AppOptions {
+  /** `info.title` of the API description. */
+  readonly title?: string;
+  /** `info.version` of the API description. */
+  readonly version?: string;
+  /** Where log lines go (default: stdout, batched). */
+  readonly log?: (line: string) => void;
+  /** The request head must arrive within this (408 otherwise). Default 10 s. */
+  readonly headTimeoutMs?: number;
+  /** The whole request (head and body) must arrive within this (408 otherwise). Default 30 s. */
+  readonly requestTimeoutMs?: number;
+  /** An idle kept connection is closed after this. Default 5 s. */
+  readonly keepAliveTimeoutMs?: number;
+  /** A request head larger than this is answered 431. Default 16 KiB. */
+  readonly maxHeaderBytes?: number;
+  /** How long `close()` waits for requests in flight before cancelling them. Default 10 s. */
+  readonly closeGraceMs?: number;
+  /**
+   * Requests in flight at once; beyond it a request is shed: 503 with `Retry-After`, before routing.
+   * Default: no bound. A long stream (`c.stream`, `c.streamWith`, `c.events`) or an upgraded socket
+   * gives its slot back when it starts.
+   */
+  readonly maxRequestsInFlight?: number;
+  /**
+   * An answer whose bytes make no progress to the client for this long (a client that stopped
+   * reading) loses its connection, which frees its slot and its file. Default 60 s (nginx's
+   * `send_timeout`); 0: none.
+   */
+  readonly writeTimeoutMs?: number;
+  /**
+   * A connection on which nothing is read or written for this long while a request is under way
+   * (a silent handler, a quiet event stream) is closed. Default 120 s; 0: none. Between requests
+   * `keepAliveTimeoutMs` applies.
+   */
+  readonly idleTimeoutMs?: number;
+  /** Parameters a query string or form body may hold where fw reads it (`@Query`, `@Form`); past it → 400 `TooManyParams`. Default 10,000. */
+  readonly maxParams?: number;
+  /** Levels of nested objects and arrays a `@Body()` class is read to; past it → 400 `NestedTooDeep` naming the path. Default 64. */
+  readonly maxDepth?: number;
+}
+
+/**
+ * An fw application: controllers, services and middleware, scanned once into compiled routes.
+ * @example
+ * const app = new App({ title: 'shop' }).controllers(OrdersController).provide(db);
+ * await app.listen({ port: 3000 });
+ */
+export class App {
+  readonly options: AppOptions;
+  readonly #controllers: Function[] = [];
+  readonly #services = new Map<unknown, unknown>();
+  readonly #provided: unknown[] = [];
+  readonly #middleware: Middleware[] = [];
+  readonly #builtIns: { record: RouteRecord; instance: object }[] = [];
+  #failureShape: FailureShape | null = null;
+  #router: Router<CompiledRoute> | null = null;
+  #records: readonly RouteRecord[] = [];
+  #server: Server | null = null;
+  #chain: ((c: Ctx) => unknown) | null = null;
+  readonly #shutdown = new AbortController();
+  readonly #sink: LogSink;
+  readonly #afterBuild: ((app: App) => void)[] = [];
+  readonly #fallbacks: ((c: Ctx) => unknown)[] = [];
+  readonly #onClose: (() => unknown)[] = [];
+  /** Answers holding an in-flight slot (only counted with `maxRequestsInFlight`). */
+  readonly #inFlight = new Set<ServerResponse>();
+  readonly #leaveInFlight: (this: ServerResponse) => void;
+  readonly #shedAt: number;
+  readonly #core: Core;
+  readonly #upgrades = new Upgrades();
+
+  constructor(options: AppOptions = {}) {
+    this.options = options;
+    this.#shedAt = options.maxRequestsInFlight ?? 0;
+    const inFlight = this.#inFlight;
+    // One listener for every answer ('close' calls it with the answer as `this`): no closure per request.
+    this.#leaveInFlight = function (this: ServerResponse) {
+      inFlight.delete(this);
+    };
+    this.#sink = new LogSink(options.log ? (text) => text.slice(0, -1).split('\n').forEach((l) => options.log!(l)) : undefined);
+    // Plain data fields, written by the app when they change: the request path reads them on every
+    // answer, and a getter there is a call where a field is a load.
+    this.#core = {
+      failureBody: defaultFailureBody,
+      compress: null,
+      log: (line) => this.#sink.line(line),
+      stopping: false,
+      shutdown: this.#shutdown.signal,
+      sessions: null,
+      release: (res) => void inFlight.delete(res),
+    };
+  }
+
+  /** Registers controller classes; each is constructed once, with its constructor parameters filled by type. */
+  controllers(...classes: Function[]): this {
+    this.#controllers.push(...classes);
+    return this;
+  }
+
+  /** Registers a service: constructor and handler parameters of its type (or a base class of it) get this instance. */
+  provide(instance: object): this {
+    this.#provided.push(instance);
+    for (let p = Object.getPrototypeOf(instance); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+      const type = p.constructor;
+      if (p === Object.getPrototypeOf(instance) || !this.#services.has(type)) this.#services.set(type, instance);
+    }
+    return this;
+  }
+
+  /** Adds middleware around every route, static tree and framework answer. */
+  use(middleware: Middleware): this {
+    this.#middleware.push(middleware);
+    return this;
+  }
+
+  /** Replaces the failure body with the program's own shape. */
+  failures(shape: FailureShape): this {
+    this.#failureShape = shape;
+    return this;
+  }
+
+  /**
+   * Adds the health route (default `GET /healthz`): 200 `{ "status": "ok" }`, 503 naming what is down
+   * while a provided target's `ready` probe (or another probed service's) fails or the server is
+   * stopping. Probe answers are reused for `cacheMs` and concurrent probes share one.
+   * @example app.health() · app.health('/health') · app.health({ path: '/healthz', cacheMs: 1000, timeoutMs: 2000 })
+   */
+  health(options?: string | HealthOptions): this {
+    addHealthRoute(this, options);
+    return this;
+  }
+
+  /**
+   * Describes the app as an OpenAPI 3.1.0 document, built at `build()` from the same route records
+   * that serve requests: written to `path` when given (directories are made), served at `serve`
+   * (default `/openapi.json`; `false` for none). The serving route is not in the document.
+   * @example app.openapi({ path: 'openapi/openapi.json' })
+   */
+  openapi(options: OpenApiOptions = {}): this {
+    addOpenApi(this, options);
+    return this;
+  }
+
+  /** The OpenAPI document, built once (and the app with it). @example app.document().paths['/orders'].post */
+  document(): OpenApiDocument {
+    this.build();
+    return documentOf(this).doc;
+  }
+
+  /**
+   * An API reference page (Swagger UI from `swagger-ui-dist`, served by the app itself: no CDN) at
+   * `path` (default `/docs`) over the document at `spec` (default `/openapi.json`).
+   * @example app.openapi().docs()
+   */
+  docs(options: DocsOptions = {}): this {
+    addDocsRoutes(this, options);
+    return this;
+  }
+
+  /**
+   * Serves directory `dir` (relative to the working directory) under `prefix` with the default
+   * options. Indexed at `build()`; routes win over it; GET and HEAD only.
+   * @example app.static('/', 'public')
+   */
+  static(prefix: string, dir: string): this {
+    return this.staticWith(prefix, dir, {});
+  }
+
+  /**
+   * `app.static` with options: index, cacheControl, spaFallback, spaFallbackFor, maxFileBytes,
+   * maxTotalBytes, dotfiles, compress, compressMinBytes, reload.
+   * @example app.staticWith('/', 'public', { spaFallback: 'index.html', maxFileBytes: 256 * 1024 })
+   */
+  staticWith(prefix: string, dir: string, options: StaticOptions): this {
+    addStaticTree(this, prefix, { dir }, options);
+    return this;
+  }
+
+  /**
+   * Serves a list of `{ path, bytes }` built into the program under `prefix`, from memory. A path
+   * listed twice or a `spaFallback` naming no entry stops `build()`.
+   * @example app.embeddedWith('/', [{ path: 'index.html', bytes: html }], { spaFallback: 'index.html' })
+   */
+  embeddedWith(prefix: string, entries: readonly EmbeddedEntry[], options: EmbeddedOptions): this {
+    addStaticTree(this, prefix, { entries }, options);
+    return this;
+  }
+
+  /** The class given to `app.failures(T)`, or null for the default `{ error, status }`. */
+  get failureShape(): FailureShape | null {
+    return this.#failureShape;
+  }
+
+  /**
+   * Gzips text answers (text/*, JSON, JavaScript, XML, WASM, +json, +xml) of at least `minBytes`
+   * for clients whose `Accept-Encoding` takes gzip. Off until called.
+   * @example app.compress({ minBytes: 1024, level: 'fastest' })
+   */
+  compress(options: CompressOptions = {}): this {
+    this.#core.compress = compressor(options);
+    return this;
+  }
+
+  /**
+   * Enables sessions: a handler parameter of type `Session` reads and changes a JSON record kept in
+   * an HMAC-SHA256-signed cookie (`fw_session`, `HttpOnly; SameSite=Lax; Path=/`). A bad signature
+   * counts as no session; asking for a `Session` with no `sessionSecret` is a 500. A secret shorter
+   * than 32 bytes throws `WeakSessionSecret` here.
+   * @example app.sessions({ sessionSecret: process.env.SESSION_SECRET })
+   */
+  sessions(options: SessionOptions): this {
+    checkSessionOptions(options);
+    this.#core.sessions = options;
+    return this;
+  }
+
+  /** Runs `fn` at the end of `close()`, after requests in flight are done (to close stores, say). */
+  onClose(fn: () => unknown): this {
+    this.#onClose.push(fn);
+    return this;
+  }
+
+  /** @internal adds a route the framework owns (health, openapi.json, docs) */
+  addBuiltIn(record: RouteRecord, instance: object): void {
+    this.#builtIns.push({ record, instance });
+  }
+
+  /** @internal runs after the routes are compiled (OpenAPI emission) */
+  afterBuild(fn: (app: App) => void): void {
+    this.#afterBuild.push(fn);
+  }
+
+  /** @internal answers requests no route took (static trees), before 404/405 */
+  addFallback(fn: (c: Ctx) => unknown): void {
+    this.#fallbacks.push(fn);
+  }
+
+  /** The route records the app serves (and describes), after `build()`. */
+  get routes(): readonly RouteRecord[] {
+    return this.#records;
+  }
+
+  /** Everything provided, in order. */
+  get provided(): readonly unknown[] {
+    return this.#provided;
+  }
+
+  /** True once `close()` has begun. */
+  get stopping(): boolean {
+    return this.#core.stopping;
+  }
+
+  /** Writes one line to the app's log. */
+  log(line: string): void {
+    this.#sink.line(line);
+  }
+
+  /**
+   * Scans, checks and compiles every route, without opening a socket. Throws one `RefusalError`
+   * listing every declaration problem. Runs once; later calls return at once.
+   */
+  build(): this {
+    if (this.#router) return this;
+    const problems: string[] = [];
+    const services: Services = {
+      get: (t) => this.#services.get(t),
+      has: (t) => this.#services.has(t),
+      all: () => this.#provided,
+    };
+    const capabilities = CAPABILITIES;
+    const checks = capabilities.flatMap((c) => c.checks ?? []);
+    const { records, instances } = scan(this.#controllers, services, checks, problems);
+    const router = new Router<CompiledRoute>();
+    const encoders: EncoderExtensions = Object.assign({}, ...capabilities.map((c) => c.encoders ?? {}));
+    const options = { encoders, arounds: capabilities.flatMap((c) => c.arounds ?? []), services, reading: this.options };
+    const all = [...records.map((r) => ({ record: r, instance: instances.get(r.controller) })), ...this.#builtIns];
+    const taken = new Map<string, string>();
+    for (const { record, instance } of all) {
+      const key = `${record.method} ${record.path.replace(/\{[^}]*\}/g, '{}')}`;
+      const other = taken.get(key);
+      if (other !== undefined) {
+        problems.push(`${record.label}: duplicate route: ${record.method} ${record.path} is also declared by ${other}`);
+        continue;
+      }
+      taken.set(key, record.label);
+      if (!instance || problems.length) continue;
+      try {
+        router.add(record.method, record.path, compileRoute(record, instance, options));
+      } catch (e) {
+        problems.push(e instanceof Error ? e.message : String(e));
+      }
+    }
+    if (problems.length) throw new RefusalError(problems);
+    router.seal();
+    this.#router = router;
+    this.#records = Object.freeze(all.map((a) => a.record));
+    const shape = failureBodyFor(this.#failureShape);
+    this.#core.failureBody = shape;
+    this.#chain = this.#middleware.length ? this.#compose() : null;
+    try {
+      for (const fn of this.#afterBuild) fn(this);
+    } catch (e) {
+      this.#router = null; // not built: a later build() or listen() meets the same error
+      throw e;
+    }
+    return this;
+  }
+
+  /** The `http.Server` (created by `build()`), for socket-level work. */
+  get server(): Server {
+    this.build();
+    return (this.#server ??= this.#createServer());
+  }
+
+  /** Builds, starts provided clients, and listens. Returns the bound address. */
+  async listen(options: { host?: string; port?: number } = {}): Promise<{ host: string; port: number; url: string }> {
+    const server = this.server;
+    for (const s of this.#provided) if (s instanceof Client) s.start();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const a = server.address() as AddressInfo;
+    const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+    return { host: a.address, port: a.port, url: `http://${host}:${a.port}` };
+  }
+
+  /**
+   * Stops accepting connections and lets requests in flight finish (up to `closeGraceMs`), then
+   * cancels what is left and stops provided clients.
+   */
+  async close(): Promise<void> {
+    if (this.#core.stopping) return;
+    this.#core.stopping = true;
+    const upgraded = this.#upgrades.closeAll(this.#shutdown.signal);
+    const server = this.#server;
+    if (server?.listening) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const within = async (ms: number) => {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+        clearTimeout(timer);
+      };
+      await within(this.options.closeGraceMs ?? 10_000);
+      // Cancel what is still waiting (503 Canceled), give those answers a moment to leave, then cut.
+      this.#shutdown.abort(new Error('server shutting down'));
+      await within(1_000);
+      server.closeAllConnections();
+      await closed;
+    } else this.#shutdown.abort(new Error('server shutting down'));
+    await upgraded;
+    for (const s of this.#provided) if (s instanceof Client) await s.close();
+    for (const fn of this.#onClose) await fn();
+    this.#sink.flush();
+  }
+
+  /** Sends a request through the whole pipeline (routing, middleware, failures, idempotency) without a socket. */
+  inject(options: InjectOptions): Promise<InjectResult> {
+    this.build();
+    const req = new InjectRequest(options);
+    const res = new InjectResponse(req.method);
+    this.#dispatch(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+    return res.done;
+  }
+
+  #createServer(): Server {
+    const o = this.options;
+    const requestMs = o.requestTimeoutMs ?? 30_000;
+    // The head is part of the request: a head deadline past the request's would make Node throw at
+    // listen, so a short requestTimeoutMs shortens the head's too (0 turns the request's off).
+    const headMs = requestMs > 0 ? Math.min(o.headTimeoutMs ?? 10_000, requestMs) : (o.headTimeoutMs ?? 10_000);
+    const server = createServer(
+      {
+        maxHeaderSize: o.maxHeaderBytes ?? 16 * 1024,
+        headersTimeout: headMs,
+        requestTimeout: requestMs,
+        keepAliveTimeout: o.keepAliveTimeoutMs ?? 5_000,
+        connectionsCheckingInterval: Math.min(1_000, headMs),
+      },
+      this.#dispatch,
+    );
+    watchTimeouts(server, o.writeTimeoutMs ?? 60_000, o.idleTimeoutMs ?? 120_000);
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#beforeRouting(err, socket));
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head));
+    return server;
+  }
+
+  /**
+   * A request asking to upgrade its connection (node hands every one here, with its raw socket).
+   * On a `@WebSocket` route the handshake is checked and the request runs through the pipeline
+   * like any other: a refusal (400/403) is a routed answer, an admitted handshake's handler calls
+   * `c.upgrade()`. Elsewhere the Upgrade header is ignored and the request, body and all, served as
+   * ordinary HTTP on a connection that closes after the answer. The socket is tracked until it closes.
+   */
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const route = req.method === 'GET' ? this.#router!.find(q === -1 ? url : url.slice(0, q))?.methods.get('GET') : undefined;
+    const o = this.options;
+    const served = this.#upgrades.take(req, socket as Socket, head, route?.record.upgrade ?? null, {
+      bodyMs: o.requestTimeoutMs ?? 30_000,
+      lingerMs: o.keepAliveTimeoutMs ?? 5_000,
+      writeMs: o.writeTimeoutMs ?? 60_000,
+      idleMs: o.idleTimeoutMs ?? 120_000,
+    });
+    if (served !== null) this.#dispatch(served.req, served.res);
+  }
+
+  /** Answers written before a request could be routed keep the default shape and close the connection. */
+  #beforeRouting(err: NodeJS.ErrnoException, socket: Socket): void {
+    if (!socket.writable || err.code === 'ECONNRESET' || err.code === 'EPIPE') {
+      socket.destroy();
+      return;
+    }
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const body = defaultFailureBody(status, phrase(status));
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nDate: ${new Date().toUTCString()}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+
+  readonly #dispatch = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    if (this.#shedAt !== 0 && this.#shed(res)) return;
+    const c = new Ctx(req, res, this.#core, q === -1 ? url : url.slice(0, q), q === -1 ? '' : url.slice(q + 1), performance.now());
+    if (this.#chain === null) {
+      this.#terminal(c);
+      return;
+    }
+    try {
+      const p = this.#chain(c);
+      if (isThenable(p)) p.then(undefined, (e: unknown) => this.#failed(c, e, `${c.method} ${c.path}`));
+    } catch (e) {
+      this.#failed(c, e, `${c.method} ${c.path}`);
+    }
+  };
+
+  /** Sheds a request past `maxRequestsInFlight` (default failure shape, like every answer written before routing). */
+  #shed(res: ServerResponse): boolean {
+    if (this.#inFlight.size >= this.#shedAt) {
+      const body = defaultFailureBody(503, 'server busy');
+      res.shouldKeepAlive = false;
+      res.writeHead(503, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'retry-after': '1' });
+      res.end(body);
+      return true;
+    }
+    this.#inFlight.add(res);
+    res.on('close', this.#leaveInFlight);
+    return false;
+  }
+
+  #compose(): (c: Ctx) => unknown {
+    let chain = (c: Ctx): unknown => this.#terminal(c);
+    for (const mw of [...this.#middleware].reverse()) {
+      const next = chain;
+      chain = (c) =>
+        mw(c, () => {
+          try {
+            return Promise.resolve(next(c)) as Promise<void>;
+          } catch (e) {
+            return Promise.reject(e);
+          }
+        });
+    }
+    return chain;
+  }
+
+  /** Routes one request and answers it; failures become failure answers here, inside the middleware chain. */
+  #terminal(c: Ctx): unknown {
+    const match = this.#router!.find(c.path);
+    const route = match?.methods.get(c.method) ?? (c.method === 'HEAD' ? match?.methods.get('GET') : undefined);
+    if (route === undefined) return this.#unrouted(c, match?.methods ?? null);
+    c.values = match!.values;
+    try {
+      const p = route.run(c);
+      if (isThenable(p)) return Promise.resolve(p).then(undefined, (e: unknown) => this.#failed(c, e, route.record.label));
+    } catch (e) {
+      this.#failed(c, e, route.record.label);
+    }
+    return undefined;
+  }
+
+  #unrouted(c: Ctx, methods: ReadonlyMap<string, CompiledRoute> | null): unknown {
+    for (const fallback of this.#fallbacks) {
+      const taken = fallback(c);
+      if (taken !== false) return isThenable(taken) ? Promise.resolve(taken).then(undefined, (e: unknown) => this.#failed(c, e, `${c.method} ${c.path}`)) : undefined;
+    }
+    if (methods === null) {
+      c.writeFailure(404, `no route for ${c.method} ${c.path}`, null);
+      return undefined;
+    }
+    const allow = [...methods.keys()];
+    if (allow.includes('GET') && !allow.includes('HEAD')) allow.splice(allow.indexOf('GET') + 1, 0, 'HEAD');
+    c.writeFailure(405, `${c.method} is not allowed on ${c.path}`, { allow: allow.join(', ') });
+    return undefined;
+  }
+
+  /** A thrown value becomes the failure answer; after an answer was sent, the connection is closed and a warning logged. */
+  #failed(c: Ctx, err: unknown, label: string): void {
+    const answer = errorAnswer(err, label);
+    if (c.sent) {
+      this.#sink.line(`warning: ${label} failed after answering ${c.status}: ${answer.log ?? answer.message}`);
+      const res = c.res;
+      if (res.writableEnded) res.socket?.end();
+      else res.destroy();
+      return;
+    }
+    if (answer.log !== null) this.#sink.line(answer.log);
+    if (answer.status === 413 || answer.status === 408) c.res.shouldKeepAlive = false; // the unread body would be read as the next request
+    try {
+      c.writeFailure(answer.status, answer.message, answer.headers as HeaderBag | null);
+    } catch (e) {
+      this.#sink.line(`warning: ${label}: failure answer not written: ${(e as Error).message}`);
+      c.res.destroy();
+    }
+  }
+}
+

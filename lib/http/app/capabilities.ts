@@ -1,0 +1,10 @@
+import type { Capability } from '../pipeline/compile-route';
+import { idempotency } from '../features/idempotency';
+import { rateLimits } from '../features/rate-limit';
+import { versioned } from '../features/versioned';
+import { files } from '../features/files/file-body';
+import { jsonSpelling } from '../features/json-spelling';
+import { websockets } from '../features/websocket';
+
+/** The capabilities every app is built with, in the order their steps wrap a handler. */
+export const CAPABILITIES: readonly Capability[] = [websockets, rateLimits, idempotency, versioned, files, jsonSpelling];

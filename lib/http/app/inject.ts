@@ -1,0 +1,114 @@
+import { EventEmitter } from 'node:events';
+import { Readable } from 'node:stream';
+import type { HeaderBag } from '../core/header-rules';
+
+export interface InjectOptions {
+  readonly method?: string;
+  /** Path and query, e.g. `/orders?limit=3`. */
+  readonly url: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Text or bytes as sent; any other value is sent as JSON (with `Content-Type: application/json` unless given). */
+  readonly body?: string | Uint8Array | object;
+}
+
+export interface InjectResult {
+  readonly status: number;
+  /** Lower-cased names. */
+  readonly headers: Readonly<Record<string, string | string[]>>;
+  readonly body: string;
+  readonly bytes: Buffer;
+  json<T = unknown>(): T;
+}
+
+/** The request side of the in-process test client: a readable body with the fields a handler reads. */
+export class InjectRequest extends Readable {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly httpVersion = '1.1';
+  readonly httpVersionMinor = 1;
+  /** The whole body is here from the start, as for a request whose body came with its head. */
+  readonly complete = true;
+  readonly socket = { remoteAddress: '127.0.0.1', encrypted: false };
+  constructor(options: InjectOptions) {
+    super({ read() {} });
+    this.method = (options.method ?? 'GET').toUpperCase();
+    this.url = options.url;
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(options.headers ?? {})) headers[k.toLowerCase()] = v;
+    let body: Buffer | null = null;
+    if (typeof options.body === 'string') body = Buffer.from(options.body);
+    else if (options.body instanceof Uint8Array) body = Buffer.from(options.body);
+    else if (options.body !== undefined) {
+      body = Buffer.from(JSON.stringify(options.body));
+      headers['content-type'] ??= 'application/json';
+    }
+    if (body !== null) {
+      headers['content-length'] ??= String(body.length);
+      this.push(body);
+    }
+    this.push(null);
+    this.headers = headers;
+  }
+}
+
+/** The response side: collects what the pipeline writes, as Node's ServerResponse would send it. */
+export class InjectResponse extends EventEmitter {
+  shouldKeepAlive = true;
+  headersSent = false;
+  writableEnded = false;
+  writableFinished = false;
+  statusCode = 200;
+  readonly #head: boolean;
+  #headers: Record<string, string | string[]> = {};
+  readonly #chunks: Buffer[] = [];
+  readonly done: Promise<InjectResult>;
+  #resolve!: (r: InjectResult) => void;
+
+  constructor(method: string) {
+    super();
+    this.#head = method === 'HEAD';
+    this.done = new Promise((resolve) => (this.#resolve = resolve));
+  }
+
+  removeHeader(): void {}
+
+  writeHead(status: number, bag: HeaderBag): this {
+    this.statusCode = status;
+    this.#headers = { ...bag, date: new Date().toUTCString() };
+    this.headersSent = true;
+    return this;
+  }
+
+  write(chunk: string | Uint8Array, encoding?: BufferEncoding | (() => void), cb?: () => void): boolean {
+    if (typeof encoding === 'function') [cb, encoding] = [encoding, undefined];
+    if (!this.headersSent) this.writeHead(this.statusCode, {});
+    if (!this.#head) this.#chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, encoding ?? 'utf8') : Buffer.from(chunk));
+    if (cb) process.nextTick(cb);
+    return true;
+  }
+
+  end(chunk?: string | Uint8Array | (() => void), encoding?: BufferEncoding): this {
+    if (this.writableEnded) return this;
+    if (chunk !== undefined && typeof chunk !== 'function') this.write(chunk, encoding);
+    else if (!this.headersSent) this.writeHead(this.statusCode, {});
+    this.writableEnded = true;
+    this.writableFinished = true;
+    this.#finish();
+    return this;
+  }
+
+  destroy(): this {
+    this.writableEnded = true;
+    this.#finish();
+    return this;
+  }
+
+  #finish(): void {
+    const bytes = Buffer.concat(this.#chunks);
+    const body = bytes.toString('utf8');
+    this.#resolve({ status: this.statusCode, headers: this.#headers, body, bytes, json: <T>() => JSON.parse(body) as T });
+    this.emit('finish');
+    this.emit('close');
+  }
+}

@@ -1,0 +1,148 @@
+import { constants } from 'node:fs';
+import { open, realpath, type FileHandle } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+import { headers as headerLists, OWN_CONTRACT, tag, type Contract, type HeaderEntry, type HeaderList } from '../../core/answers';
+import type { Capability } from '../../pipeline/compile-route';
+import type { Ctx } from '../../request/ctx';
+import type { Encoder } from '../../pipeline/encode-answer';
+import type { RecordCheck } from '../../pipeline/scanner';
+import type { Dir } from './dir';
+import { answerOpenFile, fileNotFound } from './file-answer';
+
+export interface FileBodyInit {
+  /** The directory `name` is opened in (`Dir.open`, provided as a service). */
+  readonly dir: Dir;
+  /**
+   * A relative name inside `dir`; `..` segments, absolute names, NUL bytes, symlinks (unless the
+   * Dir follows those that stay inside) and names starting with `.` (unless the Dir serves
+   * dotfiles) answer 404.
+   */
+  readonly name: string;
+  /** Default `application/octet-stream`. */
+  readonly contentType?: string;
+  /** Sent as `Cache-Control` when not empty. Default empty. */
+  readonly cacheControl?: string;
+  /** Up to 8 headers sent with the file, e.g. a `Content-Disposition` download name. */
+  readonly headers?: HeaderList;
+}
+
+/**
+ * A file from a `Dir`, sent under its own content type with ranges, `If-Range`, `If-None-Match`
+ * and HEAD handled as for static files. A missing file and a refused name answer the same 404.
+ * @example
+ * @Get('/files/{name}') @Returns(FileBody)
+ * file(@Param('name') name: string, dir: Dir) { return new FileBody({ dir, name, contentType: 'text/plain' }) }
+ */
+export class FileBody {
+  /** @internal `@Returns(FileBody)` stands for the file contract */
+  static readonly [OWN_CONTRACT]: Contract = tag({ kind: 'file' });
+  readonly dir: Dir;
+  readonly name: string;
+  readonly contentType: string;
+  readonly cacheControl: string;
+  readonly headers: HeaderList;
+
+  constructor(init: FileBodyInit) {
+    this.dir = init.dir;
+    this.name = init.name;
+    this.contentType = init.contentType ?? 'application/octet-stream';
+    this.cacheControl = init.cacheControl ?? '';
+    this.headers = init.headers ?? headerLists.none;
+  }
+}
+
+const DRIVE = /^[A-Za-z]:/;
+
+/**
+ * Names refused before anything is opened (ANS-15..19). Backslashes and drive letters are
+ * refused on every platform, not only on Windows: a program then answers the same wherever it runs.
+ */
+export function refusedName(name: string): boolean {
+  if (name === '' || name.includes('\0') || name.includes('\\') || DRIVE.test(name) || name.startsWith('/') || isAbsolute(name)) return true;
+  return name.split('/').includes('..');
+}
+
+/** Errors of opening that mean "no such file here"; anything else (EACCES, EMFILE, EIO) is a 500. */
+const MISSING = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'ENAMETOOLONG', 'EISDIR', 'EINVAL']);
+const NO_FOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+/**
+ * A segment that is a dotfile's name (`.env`, `.git`): hidden unless the Dir serves dotfiles, as
+ * the static tree does (STATIC-12). A lone `.` names the directory itself, not a hidden file.
+ */
+const DOT_SEGMENT = /(?:^|\/)\.[^/]/;
+
+/**
+ * Opens `name` inside `dir` under the Dir's rule (ANS-15..19 and `DirOptions`): refused names,
+ * and dotfiles unless allowed, answer 404 before anything is opened.
+ */
+export function openIn(dir: Dir, name: string): Promise<FileHandle> {
+  if (refusedName(name) || (!dir.dotfiles && DOT_SEGMENT.test(name))) return Promise.reject(fileNotFound());
+  return openInside(dir, name);
+}
+
+/**
+ * Opens a relative `name` inside `dir`; the static tree opens its spilled files through it too,
+ * so both follow one rule. The real path must lie inside the directory (a symlink that leaves it
+ * answers 404, always) and, unless `followSymlinks`, must be the path asked for (any symlink on
+ * the way answers 404). The file is then opened by that real path without following a final
+ * symlink, so one swapped in meanwhile is not followed either.
+ */
+export async function openInside(dir: Dir, name: string): Promise<FileHandle> {
+  try {
+    const asked = join(dir.path, name);
+    const real = await realpath(asked);
+    if (!dir.holds(real) || (!dir.followSymlinks && real !== asked)) throw fileNotFound();
+    return await open(real, NO_FOLLOW);
+  } catch (e) {
+    if (MISSING.has((e as NodeJS.ErrnoException).code as string)) throw fileNotFound();
+    throw e;
+  }
+}
+
+/** Sends a FileBody: opened here, closed by the shared file answer on every way out. */
+async function sendFileBody(c: Ctx, body: FileBody, own: readonly HeaderEntry[] | null): Promise<void> {
+  const handle = await openIn(body.dir, body.name);
+  const list = body.headers.entries;
+  await answerOpenFile(c, handle, {
+    contentType: body.contentType,
+    cacheControl: body.cacheControl,
+    own: own === null || own.length === 0 ? list : [...list, ...own],
+  });
+}
+
+const encoder = (_contract: Contract, label: string): Encoder => (c, v, _status, own) => {
+  if (!(v instanceof FileBody)) throw new TypeError(`${label}: a FileBody route returned something other than a FileBody`);
+  return sendFileBody(c, v, own);
+};
+
+/**
+ * A file carries its own status (200, 206, 304, 416) and its own ETag: a wrapper that would give
+ * it another status or tag is refused. (`Status(code, FileBody)` itself is refused by the scanner, REF-17.)
+ */
+const check: RecordCheck = (record, _services, problems) => {
+  const walk = (c: Contract, under: string | null): void => {
+    switch (c.kind) {
+      case 'file':
+        if (under !== null) problems.push(`${record.label}: FileBody cannot sit inside ${under}: a file answers with its own status and ETag`);
+        break;
+      case 'status':
+        walk(c.inner, c.inner.kind === 'file' ? null : `Status(${c.status}, …)`);
+        break;
+      case 'reply':
+        walk(c.inner, 'Reply');
+        break;
+      case 'versioned':
+        walk(c.inner, 'Versioned');
+        break;
+      case 'optional':
+        walk(c.inner, under);
+        break;
+      default:
+        break;
+    }
+  };
+  if (record.contract !== null) walk(record.contract, null);
+};
+
+/** Files: the `FileBody` answer and its Refusals. */
+export const files: Capability = { checks: [check], encoders: { file: encoder } };

@@ -1,0 +1,62 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import type { Ctx } from '../../request/ctx';
+import { HttpError } from '../../core/errors';
+import { answerOpenFile, fileNotFound } from './file-answer';
+
+/** What `c.sendFile` sends. */
+export interface SendFileOptions {
+  /** An open file (closed when the answer ends, whatever happens) or a path to open. */
+  readonly file: FileHandle | string;
+  /** The ETag to send and compare; default `"<mtime hex>-<size hex>"` from the open descriptor. A bare value is quoted. */
+  readonly etag?: string;
+  /** Bytes to send (the file's first `size`); default the descriptor's size. */
+  readonly size?: number;
+  /** Sent as `Cache-Control` when given and not empty. */
+  readonly cacheControl?: string;
+  /** Default `application/octet-stream`. */
+  readonly contentType?: string;
+}
+
+/**
+ * `c.sendFile`: answers with a file through the shared file answer (ranges, If-Range,
+ * If-None-Match, HEAD). The promise is also kept on the Ctx, so a handler that forgets to await
+ * it still has its answer (and its failures) go through the route's pipeline.
+ */
+export function sendFile(c: Ctx, options: SendFileOptions): Promise<void> {
+  const p = send(c, options);
+  if (c.answering === null) c.answering = p;
+  p.catch(ignore); // reported by the route's pipeline; never an unhandled rejection
+  return p;
+}
+
+async function send(c: Ctx, options: SendFileOptions): Promise<void> {
+  let owned: FileHandle | null = typeof options.file === 'string' ? null : options.file;
+  try {
+    c.ownAnswer();
+    if (c.sent || c.answering !== null) throw new HttpError('AlreadySent', 'c.sendFile after the answer was sent or begun');
+    if (owned === null) owned = await openPath(options.file as string);
+    const handle = owned;
+    owned = null; // from here the shared answer closes it
+    await answerOpenFile(c, handle, {
+      contentType: options.contentType ?? 'application/octet-stream',
+      cacheControl: options.cacheControl ?? '',
+      own: null,
+      etag: options.etag,
+      size: options.size,
+    });
+  } finally {
+    if (owned !== null) await owned.close().catch(ignore);
+  }
+}
+
+async function openPath(path: string): Promise<FileHandle> {
+  try {
+    return await open(path, 'r');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') throw fileNotFound();
+    throw e;
+  }
+}
+
+const ignore = (): void => {};

@@ -1,0 +1,398 @@
+import { isAscii } from 'node:buffer';
+import { hash, randomBytes } from 'node:crypto';
+import { CacheError, OpenSpace, type SpaceDecl } from '../../cache';
+import type { Contract, HeaderEntry } from '../core/answers';
+import type { AroundFactory, Capability } from '../pipeline/compile-route';
+import { isThenable, type CapturedAnswer, type Ctx, type Resolvable } from '../request/ctx';
+import { CallerBudget } from './caller-budget';
+import type { HeaderBag } from '../core/header-rules';
+import type { OperationBuilder } from './openapi';
+import { HttpError } from '../core/errors';
+import { KeptAnswers, type KeptAnswer, type RequestParts } from './kept-answers';
+import { fail } from '../core/fail';
+import type { RouteRecord } from '../route/route-record';
+import type { RecordCheck } from '../pipeline/scanner';
+
+/** Longest `Idempotency-Key`, in bytes. */
+export const MAX_KEY_BYTES = 255;
+/**
+ * How long an in-flight claim holds its key when the space sets no `leaseMs`. Far shorter than a
+ * record's TTL, so a process that dies mid-request blocks its key for at most this long; the claim
+ * is renewed every third of it while the handler runs, so a long handler never loses it.
+ */
+export const CLAIM_LEASE_MS = 30_000;
+/** At most this many "answered, not kept" markers per space (the oldest goes first past it). */
+export const MAX_NOT_KEPT = 10_000;
+
+/** What every route on one opened space shares in this process. */
+interface SpaceState {
+  /** Record id → until when (performance.now()) a retry is refused: answered, but the answer could not be kept. */
+  readonly notKept: Map<string, number>;
+  readonly callers: CallerBudget;
+}
+const states = new WeakMap<OpenSpace, SpaceState>();
+function stateOf(space: OpenSpace): SpaceState {
+  let st = states.get(space);
+  if (st === undefined) states.set(space, (st = { notKept: new Map(), callers: new CallerBudget(space.maxBytesPerCaller) }));
+  return st;
+}
+
+const REPLAYED: HeaderEntry = Object.freeze({ name: 'idempotent-replayed', value: 'true' });
+
+/**
+ * A record in the space: `[u32 meta length][meta JSON][body bytes]`. The meta says whether it is an
+ * in-flight claim (with its owner token) or a kept answer, and carries the request's fingerprint.
+ */
+interface Meta {
+  readonly k: 'claim' | 'kept';
+  readonly fp: string;
+  readonly owner?: string;
+  readonly status?: number;
+  readonly type?: string | null;
+  readonly own?: readonly [string, string][];
+}
+
+function encodeRecord(meta: Meta, body: Uint8Array | null): Buffer {
+  const head = Buffer.from(JSON.stringify(meta));
+  const out = Buffer.allocUnsafe(4 + head.length + (body?.length ?? 0));
+  out.writeUInt32BE(head.length, 0);
+  head.copy(out, 4);
+  if (body) out.set(body, 4 + head.length);
+  return out;
+}
+
+/** The kept answer a record holds, or null when it is an in-flight claim. */
+function decodeKept(bytes: Buffer): KeptAnswer | null {
+  const n = bytes.readUInt32BE(0);
+  const meta = JSON.parse(bytes.toString('utf8', 4, 4 + n)) as Meta;
+  if (meta.k === 'claim') return null;
+  const body = bytes.subarray(4 + n);
+  return {
+    fp: meta.fp,
+    status: meta.status!,
+    type: meta.type ?? null,
+    // An ASCII body (most JSON) is the same bytes as a string, and a string leaves with the head in
+    // one piece without being converted again on every replay.
+    body: meta.type == null && body.length === 0 ? null : body.length <= KeptAnswers.MAX_ENTRY_BYTES && isAscii(body) ? body.toString('latin1') : body,
+    own: (meta.own ?? []).map(([name, value]) => ({ name: name.toLowerCase(), value })),
+  };
+}
+
+/** The key as sent: a bare value, or the quoted string form of the IETF draft (`"abc"` is `abc`). */
+export function readKey(header: string | string[] | undefined): string {
+  const raw = Array.isArray(header) ? header[0] : header;
+  if (raw === undefined) throw fail.badRequest('Idempotency-Key missing');
+  let key = raw.trim();
+  if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1).replace(/\\(.)/g, '$1');
+  if (key === '') throw fail.badRequest('Idempotency-Key is empty');
+  // Node reads header bytes as latin1, one char a byte: the length is the size as it arrived. Only a
+  // key handed in as a JS string (app.inject) can hold chars past U+00FF; those count as UTF-8.
+  if (key.length > MAX_KEY_BYTES || (key.length * 3 > MAX_KEY_BYTES && NOT_LATIN1.test(key) && Buffer.byteLength(key) > MAX_KEY_BYTES)) {
+    throw fail.badRequest('Idempotency-Key longer than %d bytes', MAX_KEY_BYTES);
+  }
+  return key;
+}
+
+const NOT_LATIN1 = /[^\u0000-\u00ff]/;
+
+/** (caller, key) as one store key that no other pair can spell: the caller's length comes first. */
+export const recordKey = (caller: string, key: string): string => `${caller.length}:${caller}:${key}`;
+
+/** SHA-256 over method, path, query and the raw body bytes, in one call (no Hash object per request). */
+function fingerprint(p: RequestParts): string {
+  const head = `${p.method}\0${p.path}\0${p.rawQuery}\0`;
+  const n = Buffer.byteLength(head);
+  const all = Buffer.allocUnsafe(n + p.body.length);
+  all.write(head, 0, 'utf8');
+  all.set(p.body, n);
+  return hash('sha256', all, 'base64url');
+}
+
+const unavailable = (e: unknown): never => {
+  if (e instanceof CacheError) throw new HttpError('StoreUnavailable', 'idempotency store unavailable');
+  throw e;
+};
+
+function toBytes(body: Uint8Array | string | null): Uint8Array | null {
+  return typeof body === 'string' ? Buffer.from(body) : body;
+}
+
+const around: AroundFactory = (record, services) => {
+  const mark = record.idempotent;
+  if (mark === null) return null;
+  const space = findSpace(services.all(), mark.space);
+  if (space === null) return null; // refused by the check below
+  const by = mark.by ?? null;
+  const resolvers = record.args.flatMap((a) => (a.kind === 'resolved' ? [a.type as unknown as Resolvable<unknown>] : []));
+  const label = record.label;
+  const ttlMs = space.ttlSeconds * 1000;
+  const leaseMs = space.leaseMs;
+  const answers = new KeptAnswers();
+  const state = stateOf(space);
+  // With no `by` the route has one caller: there is no other caller to keep room for.
+  const callers = mark.by === undefined ? null : state.callers;
+
+  function replay(c: Ctx, a: KeptAnswer): void {
+    // Kept headers were checked when the answer was first sent: no second check.
+    for (let i = 0; i < a.own.length; i++) c.putHeader(a.own[i].name, a.own[i].value);
+    c.putHeader(REPLAYED.name, REPLAYED.value);
+    c.write(a.status, a.type, a.body, null);
+  }
+
+  // The steps run in order: the caller (its resolvers answer 401, `by` 403), the key, the raw body,
+  // the store. Each goes on at once when what it needs is here, so a replay from an in-process
+  // store costs one wait for the body and no async-function frame; a replay never reads the body
+  // into its class.
+
+  /** The caller's name, or a promise of it while a resolver or `by` is asynchronous. */
+  function callerOf(c: Ctx, from: number): string | Promise<string> {
+    for (let i = from; i < resolvers.length; i++) {
+      const v = c.resolving(resolvers[i]);
+      if (isThenable(v)) return Promise.resolve(v).then(() => callerOf(c, i + 1));
+    }
+    if (by === null) return '';
+    const who = by(c);
+    return isThenable(who) ? Promise.resolve(who).then(named) : named(who);
+  }
+
+  function withCaller(c: Ctx, proceed: () => unknown, caller: string): unknown {
+    const id = recordKey(caller, readKey(c.req.headers['idempotency-key']));
+    return c.afterBody((body) => withBody(c, proceed, caller, id, body));
+  }
+
+  function withBody(c: Ctx, proceed: () => unknown, caller: string, id: string, body: Buffer): unknown {
+    if (state.notKept.size !== 0) refuseNotKept(c, id);
+    const parts: RequestParts = { method: c.method, path: c.path, rawQuery: c.rawQuery, body };
+    // An in-process store answers at once: a replay then waits for nothing but the body.
+    let existing: Buffer | null | undefined;
+    try {
+      existing = space!.peek(id);
+    } catch (e) {
+      unavailable(e);
+    }
+    if (existing === undefined) {
+      return space!.get(id).catch(unavailable).then((now) => (now !== null ? answerExisting(c, id, now, parts) : first(c, proceed, caller, id, parts)));
+    }
+    return existing !== null ? answerExisting(c, id, existing, parts) : first(c, proceed, caller, id, parts);
+  }
+
+  /** A retry of a request answered in this process whose answer could not be kept: refused for the lease, never run again. */
+  function refuseNotKept(c: Ctx, id: string): void {
+    const until = state.notKept.get(id);
+    if (until === undefined) return;
+    const left = until - performance.now();
+    if (left <= 0) {
+      state.notKept.delete(id);
+      return;
+    }
+    c.setHeader('retry-after', String(Math.ceil(left / 1000)));
+    throw new HttpError('AnswerNotKept', 'Idempotency-Key was answered, but the answer could not be kept: retry later');
+  }
+
+  /** No record yet: claim the key, run the handler, keep its answer, send it. */
+  async function first(c: Ctx, proceed: () => unknown, caller: string, id: string, parts: RequestParts): Promise<void> {
+    const fp = fingerprint(parts);
+    const owner = randomBytes(12).toString('base64url');
+    const claim = encodeRecord({ k: 'claim', fp, owner }, null);
+    const wait = callers === null ? 0 : callers.admit(caller, id, id.length + claim.length, performance.now() + leaseMs);
+    if (wait !== 0) {
+      c.setHeader('retry-after', String(Math.ceil(wait / 1000)));
+      throw new HttpError('CallerOverBudget', `${label}: this caller already holds ${space!.maxBytesPerCaller} bytes of kept answers: retry later`);
+    }
+    let won: boolean;
+    try {
+      won = await space!.putIfAbsent(id, claim, leaseMs);
+    } catch (e) {
+      callers?.drop(caller, id);
+      if (e instanceof CacheError && e.code === 'Full') {
+        c.setHeader('retry-after', '1');
+        throw new HttpError('StoreFull', 'idempotency store full');
+      }
+      return unavailable(e);
+    }
+    if (!won) {
+      callers?.drop(caller, id);
+      const now = await space!.get(id).catch(unavailable);
+      if (now === null) throw inFlight(c); // taken and gone in between: let the client retry
+      return answerExisting(c, id, now, parts);
+    }
+    let answer: CapturedAnswer;
+    // The headers set before the handler (middleware's): those the handler adds through the Ctx
+    // (setHeader, setCookie, a Session write) are part of its answer and kept with it.
+    const before = copyBag(c.headers());
+    c.capture = true;
+    try {
+      const running = proceed();
+      if (isThenable(running)) await renewWhile(c, id, claim, running);
+      answer = c.captured!;
+    } catch (e) {
+      c.capture = false;
+      callers?.drop(caller, id);
+      await space!.del(id, { expect: claim }).catch(() => c.core.log(`${label}: idempotency claim not released (store unavailable); it lapses in ${Math.ceil(leaseMs / 1000)} s`));
+      throw e;
+    }
+    c.capture = false;
+    const body = toBytes(answer.body);
+    const own = [...added(before, c.headers()), ...(answer.own ?? []).map((h): [string, string] => [h.name, h.value])];
+    const kept = encodeRecord({ k: 'kept', fp, status: answer.status, type: answer.type, own }, body);
+    if (kept.length > space!.maxBytes) {
+      c.core.log(`${label}: answer of ${kept.length} bytes is larger than the space's maxBytes (${space!.maxBytes}): sent, not kept`);
+      callers?.drop(caller, id);
+      await space!.del(id, { expect: claim }).catch(() => undefined);
+    } else {
+      let why = 'the claim lapsed';
+      const stored = await space!.put(id, kept, ttlMs, { expect: claim }).catch((e: unknown) => {
+        why = e instanceof Error ? e.message : String(e);
+        return false;
+      });
+      if (stored) {
+        callers?.set(caller, id, id.length + kept.length, performance.now() + ttlMs);
+        answers.kept(id, kept, decodeKept(kept)!, parts);
+      } else {
+        // Sent but not kept: a retry must not run the handler again. The claim (if the store still
+        // has it) holds the key for at most the lease; this process refuses retries that long itself.
+        if (state.notKept.size >= MAX_NOT_KEPT) state.notKept.delete(state.notKept.keys().next().value!);
+        state.notKept.set(id, performance.now() + leaseMs);
+        c.core.log(`error: ${label}: answer to Idempotency-Key ${JSON.stringify(id)} sent but not kept (${why}); retries are refused 503 for ${Math.ceil(leaseMs / 1000)} s`);
+      }
+    }
+    c.write(answer.status, answer.type, answer.body, answer.own);
+  }
+
+  /** Waits for the handler, renewing the claim every third of the lease so a long handler never loses its key. */
+  async function renewWhile(c: Ctx, id: string, claim: Buffer, running: PromiseLike<unknown>): Promise<void> {
+    const renew = (): void => {
+      space!.put(id, claim, { expect: claim }, leaseMs).then(
+        (held) => {
+          if (!held) c.core.log(`error: ${label}: claim on Idempotency-Key ${JSON.stringify(id)} was lost while the handler ran`);
+        },
+        () => c.core.log(`warning: ${label}: claim on Idempotency-Key ${JSON.stringify(id)} not renewed (store unavailable)`),
+      );
+    };
+    const timer = setInterval(renew, Math.max(1, Math.floor(leaseMs / 3)));
+    try {
+      await running;
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  function answerExisting(c: Ctx, id: string, bytes: Buffer, parts: RequestParts): void {
+    const entry = answers.find(id, bytes, decodeKept);
+    if (entry === null) throw inFlight(c);
+    if (!KeptAnswers.known(entry, parts)) {
+      if (fingerprint(parts) !== entry.answer.fp) throw fail.unprocessable('Idempotency-Key was used for a different request');
+      KeptAnswers.learn(entry, parts);
+    }
+    replay(c, entry.answer);
+  }
+
+  return (c, proceed) => {
+    const caller = callerOf(c, 0);
+    return isThenable(caller) ? caller.then((name) => withCaller(c, proceed, name)) : withCaller(c, proceed, caller);
+  };
+};
+
+function copyBag(bag: HeaderBag | null): HeaderBag | null {
+  if (bag === null) return null;
+  const out: HeaderBag = {};
+  for (const k in bag) {
+    const v = bag[k];
+    out[k] = Array.isArray(v) ? [...v] : v;
+  }
+  return out;
+}
+
+/** The headers in `now` that were not in `before`, in order (each added Set-Cookie line one entry). */
+function added(before: HeaderBag | null, now: HeaderBag | null): [string, string][] {
+  const out: [string, string][] = [];
+  if (now === null) return out;
+  for (const k in now) {
+    const v = now[k];
+    const was = before?.[k];
+    if (Array.isArray(v)) {
+      for (const line of v) if (!(Array.isArray(was) && was.includes(line))) out.push([k, line]);
+    } else if (v !== was) out.push([k, v]);
+  }
+  return out;
+}
+
+function named(who: string | null | undefined): string {
+  if (who === null || who === undefined) throw fail.forbidden('no caller for this idempotent request');
+  return who;
+}
+
+function inFlight(c: Ctx): Error {
+  c.setHeader('retry-after', '1');
+  return fail.conflict('Idempotency-Key is still being answered');
+}
+
+function findSpace(provided: readonly unknown[], decl: object): OpenSpace | null {
+  for (const p of provided) if (p instanceof OpenSpace && p.space === decl) return p;
+  return null;
+}
+
+/** The kinds an idempotent route may not answer with, wherever they sit in the contract. */
+function unkeepable(contract: Contract | null): string | null {
+  if (contract === null) return null;
+  switch (contract.kind) {
+    case 'file':
+      return 'FileBody';
+    case 'redirect':
+      return 'Redirect';
+    case 'versioned':
+      return 'Versioned';
+    case 'events':
+      return 'EventStream';
+    case 'status':
+    case 'optional':
+    case 'reply':
+      return unkeepable(contract.inner);
+    default:
+      return null;
+  }
+}
+
+const check: RecordCheck = (record: RouteRecord, services, problems) => {
+  const mark = record.idempotent;
+  if (mark === null) return;
+  const label = record.label;
+  if (findSpace(services.all(), mark.space) === null) {
+    const name = (mark.space as Partial<SpaceDecl>).name ?? '?';
+    problems.push(`${label}: @Idempotent space "${name}" is not provided: app.provide(${name}.open(store))`);
+  }
+  const kind = unkeepable(record.contract);
+  if (kind !== null) problems.push(`${label}: @Idempotent cannot keep ${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind} answer`);
+  if (record.contract === null && record.args.some((a) => a.kind === 'ctx')) {
+    problems.push(`${label}: @Idempotent route answers through the Ctx: declare @Returns(...) and return the value so it can be kept`);
+  }
+  if (mark.by === undefined && record.args.some((a) => a.kind === 'authorization' || a.kind === 'resolved')) {
+    problems.push(`${label}: @Idempotent without by on a route with more than one caller (it takes an Authorization or a resolved caller): name the caller with { by }`);
+  }
+};
+
+/**
+ * The API description of an idempotent route: the required key, the extra answers, and the
+ * replay marker on every success answer (OPEN-15). 403 only when `by` can refuse (OPEN-14).
+ */
+const describe = (record: RouteRecord, op: OperationBuilder): void => {
+  const mark = record.idempotent;
+  if (mark === null) return;
+  op.parameter({
+    name: 'Idempotency-Key',
+    in: 'header',
+    description: `Names this request: retries with the same key get the kept answer. At most ${MAX_KEY_BYTES} bytes.`,
+    required: true,
+    schema: { type: 'string', minLength: 1, maxLength: MAX_KEY_BYTES },
+  });
+  for (const status of op.answerStatuses) {
+    op.header(status, 'Idempotent-Replayed', { description: 'Present (true) when this is the kept answer replayed', required: false, schema: { type: 'string', enum: ['true'] } });
+  }
+  op.failure(400, 'Idempotency-Key missing, empty or too long');
+  if (mark.by !== undefined) op.failure(403, 'no caller for this idempotent request');
+  op.failure(409, 'Idempotency-Key is still being answered', { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } });
+  op.failure(422, 'Idempotency-Key was used for a different request');
+};
+
+/** Idempotent replay: the Refusals of `@Idempotent`, the step around its handler and its API description. */
+export const idempotency: Capability = { checks: [check], arounds: [around], describe };

@@ -1,0 +1,122 @@
+import type { Capability } from '../../pipeline/compile-route';
+import type { FailureShape } from '../../core/failure-shape';
+import type { RouteRecord } from '../../route/route-record';
+import { readShape, schemaOf } from '../../schema';
+import { describeRoute } from './describe-route';
+import { Components, OperationBuilder } from './operation-builder';
+
+/** An OpenAPI 3.1 document as plain data (what `app.document()` returns and `/openapi.json` serves). */
+export interface OpenApiDocument {
+  readonly openapi: '3.1.0';
+  readonly info: { readonly title: string; readonly version: string };
+  readonly tags: readonly { readonly name: string }[];
+  readonly paths: { readonly [path: string]: { readonly [method: string]: { readonly [field: string]: unknown } } };
+  readonly components: {
+    readonly schemas: { readonly [name: string]: unknown };
+    readonly securitySchemes?: { readonly [name: string]: unknown };
+  };
+}
+
+export interface DocumentInput {
+  readonly records: readonly RouteRecord[];
+  /** The class given to `app.failures(T)`, or null for the default `{ error, status }`. */
+  readonly failureShape: FailureShape | null;
+  readonly info?: { readonly title?: string; readonly version?: string };
+  /** Each capability's `describe` adds its pieces to every operation, after the core's. */
+  readonly capabilities?: readonly Capability[];
+}
+
+/** The default failure body, `{ "error": "…", "status": 404 }`. */
+export const DEFAULT_FAILURE_SCHEMA = Object.freeze({
+  type: 'object',
+  required: ['error', 'status'],
+  properties: { error: { type: 'string', description: 'What went wrong' }, status: { type: 'integer', description: 'The HTTP status, repeated' } },
+});
+
+// OpenAPI's own order of the operations of a path item.
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+const SCHEMES = { bearer: { type: 'http', scheme: 'bearer' }, basic: { type: 'http', scheme: 'basic' } } as const;
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Builds the OpenAPI 3.1.0 document of a set of route records. Paths, methods, schemas and
+ * security schemes come out sorted and every object's keys in a fixed order, so the same routes
+ * always give the same text.
+ */
+export function buildDocument(input: DocumentInput): OpenApiDocument {
+  const components = new Components();
+  // Reserved first: a program class that happens to be named Failure becomes Failure_2.
+  components.schemas.set('Failure', DEFAULT_FAILURE_SCHEMA);
+  const failureName = describeFailureShape(input.failureShape, components);
+
+  const paths = new Map<string, Map<string, OperationBuilder>>();
+  for (const record of input.records) {
+    const op = new OperationBuilder(record, components);
+    describeRoute(record, op);
+    for (const c of input.capabilities ?? []) c.describe?.(record, op);
+    let item = paths.get(record.path);
+    if (item === undefined) paths.set(record.path, (item = new Map()));
+    item.set(record.method.toLowerCase(), op);
+  }
+
+  const pathsJson: Record<string, Record<string, Record<string, unknown>>> = {};
+  for (const path of [...paths.keys()].sort(byText)) {
+    const item = paths.get(path)!;
+    const methods = [...item.keys()].sort((a, b) => METHODS.indexOf(a) - METHODS.indexOf(b));
+    pathsJson[path] = Object.fromEntries(methods.map((m) => [m, item.get(m)!.toJSON()]));
+  }
+  const tags = [...new Set(input.records.map((r) => r.tag))].sort(byText).map((name) => ({ name }));
+  const schemas: Record<string, unknown> = {};
+  for (const name of [...components.schemas.keys()].sort(byText)) schemas[name] = components.schemas.get(name);
+  const componentsJson: { schemas: Record<string, unknown>; securitySchemes?: Record<string, unknown> } = { schemas };
+  if (components.securitySchemes.size) {
+    componentsJson.securitySchemes = Object.fromEntries([...components.securitySchemes].sort(byText).map((s) => [s, SCHEMES[s]]));
+  }
+  const doc = {
+    openapi: '3.1.0' as const,
+    info: { title: input.info?.title ?? 'fw app', version: input.info?.version ?? '0.0.0' },
+    tags,
+    paths: pathsJson,
+    components: componentsJson,
+  };
+  // Through JSON once: shared (and frozen) schema objects become separate, plain values.
+  const plain = JSON.parse(JSON.stringify(doc)) as typeof doc;
+  if (failureName !== null) renameSchema(plain, failureName, 'Failure');
+  return plain;
+}
+
+/**
+ * `app.failures(T)`: T's own schema takes the name `Failure`. It is described under its class name
+ * first (so nested and self references resolve as usual) and renamed when the document is done.
+ * Returns the name to rename, or null when the default or the fallback is used.
+ */
+function describeFailureShape(shape: FailureShape | null, components: Components): string | null {
+  if (shape === null) return null;
+  if (typeof shape !== 'function' || readShape(shape).properties.length === 0) {
+    // Without class-validator decorators the fields cannot be known.
+    components.schemas.set('Failure', { type: 'object' });
+    return null;
+  }
+  const ref = schemaOf(shape, components.schemas).$ref;
+  return ref.slice(ref.lastIndexOf('/') + 1);
+}
+
+function renameSchema(doc: { components: { schemas: Record<string, unknown> } }, from: string, to: string): void {
+  const schemas = doc.components.schemas;
+  schemas[to] = schemas[from];
+  delete schemas[from];
+  const sorted = Object.keys(schemas).sort(byText).map((k) => [k, schemas[k]] as const);
+  for (const k of Object.keys(schemas)) delete schemas[k];
+  for (const [k, v] of sorted) schemas[k] = v;
+  const fromRef = `#/components/schemas/${from}`;
+  const toRef = `#/components/schemas/${to}`;
+  const walk = (x: unknown): void => {
+    if (Array.isArray(x)) x.forEach(walk);
+    else if (typeof x === 'object' && x !== null) {
+      const o = x as Record<string, unknown>;
+      if (o.$ref === fromRef) o.$ref = toRef;
+      for (const v of Object.values(o)) walk(v);
+    }
+  };
+  walk(doc);
+}

@@ -1,0 +1,143 @@
+import type { Contract } from '../../core/answers';
+import { CHALLENGE } from '../../core/authorization';
+import type { RouteRecord } from '../../route/route-record';
+import { templateNames } from '../../core/router';
+import { readShape, scalarSchema, valueSchema, type JsonSchema } from '../../schema';
+import type { OperationBuilder } from './operation-builder';
+
+const JSON_TYPE = 'application/json';
+const TEXT_TYPE = 'text/plain';
+const BINARY: JsonSchema = Object.freeze({ type: 'string', format: 'binary' });
+
+/** The core's part of an operation: parameters, request body, success answers and the failures the arguments imply. */
+export function describeRoute(record: RouteRecord, op: OperationBuilder): void {
+  // The contract first: a failure that shares a status with a declared answer is merged into it.
+  if (record.contract !== null) describeContract(record.contract, op, null);
+  else describeInferred(record, op);
+  describeArguments(record, op);
+  for (const status of record.failures ?? []) op.failure(status);
+}
+
+function describeArguments(record: RouteRecord, op: OperationBuilder): void {
+  // Path parameters first, in template order, then the rest in argument order.
+  const names = templateNames(record.path);
+  const params = record.args.flatMap((a) => (a.kind === 'param' ? [a] : [])).sort((a, b) => names.indexOf(a.name) - names.indexOf(b.name));
+  for (const a of params) op.parameter({ name: a.name, in: 'path', required: true, schema: scalar(a.type) });
+  let reads = params.length > 0;
+  let resolves = false;
+  for (const a of record.args) {
+    switch (a.kind) {
+      case 'queryClass':
+        reads = true;
+        for (const p of readShape(a.type).properties) op.parameter({ name: p.name, in: 'query', required: p.required, schema: valueSchema(p.value, op.schemas) });
+        break;
+      case 'query':
+        reads = true;
+        op.parameter({ name: a.name, in: 'query', required: false, schema: scalar(a.type) });
+        break;
+      case 'header':
+        // A header is handed over as it was sent (text or null), whatever the parameter's type says.
+        op.parameter({ name: a.name, in: 'header', required: false, schema: { type: 'string' } });
+        break;
+      case 'body':
+        reads = true;
+        op.body(op.schemaOf(a.type));
+        op.failure(413, 'the body is larger than 1 MiB');
+        op.failure(415, 'the body is not application/json');
+        break;
+      case 'form':
+        // Sent as a form; a bound form hands a refused reading to the handler, which may answer 422.
+        reads = true;
+        op.body(op.schemaOf(a.type), { contentType: 'application/x-www-form-urlencoded' });
+        op.failure(413, 'the body is larger than 1 MiB');
+        if (a.bound) op.failure(422, 'the form\'s fields are refused');
+        break;
+      case 'authorization':
+        op.security(a.scheme);
+        op.failure(401, `the Authorization header is missing or not ${CHALLENGE[a.scheme].split(' ')[0]}`, {
+          'WWW-Authenticate': { description: 'The scheme that would be accepted', schema: { type: 'string' }, example: CHALLENGE[a.scheme] },
+        });
+        break;
+      case 'resolved':
+        resolves = true;
+        break;
+      default:
+        break;
+    }
+  }
+  if (reads) op.failure(400, 'the path, query or body does not read as declared');
+  // A resolved value usually stands for the caller (an account from a token), and resolvers answer
+  // 401 when there is none. Which scheme it reads is code, not a declaration, so no security
+  // requirement or challenge header is claimed for it.
+  if (resolves) op.failure(401, 'the caller could not be worked out');
+}
+
+/** The success answers a contract gives; `status` is set by a wrapper (`Status`, `Reply`). */
+export function describeContract(contract: Contract, op: OperationBuilder, status: number | null): void {
+  switch (contract.kind) {
+    case 'json':
+      op.answer(status ?? 200, { content: { [JSON_TYPE]: { schema: jsonSchema(contract.type, op) } } });
+      break;
+    case 'text':
+      op.answer(status ?? 200, { content: { [TEXT_TYPE]: { schema: { type: 'string' } } } });
+      break;
+    case 'void':
+      op.answer(204);
+      break;
+    case 'bytes':
+    case 'file':
+      // The content type is chosen per answer at run time; a capability may describe it better.
+      op.answer(status ?? 200, { content: { 'application/octet-stream': { schema: BINARY } } });
+      break;
+    case 'self': {
+      const type = contract.type as unknown as { contentType?: string; openapi?: JsonSchema };
+      op.answer(status ?? 200, { content: { [type.contentType ?? 'application/octet-stream']: { schema: type.openapi ? { ...type.openapi } : { type: 'string' } } } });
+      break;
+    }
+    case 'status':
+      describeContract(contract.inner, op, contract.status);
+      break;
+    case 'optional':
+      describeContract(contract.inner, op, status);
+      op.failure(404, 'there is none');
+      break;
+    case 'reply':
+      for (const s of contract.statuses) describeContract(contract.variants?.[s] ?? contract.inner, op, s);
+      break;
+    case 'redirect':
+      op.answer(contract.status, { headers: { Location: { description: 'Where to go', required: true, schema: { type: 'string', format: 'uri-reference' } } } });
+      break;
+    case 'events':
+      op.answer(status ?? 200, {
+        description: 'A server-sent event stream (never buffered, never compressed)',
+        content: { 'text/event-stream': { schema: { type: 'string' } } },
+      });
+      break;
+    case 'versioned':
+      // The body is the inner contract's; the Versioned capability adds its ETag and 304 in its describe.
+      describeContract(contract.inner, op, status);
+      break;
+  }
+}
+
+/** A route without `@Returns` answers by what it returns; TypeScript's return type is all there is to go on. */
+function describeInferred(record: RouteRecord, op: OperationBuilder): void {
+  const t = record.returnType;
+  const throughCtx = record.args.some((a) => a.kind === 'ctx');
+  if (record.upgrade !== null) return; // the WebSocket capability describes its 101, 400 and 403
+  if (t === String) op.answer(200, { content: { [TEXT_TYPE]: { schema: { type: 'string' } } } });
+  else if (t === undefined && throughCtx) op.answer(200, { description: 'Answered through the Ctx: status and content type are chosen at run time' });
+  else if (t === undefined) op.answer(204);
+  else op.answer(200, { content: { [JSON_TYPE]: { schema: {} } } });
+}
+
+function jsonSchema(type: unknown, op: OperationBuilder): JsonSchema {
+  if (Array.isArray(type)) return { type: 'array', items: jsonSchema(type[0], op) };
+  if (type === String || type === Number || type === Boolean) return scalarSchema(type as Function);
+  if (type === Object || typeof type !== 'function') return {};
+  return op.schemaOf(type as Function);
+}
+
+function scalar(type: unknown): JsonSchema {
+  return typeof type === 'function' ? scalarSchema(type) : {};
+}

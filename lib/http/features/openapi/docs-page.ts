@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { App } from '../../app/app';
+import { Bytes } from '../../core/answers';
+import { addHiddenRoute, cacheFor } from './serve';
+
+export interface DocsOptions {
+  /** Where the page is served (default `/docs`); its assets go under it. */
+  readonly path?: string;
+  /** Where the page fetches the document from (default `/openapi.json`). */
+  readonly spec?: string;
+}
+
+interface Asset {
+  readonly file: string;
+  readonly type: string;
+}
+
+const ASSETS: readonly Asset[] = [
+  { file: 'swagger-ui.css', type: 'text/css; charset=utf-8' },
+  { file: 'swagger-ui-bundle.js', type: 'text/javascript; charset=utf-8' },
+  { file: 'swagger-ui-standalone-preset.js', type: 'text/javascript; charset=utf-8' },
+];
+
+// Read once per process, on the first `app.docs()`: about 2 MB that every app of the process shares.
+let loaded: Map<string, Buffer> | null = null;
+function assets(): Map<string, Buffer> {
+  if (loaded === null) {
+    // absolute-path.js is getAbsoluteFSPath without loading the browser bundle into Node.
+    const dir = (require('swagger-ui-dist/absolute-path.js') as () => string)();
+    loaded = new Map(ASSETS.map((a) => [a.file, readFileSync(join(dir, a.file))]));
+  }
+  return loaded;
+}
+
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+/**
+ * The API reference page: Swagger UI (`swagger-ui-dist`) served by the app itself, so it works
+ * offline and under a Content-Security-Policy without inline scripts.
+ */
+export function addDocsRoutes(app: App, options: DocsOptions): void {
+  const path = options.path ?? '/docs';
+  const spec = options.spec ?? '/openapi.json';
+  const base = path.endsWith('/') ? path.slice(0, -1) : path;
+  const files = assets();
+  const title = escapeHtml(`${app.options.title ?? 'fw app'} API reference`);
+  const page = Buffer.from(
+    `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title>
+<link rel="stylesheet" href="${base}/swagger-ui.css">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="${base}/swagger-ui-bundle.js"></script>
+<script src="${base}/swagger-ui-standalone-preset.js"></script>
+<script src="${base}/init.js"></script>
+</body>
+</html>
+`,
+  );
+  // validatorUrl: null keeps Swagger UI from sending the document to validator.swagger.io.
+  const init = Buffer.from(
+    `window.ui = SwaggerUIBundle({
+  url: ${JSON.stringify(spec)},
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  validatorUrl: null,
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+  plugins: [SwaggerUIBundle.plugins.DownloadUrl],
+  layout: 'StandaloneLayout'
+});
+`,
+  );
+  addHiddenRoute(app, { path, name: 'docs', answer: () => new Bytes(page, 'text/html; charset=utf-8') });
+  addHiddenRoute(app, { path: `${base}/init.js`, name: 'docs init.js', answer: () => new Bytes(init, 'text/javascript; charset=utf-8') });
+  const cache = cacheFor(86_400);
+  for (const a of ASSETS) {
+    const body = files.get(a.file)!;
+    addHiddenRoute(app, { path: `${base}/${a.file}`, name: `docs ${a.file}`, answer: () => new Bytes(body, a.type, cache) });
+  }
+}

@@ -1,0 +1,188 @@
+import { STATUS_CODES } from 'node:http';
+import type { RouteRecord } from '../../route/route-record';
+import { schemaOf, type JsonSchema } from '../../schema';
+
+/** A header of a response, as OpenAPI describes it. */
+export interface HeaderObject {
+  readonly description?: string;
+  readonly required?: boolean;
+  readonly schema: JsonSchema;
+  readonly example?: string;
+}
+
+/** A path, query or header parameter. */
+export interface ParameterObject {
+  readonly name: string;
+  readonly in: 'path' | 'query' | 'header';
+  readonly description?: string;
+  readonly required: boolean;
+  readonly schema: JsonSchema;
+}
+
+/** One response: no `content` means no body (204, redirects). */
+export interface ResponseObject {
+  readonly description: string;
+  readonly headers?: Readonly<Record<string, HeaderObject>>;
+  readonly content?: Readonly<Record<string, { readonly schema: JsonSchema }>>;
+}
+
+export type SecurityScheme = 'bearer' | 'basic';
+
+/** What the operations of one document share: the schemas and security schemes under `components`. */
+export class Components {
+  readonly schemas = new Map<string, object>();
+  readonly securitySchemes = new Set<SecurityScheme>();
+}
+
+export const FAILURE_REF = Object.freeze({ $ref: '#/components/schemas/Failure' });
+
+const phrase = (status: number): string => STATUS_CODES[status] ?? `Status ${status}`;
+
+interface Response {
+  description: string;
+  reasons: string[];
+  headers: Map<string, HeaderObject>;
+  content: Record<string, { schema: JsonSchema }> | null;
+  failure: boolean;
+  /** A contract answer that a failure shares its status with. */
+  mixed?: boolean;
+}
+
+/**
+ * The operation of one route while the document is built. The core describes parameters, the body
+ * and the answers of the contract; then every capability's `describe` adds its own pieces
+ * (idempotency's header and extra answers, Versioned's ETag and 304) through these methods.
+ *
+ * @example
+ * describe(record, op) {
+ *   op.parameter({ name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string' } });
+ *   op.failure(409, 'the key is still being answered', { 'Retry-After': { schema: { type: 'integer' } } });
+ * }
+ */
+export class OperationBuilder {
+  readonly record: RouteRecord;
+  readonly #components: Components;
+  readonly #parameters: ParameterObject[] = [];
+  readonly #responses = new Map<number, Response>();
+  readonly #security: SecurityScheme[] = [];
+  #body: { schema: JsonSchema; contentType: string; required: boolean } | null = null;
+
+  constructor(record: RouteRecord, components: Components) {
+    this.record = record;
+    this.#components = components;
+  }
+
+  /** Describes a class under `components.schemas` (nested classes too) and returns its `$ref`. */
+  schemaOf(cls: Function): { $ref: string } {
+    return schemaOf(cls, this.#components.schemas);
+  }
+
+  /** The document's `components.schemas`, for `valueSchema` and friends. */
+  get schemas(): Map<string, object> {
+    return this.#components.schemas;
+  }
+
+  /** Adds a parameter; one with the same place and name replaces the earlier one. */
+  parameter(p: ParameterObject): this {
+    const key = (q: ParameterObject) => `${q.in}:${q.in === 'header' ? q.name.toLowerCase() : q.name}`;
+    const at = this.#parameters.findIndex((q) => key(q) === key(p));
+    if (at === -1) this.#parameters.push(p);
+    else this.#parameters[at] = p;
+    return this;
+  }
+
+  /** Sets the request body. */
+  body(schema: JsonSchema, options: { contentType?: string; required?: boolean } = {}): this {
+    this.#body = { schema, contentType: options.contentType ?? 'application/json', required: options.required ?? true };
+    return this;
+  }
+
+  /** Lists a success (or any non-failure) answer; `content` omitted means no body. Replaces an earlier one of that status. */
+  answer(status: number, response: { description?: string; content?: Record<string, { schema: JsonSchema }>; headers?: Record<string, HeaderObject> } = {}): this {
+    const prior = this.#responses.get(status);
+    this.#responses.set(status, {
+      description: response.description ?? phrase(status),
+      reasons: [],
+      headers: new Map([...(prior?.headers ?? []), ...Object.entries(response.headers ?? {})]),
+      content: response.content ?? null,
+      failure: false,
+    });
+    return this;
+  }
+
+  /**
+   * Lists a failure answer with the `Failure` body. `reason` says when it happens; several
+   * contributors to one status have their reasons joined.
+   */
+  failure(status: number, reason?: string, headers: Record<string, HeaderObject> = {}): this {
+    let r = this.#responses.get(status);
+    if (r === undefined) {
+      r = { description: phrase(status), reasons: [], headers: new Map(), content: { 'application/json': { schema: FAILURE_REF } }, failure: true };
+      this.#responses.set(status, r);
+    } else if (!r.failure && !r.mixed) {
+      // The contract answers this status too (`Reply({ 409: AlreadyCancelled })`): either body may come.
+      r.mixed = true;
+      const content = (r.content ??= {});
+      const json = content['application/json'];
+      content['application/json'] = { schema: json === undefined ? FAILURE_REF : { oneOf: [json.schema, FAILURE_REF] } };
+      if (json !== undefined) r.reasons.push('the answer the route declares');
+    }
+    if (reason !== undefined && !r.reasons.includes(reason)) r.reasons.push(reason);
+    for (const [name, h] of Object.entries(headers)) r.headers.set(name, h);
+    return this;
+  }
+
+  /** Adds a header to the answer of `status` (listed already). */
+  header(status: number, name: string, header: HeaderObject): this {
+    this.#responses.get(status)?.headers.set(name, header);
+    return this;
+  }
+
+  /** The statuses listed so far, ascending. */
+  get statuses(): number[] {
+    return [...this.#responses.keys()].sort((a, b) => a - b);
+  }
+
+  /** The statuses the return contract answers (every success, and a `Reply` variant such as 409), not the failures. */
+  get answerStatuses(): number[] {
+    return this.statuses.filter((s) => !this.#responses.get(s)!.failure);
+  }
+
+  /** Requires an `Authorization` scheme (listed under `components.securitySchemes`). */
+  security(scheme: SecurityScheme): this {
+    this.#components.securitySchemes.add(scheme);
+    if (!this.#security.includes(scheme)) this.#security.push(scheme);
+    return this;
+  }
+
+  /** The operation object, keys in a fixed order so the document diffs well. */
+  toJSON(): Record<string, unknown> {
+    const r = this.record;
+    const op: Record<string, unknown> = { tags: [r.tag] };
+    if (r.summary !== undefined) op.summary = r.summary;
+    op.operationId = r.operationId;
+    // Every scheme a route takes must be sent, so they go in one requirement object (AND).
+    if (this.#security.length) op.security = [Object.fromEntries(this.#security.map((s) => [s, []]))];
+    if (this.#parameters.length) op.parameters = this.#parameters.map(parameterJson);
+    if (this.#body) op.requestBody = { required: this.#body.required, content: { [this.#body.contentType]: { schema: this.#body.schema } } };
+    const responses: Record<string, unknown> = {};
+    for (const status of this.statuses) responses[String(status)] = responseJson(this.#responses.get(status)!);
+    op.responses = responses;
+    return op;
+  }
+}
+
+function parameterJson(p: ParameterObject): Record<string, unknown> {
+  const out: Record<string, unknown> = { name: p.name, in: p.in };
+  if (p.description !== undefined) out.description = p.description;
+  out.required = p.required;
+  out.schema = p.schema;
+  return out;
+}
+
+function responseJson(r: Response): Record<string, unknown> {
+  const out: Record<string, unknown> = { description: r.reasons.length ? `${r.description}: ${r.reasons.join('; ')}` : r.description };
+  if (r.headers.size) out.headers = Object.fromEntries(r.headers);
+  if (r.content !== null) out.content = r.content;
+  return out;
+}

@@ -1,0 +1,90 @@
+import { isHeaderList, tag, toContract, type Contract, type ContractLike, type HeaderList } from '../core/answers';
+import type { Capability } from '../pipeline/compile-route';
+import type { OperationBuilder } from './openapi/operation-builder';
+import type { RouteRecord } from '../route/route-record';
+import type { Ctx } from '../request/ctx';
+import type { Encoder } from '../pipeline/encode-answer';
+import { HttpError } from '../core/errors';
+
+/** A version of one answer: an unsigned 64-bit integer (a safe integer or a bigint). */
+export type Version = number | bigint;
+
+const VERSIONED = Symbol('fw.versioned');
+/** What a `Versioned(T)` route returns. */
+export interface VersionedValue<T> {
+  readonly [VERSIONED]: true;
+  readonly version: Version;
+  /** `undefined` for `unchanged`. */
+  readonly value: T | undefined;
+  readonly unchanged: boolean;
+  readonly headers: HeaderList | null;
+}
+
+const MAX = (1n << 64n) - 1n;
+
+/** `W/"<version in decimal>"`: weak, because the same version may be sent gzipped or not. */
+export function etagOf(version: Version): string {
+  if (typeof version === 'number' ? !Number.isSafeInteger(version) || version < 0 : version < 0n || version > MAX) {
+    throw new HttpError('BadHeaderValue', `version ${String(version)} is not an unsigned 64-bit integer`);
+  }
+  return `W/"${String(version)}"`;
+}
+
+/**
+ * Whether an `If-None-Match` value holds a tag, by weak comparison (RFC 9110 §13.1.2): a list of
+ * tags, `W/` ignored, `*` matching any.
+ */
+export function noneMatchHolds(header: string | undefined, tag: string): boolean {
+  if (header === undefined) return false;
+  if (header === tag) return true;
+  const opaque = tag.startsWith('W/') ? tag.slice(2) : tag;
+  for (const part of header.split(',')) {
+    const t = part.trim();
+    if (t === '*') return true;
+    if ((t.startsWith('W/') ? t.slice(2) : t) === opaque) return true;
+  }
+  return false;
+}
+
+/**
+ * An answer with a version: a weak ETag made from it, and 304 when the client already has it.
+ * @example @Returns(Versioned(Order)) … return Versioned.of(entry.version, entry.order)
+ */
+export function Versioned(inner: ContractLike): Contract {
+  return tag({ kind: 'versioned', inner: toContract(inner) });
+}
+Versioned.of = <T>(version: Version, value: T, headers: HeaderList | null = null): VersionedValue<T> => ({ [VERSIONED]: true, version, value, unchanged: false, headers });
+/** The client has this version already (check with `c.clientHas`): 304 without doing the work. */
+Versioned.unchanged = (version: Version): VersionedValue<never> => ({ [VERSIONED]: true, version, value: undefined, unchanged: true, headers: null });
+Versioned.unchangedWith = (version: Version, headers: HeaderList): VersionedValue<never> => ({ [VERSIONED]: true, version, value: undefined, unchanged: true, headers });
+
+const encoder = (contract: Contract, label: string, compile: (inner: Contract) => Encoder): Encoder => {
+  const inner = compile((contract as { inner: Contract }).inner);
+  return (c: Ctx, v, status, own) => {
+    const r = v as VersionedValue<unknown>;
+    const etag = etagOf(r.version);
+    c.putHeader('etag', etag);
+    const extra = r.headers && isHeaderList(r.headers) ? r.headers.entries : null;
+    const list = extra === null || extra.length === 0 ? own : own === null ? extra : [...extra, ...own];
+    if (noneMatchHolds(c.req.headers['if-none-match'], etag)) {
+      c.write(304, null, null, list);
+      return;
+    }
+    if (r.unchanged) throw new HttpError('UnchangedWithoutVersion', `${label}: Versioned.unchanged(${String(r.version)}) but the client did not send that version`);
+    inner(c, r.value, status, list);
+  };
+};
+
+/** The ETag on every success answer of a Versioned route, and the 304 beside them. */
+const describe = (record: RouteRecord, op: OperationBuilder): void => {
+  if (!isVersioned(record.contract)) return;
+  for (const status of op.answerStatuses) op.header(status, 'ETag', { description: 'weak tag of the answer\'s version: W/"<version>"', schema: { type: 'string' } });
+  op.answer(304, { description: 'Not Modified: If-None-Match holds the current version', headers: { ETag: { schema: { type: 'string' } } } });
+};
+
+function isVersioned(c: Contract | null): boolean {
+  return c !== null && (c.kind === 'versioned' || ((c.kind === 'optional' || c.kind === 'status') && isVersioned(c.inner)));
+}
+
+/** Versioned answers: their encoder and description (the Refusals of where Versioned may sit live in the scanner). */
+export const versioned: Capability = { encoders: { versioned: encoder }, describe };

@@ -1,0 +1,293 @@
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { AroundFactory, Capability } from '../pipeline/compile-route';
+import type { Ctx } from '../request/ctx';
+import { DetachedRequest, type DetachedTimes } from './detached-request';
+import { HttpError } from '../core/errors';
+import { fail } from '../core/fail';
+import type { OriginRule, UpgradeMark } from '../route/metadata';
+import type { OperationBuilder } from './openapi';
+import type { RouteRecord } from '../route/route-record';
+import type { RecordCheck } from '../pipeline/scanner';
+
+/** What a WebSocket route's loop gets: the open socket (from the `ws` package) and the handler's state. */
+export type UpgradeLoop<S> = (ws: WebSocket, state: S) => unknown;
+
+/** The limits every WebSocket lives under; a `@WebSocket` route may set each. */
+export interface WebSocketLimits {
+  /** The largest message a peer may send, fragments put together; past it: close 1009. */
+  readonly maxMessageBytes: number;
+  /** A ping goes out this often; a peer that has not answered one when the next is due is cut. 0: no pings. */
+  readonly pingIntervalMs: number;
+  /** No message either way for this long: close 1001 `idle timeout`. 0: never. */
+  readonly idleTimeoutMs: number;
+}
+
+export const WEBSOCKET_DEFAULTS: WebSocketLimits = Object.freeze({
+  maxMessageBytes: 1024 * 1024,
+  pingIntervalMs: 30_000,
+  idleTimeoutMs: 5 * 60_000,
+});
+
+interface Route {
+  readonly wss: WebSocketServer;
+  readonly limits: WebSocketLimits;
+}
+
+interface Pending {
+  readonly socket: Socket;
+  readonly head: Buffer;
+  readonly route: Route;
+}
+
+interface Refused {
+  readonly status: 400 | 403;
+  readonly message: string;
+}
+
+// Handshakes checked on the `upgrade` event, until their route's step reads them: admitted ones
+// wait for their handler's c.upgrade(); refused ones are answered through the pipeline, so that
+// app.failures, CORS and the request log see them as they see every routed answer.
+const handshakes = new WeakMap<IncomingMessage, Pending | Refused>();
+
+const KEY = /^[+/0-9A-Za-z]{22}==$/;
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * The upgrade side of one app. Node hands every request carrying `Connection: Upgrade` to the
+ * server's `upgrade` listener with its raw socket, out of the server's connection list: each such
+ * socket is tracked here until it closes, so that `close()` can end it. WebSocket routes check the
+ * handshake and hand the accepted ones to their handler (`c.upgrade(loop, state)`); every other
+ * request is served as ordinary HTTP (`DetachedRequest`).
+ */
+export class Upgrades {
+  readonly #routes = new Map<UpgradeMark, Route>();
+  readonly #sockets = new Map<Socket, DetachedRequest | null>();
+  readonly #defaults: WebSocketLimits;
+  #closing = false;
+  #emptied: (() => void) | null = null;
+
+  constructor(defaults: Partial<WebSocketLimits> = {}) {
+    this.#defaults = { ...WEBSOCKET_DEFAULTS, ...defaults };
+  }
+
+  /**
+   * Takes a socket from the `upgrade` event: tracked, its errors owned, then either kept for the
+   * WebSocket handshake (`mark` given and the handshake admitted) or served as plain HTTP. Returns
+   * the request (a fresh one, whose stream carries the body) and response to dispatch, or null when
+   * it was answered here (bad framing).
+   */
+  take(req: IncomingMessage, socket: Socket, head: Buffer, mark: UpgradeMark | null, times: DetachedTimes): DetachedRequest | null {
+    // Node removed its own 'error' listener with the parser: without one, a reset kills the process.
+    socket.on('error', () => socket.destroy());
+    this.#sockets.set(socket, null);
+    socket.once('close', () => {
+      this.#sockets.delete(socket);
+      if (this.#sockets.size === 0) this.#emptied?.();
+    });
+    const verdict = mark === null ? null : this.#admit(req, socket, head, mark);
+    const served = DetachedRequest.serve(req, socket, verdict !== null && 'route' in verdict ? null : head, times);
+    if (served !== null) {
+      if (verdict !== null) handshakes.set(served.req, verdict);
+      this.#sockets.set(socket, served);
+      if (this.#closing) served.res.once('finish', () => socket.destroy());
+    }
+    return served;
+  }
+
+  /**
+   * Checks a handshake for a WebSocket route: 400 when it is not a valid WebSocket upgrade
+   * (EVENTS-05), 403 when its Origin is not one the route named (AUTH-12; a missing Origin too,
+   * OPEN-47). The verdict is kept for the route's step.
+   */
+  #admit(req: IncomingMessage, socket: Socket, head: Buffer, mark: UpgradeMark): Pending | Refused {
+    const h = req.headers;
+    const key = h['sec-websocket-key'];
+    const protocols = h['sec-websocket-protocol'];
+    if (
+      req.method !== 'GET' ||
+      !/^websocket$/i.test(h.upgrade ?? '') ||
+      typeof key !== 'string' ||
+      !KEY.test(key) ||
+      h['sec-websocket-version'] !== '13' ||
+      (protocols !== undefined && !protocols.split(',').every((p) => TOKEN.test(p.trim()))) ||
+      h['transfer-encoding'] !== undefined ||
+      (h['content-length'] !== undefined && h['content-length'] !== '0')
+    ) {
+      return { status: 400, message: 'not a valid WebSocket upgrade' };
+    }
+    if (!originAllowed(mark.origins, req)) return { status: 403, message: 'WebSocket origin not allowed' };
+    return { socket, head, route: this.#route(mark) };
+  }
+
+  #route(mark: UpgradeMark): Route {
+    let route = this.#routes.get(mark);
+    if (route === undefined) {
+      const d = this.#defaults;
+      const limits: WebSocketLimits = {
+        maxMessageBytes: mark.maxMessageBytes ?? d.maxMessageBytes,
+        pingIntervalMs: mark.pingIntervalMs ?? d.pingIntervalMs,
+        idleTimeoutMs: mark.idleTimeoutMs ?? d.idleTimeoutMs,
+      };
+      // One server per route: `ws` applies maxPayload per server. No compression (a deflate bomb
+      // would grow past any message bound before it is counted).
+      route = { wss: new WebSocketServer({ noServer: true, maxPayload: limits.maxMessageBytes, perMessageDeflate: false }), limits };
+      this.#routes.set(mark, route);
+    }
+    return route;
+  }
+
+  /**
+   * Ends every upgraded socket: open WebSockets are closed with 1001 (cut if they do not answer
+   * within a second); a plain request on such a socket finishes its answer, then the socket is
+   * closed; whatever is left a second after `shutdown` aborts is cut. Resolves when all are closed.
+   */
+  closeAll(shutdown: AbortSignal): Promise<void> {
+    this.#closing = true;
+    for (const { wss } of this.#routes.values()) {
+      for (const ws of wss.clients) {
+        ws.close(1001, 'server shutting down');
+        setTimeout(() => ws.terminate(), 1_000).unref();
+      }
+    }
+    for (const [socket, served] of this.#sockets) {
+      if (served === null || served.answered) socket.destroy();
+      else served.res.once('finish', () => socket.destroy());
+    }
+    const cut = () => setTimeout(() => [...this.#sockets.keys()].forEach((s) => s.destroy()), 1_000).unref();
+    if (shutdown.aborted) cut();
+    else shutdown.addEventListener('abort', cut, { once: true });
+    return this.#sockets.size === 0 ? Promise.resolve() : new Promise((resolve) => (this.#emptied = resolve));
+  }
+}
+
+function originAllowed(rule: OriginRule, req: IncomingMessage): boolean {
+  const origin = req.headers.origin;
+  if (Array.isArray(rule) && rule.length === 0) return true; // no origins named: any (and none)
+  if (origin === undefined) return false;
+  if (typeof rule === 'function') return rule(origin, { host: req.headers.host ?? null, port: req.socket.localPort ?? 0 });
+  return (rule as readonly string[]).includes(origin);
+}
+
+/** Completes `c.upgrade()`: 400 when the request is not an admitted WebSocket upgrade. */
+export function upgradeConnection<S>(c: Ctx, loop: UpgradeLoop<S>, state: S): void {
+  const p = handshakes.get(c.req);
+  if (p === undefined || !('route' in p)) throw fail.badRequest('not a WebSocket upgrade');
+  if (c.status !== 0) throw new HttpError('AlreadySent', `c.upgrade() after ${c.status} was sent`);
+  handshakes.delete(c.req);
+  c.status = 101;
+  const label = `${c.method} ${c.path}`;
+  const log = c.core.log;
+  p.route.wss.handleUpgrade(c.req, p.socket, p.head, (ws) => {
+    // A loop that fails (throws, rejects, or a listener of its throws) closes the socket with 1011 (internal error) and is logged.
+    const failed = (e: unknown) => {
+      log(`warning: ${label} WebSocket loop failed: ${e instanceof Error ? e.message : String(e)}`);
+      ws.close(1011, 'internal error');
+    };
+    watch(ws, p.route.limits, label, log, failed);
+    try {
+      const r = loop(ws, state);
+      if (r instanceof Promise) r.catch(failed);
+    } catch (e) {
+      failed(e);
+    }
+  });
+}
+
+/**
+ * What the framework keeps on every open WebSocket, whatever the loop does: the socket's errors
+ * (`ws` has already closed it with 1002, 1007 or 1009 when it reports one: logged here, never an
+ * uncaught 'error' event), listeners that throw, pings with a dead-peer cut, and the idle timeout.
+ */
+function watch(ws: WebSocket, limits: WebSocketLimits, label: string, log: (line: string) => void, failed: (e: unknown) => void): void {
+  const peer = (ws as unknown as { _socket?: Socket })._socket?.remoteAddress ?? 'unknown peer';
+  ws.on('error', (e: Error & { code?: string }) => log(`warning: ${label} WebSocket from ${peer} closed ${closeCodeOf(e)}: ${e.message}${e.code ? ` (${e.code})` : ''}`));
+  // A listener that throws would escape from the socket's 'data' handler and end the process.
+  const emit = ws.emit;
+  ws.emit = function guarded(this: WebSocket, event: string | symbol, ...args: unknown[]): boolean {
+    try {
+      return emit.call(this, event, ...args);
+    } catch (e) {
+      failed(e);
+      return true;
+    }
+  };
+  let alive = true;
+  const ping =
+    limits.pingIntervalMs > 0
+      ? setInterval(() => {
+          if (!alive) {
+            ws.terminate(); // the peer sees 1006: it answered no ping for a whole interval
+            return;
+          }
+          alive = false;
+          ws.ping();
+        }, limits.pingIntervalMs).unref()
+      : null;
+  const idle = limits.idleTimeoutMs > 0 ? setTimeout(() => ws.close(1001, 'idle timeout'), limits.idleTimeoutMs).unref() : null;
+  ws.on('pong', () => (alive = true));
+  ws.on('message', () => {
+    alive = true;
+    idle?.refresh();
+  });
+  if (idle !== null) {
+    const send = ws.send;
+    ws.send = function sent(this: WebSocket, ...args: Parameters<WebSocket['send']>) {
+      idle.refresh();
+      return send.apply(this, args);
+    } as WebSocket['send'];
+  }
+  ws.once('close', () => {
+    if (ping !== null) clearInterval(ping);
+    if (idle !== null) clearTimeout(idle);
+  });
+}
+
+/** The close code `ws` sent for a protocol error (kept on the error under a symbol of its own). */
+function closeCodeOf(e: Error): number {
+  const key = Object.getOwnPropertySymbols(e).find((s) => s.description === 'status-code');
+  const code = key === undefined ? undefined : (e as unknown as Record<symbol, unknown>)[key];
+  return typeof code === 'number' ? code : 1002;
+}
+
+// A WebSocket route reached without an admitted handshake is answered before its handler runs:
+// the handshake's refusal (400/403), or 400 for a plain GET and every app.inject (EVENTS-05).
+const around: AroundFactory = (record) => {
+  if (record.upgrade === null) return null;
+  return (c, proceed) => {
+    const verdict = handshakes.get(c.req);
+    if (verdict === undefined) throw fail.badRequest('not a WebSocket upgrade');
+    if ('status' in verdict) {
+      handshakes.delete(c.req);
+      throw verdict.status === 403 ? fail.forbidden(verdict.message) : fail.badRequest(verdict.message);
+    }
+    return proceed();
+  };
+};
+
+const LIMITS: readonly [keyof WebSocketLimits, number][] = [
+  ['maxMessageBytes', 1],
+  ['pingIntervalMs', 0],
+  ['idleTimeoutMs', 0],
+];
+
+const check: RecordCheck = (record, _services, problems) => {
+  const mark = record.upgrade;
+  if (mark === null) return;
+  for (const [name, least] of LIMITS) {
+    const v = mark[name];
+    if (v !== undefined && !(Number.isSafeInteger(v) && v >= least)) {
+      problems.push(`${record.label}: @WebSocket ${name} must be a whole number ${least === 1 ? 'of at least 1' : 'of 0 or more'} (got ${String(v)})`);
+    }
+  }
+};
+
+const describe = (record: RouteRecord, op: OperationBuilder): void => {
+  if (record.upgrade === null) return;
+  op.answer(101, { description: 'Switching Protocols: the connection becomes a WebSocket' });
+  op.failure(400, 'not a valid WebSocket upgrade');
+  op.failure(403, 'the Origin is not one the route names');
+};
+
+export const websockets: Capability = { checks: [check], arounds: [around], describe };

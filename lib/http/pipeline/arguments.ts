@@ -1,0 +1,180 @@
+import { Failure, fail } from '../core/fail';
+import { Bound } from '../core/bound';
+import { Ctx, isThenable } from '../request/ctx';
+import { HttpError } from '../core/errors';
+import type { ArgRecord } from '../route/route-record';
+import { MAX_PARAMS, TOO_MANY, compileReader, declaredNames, firstParam, readParams } from '../schema';
+
+/** Works out one handler argument from the request: a value, or a promise of one. */
+export type Extractor = (c: Ctx) => unknown;
+
+const FORM_CONTENT = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
+const JSON_CONTENT = /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i;
+
+/** The bounds on reading arguments, from the App's options. */
+export interface ReadingOptions {
+  /** Parameters in a query string or a form body (default 10,000); past it → 400 `TooManyParams`. */
+  readonly maxParams?: number;
+  /** Levels of nested objects and arrays read into a body's class (default 64); past it → 400 `NestedTooDeep`. */
+  readonly maxDepth?: number;
+}
+
+/** Compiles one argument record into its extractor, once, at build. `names` are the path's `{name}`s in order. */
+export function compileArgument(arg: ArgRecord, names: readonly string[], reading: ReadingOptions = {}): Extractor {
+  switch (arg.kind) {
+    case 'ctx':
+      return (c) => c;
+    case 'service': {
+      const instance = arg.instance;
+      return () => instance;
+    }
+    case 'resolved': {
+      const type = arg.type as unknown as { resolve(c: Ctx): unknown };
+      return (c) => c.resolving(type);
+    }
+    case 'authorization': {
+      const scheme = arg.scheme;
+      return (c) => c.authorization(scheme);
+    }
+    case 'header': {
+      const name = arg.name;
+      return (c) => c.header(name);
+    }
+    case 'param': {
+      const at = names.indexOf(arg.name);
+      const convert = converter(arg.type, `path param "${arg.name}"`);
+      const label = `path param "${arg.name}"`;
+      return (c) => convert(decode(c.values[at], label));
+    }
+    case 'query': {
+      const maxParams = paramsBound(reading);
+      const name = arg.name;
+      const convert = converter(arg.type, `query param "${name}"`);
+      return (c) => {
+        const v = firstParam(c.rawQuery, name, maxParams);
+        if (v === TOO_MANY) throw tooMany('query', maxParams);
+        return v === null ? null : convert(v);
+      };
+    }
+    case 'queryClass': {
+      const maxParams = paramsBound(reading);
+      const read = compileReader(arg.type, { source: 'query' });
+      const keep = declaredNames(arg.type);
+      return (c) => {
+        const input = readParams(c.rawQuery, keep, maxParams);
+        if (input === TOO_MANY) throw tooMany('query', maxParams);
+        const r = read(input);
+        if (!r.ok) throw new Failure(400, r.message);
+        return r.value;
+      };
+    }
+    case 'form': {
+      const bound = arg.bound;
+      const maxParams = paramsBound(reading);
+      // A Bound form's handler shows the person every field to mend at once; a plain form fails 400 at the first.
+      const read = compileReader(arg.type, { source: 'query', allFields: bound });
+      // A Bound form keeps every field as sent (`b.fields`), to show the form again; a plain one only what it reads.
+      const keep = bound ? null : declaredNames(arg.type);
+      return (c) => {
+        const type = c.req.headers['content-type'];
+        if (type === undefined || !FORM_CONTENT.test(type)) throw fail.badRequest('form: must be sent as application/x-www-form-urlencoded');
+        return c.afterBody((bytes) => {
+          const input = readParams(bytes.toString('utf8'), keep, maxParams);
+          if (input === TOO_MANY) throw tooMany('form', maxParams);
+          const r = read(input);
+          if (bound) return new Bound(r.ok ? r.value : null, r.ok ? [] : (r.all ?? [r.message]).map(asForm), input);
+          if (!r.ok) throw new Failure(400, asForm(r.message));
+          return r.value;
+        });
+      };
+    }
+    case 'body': {
+      const read = compileReader(arg.type, { source: 'body', maxDepth: reading.maxDepth });
+      return (c) => {
+        const type = c.req.headers['content-type'];
+        if (type !== undefined && !JSON_CONTENT.test(type)) {
+          throw new Failure(415, `body: content type must be application/json, got ${type.split(';')[0]}`);
+        }
+        return c.afterBody((bytes) => {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(bytes.length === 0 ? '' : bytes.toString('utf8'));
+          } catch {
+            throw fail.badRequest('body: invalid JSON');
+          }
+          const r = read(parsed);
+          if (!r.ok) throw r.tooDeep ? new HttpError('NestedTooDeep', r.message) : new Failure(400, r.message);
+          return r.value;
+        });
+      };
+    }
+  }
+}
+
+function paramsBound(reading: ReadingOptions): number {
+  const max = reading.maxParams ?? MAX_PARAMS;
+  if (!Number.isInteger(max) || max < 1) throw new TypeError(`maxParams must be a whole number of at least 1, got ${max}`);
+  return max;
+}
+
+const tooMany = (where: 'query' | 'form', max: number) => new HttpError('TooManyParams', `${where}: more than ${max} parameters`);
+
+/** The reader names a form's fields as a query's: `query.age` is `form.age`. */
+const asForm = (message: string): string => message.replace(/^query/, 'form');
+
+function decode(raw: string, label: string): string {
+  if (raw.indexOf('%') === -1) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw fail.badRequest('%s: malformed percent-encoding', label);
+  }
+}
+
+const NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$/;
+
+/** Converts a text value to the declared scalar type (number, boolean or string); 400 naming it otherwise. */
+function converter(type: unknown, label: string): (v: string) => unknown {
+  if (type === Number) {
+    return (v) => {
+      if (!NUMBER.test(v)) throw fail.badRequest('%s: not a number', label);
+      return Number(v);
+    };
+  }
+  if (type === Boolean) {
+    return (v) => {
+      if (v === 'true' || v === '1') return true;
+      if (v === 'false' || v === '0') return false;
+      throw fail.badRequest('%s: not a boolean (true or false)', label);
+    };
+  }
+  return (v) => v;
+}
+
+/**
+ * Runs the extractors in order; stays synchronous until one gives a promise, then waits for the rest.
+ * Calls `then(c, args)` with the arguments, or returns its promise.
+ */
+export function gather(c: Ctx, extract: readonly Extractor[], then: (c: Ctx, args: unknown[]) => unknown): unknown {
+  const n = extract.length;
+  const args = new Array<unknown>(n);
+  for (let i = 0; i < n; i++) {
+    const v = extract[i](c);
+    if (isThenable(v)) return gatherAsync(c, extract, args, i, v, then);
+    args[i] = v;
+  }
+  return then(c, args);
+}
+
+function gatherAsync(c: Ctx, extract: readonly Extractor[], args: unknown[], at: number, pending: PromiseLike<unknown>, then: (c: Ctx, args: unknown[]) => unknown): Promise<unknown> {
+  // One promise hop per asynchronous argument (usually just the body), no async-function frame.
+  return Promise.resolve(pending).then((v) => {
+    args[at] = v;
+    for (let i = at + 1; i < extract.length; i++) {
+      const next = extract[i](c);
+      if (isThenable(next)) return gatherAsync(c, extract, args, i, next, then);
+      args[i] = next;
+    }
+    return then(c, args);
+  });
+}

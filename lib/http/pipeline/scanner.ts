@@ -1,0 +1,202 @@
+import { REDIRECT_STATUSES, type Contract } from '../core/answers';
+import { Bound } from '../core/bound';
+import { Ctx } from '../request/ctx';
+import { marks, type ParamMark } from '../route/metadata';
+import type { ArgRecord, RouteRecord } from '../route/route-record';
+import { templateNames } from '../core/router';
+
+/** The services an app was given, by type. */
+export interface Services {
+  get(type: unknown): unknown;
+  has(type: unknown): boolean;
+  /** Every provided instance (to find opened spaces and targets). */
+  all(): readonly unknown[];
+}
+
+export interface Scanned {
+  readonly records: RouteRecord[];
+  readonly instances: Map<Function, object>;
+}
+
+/** Per-record checks that other capabilities add (idempotency, versioned answers …), each next to its own code. */
+export type RecordCheck = (record: RouteRecord, services: Services, problems: string[]) => void;
+
+const typeName = (t: unknown): string => (typeof t === 'function' ? t.name || 'anonymous' : String(t));
+
+/**
+ * The bootstrap scanner: reads every controller's decorator metadata once into frozen route records
+ * and collects every problem it finds, so the app is refused with all of them at once.
+ */
+export function scan(controllers: readonly Function[], services: Services, checks: readonly RecordCheck[], problems: string[]): Scanned {
+  const records: RouteRecord[] = [];
+  const instances = new Map<Function, object>();
+  for (const cls of controllers) {
+    const prefix = marks.controller(cls);
+    if (prefix === undefined) {
+      problems.push(`${cls.name}: is not a @Controller`);
+      continue;
+    }
+    const ctorArgs: unknown[] = [];
+    marks.ctorTypes(cls).forEach((t, i) => {
+      if (services.has(t)) ctorArgs.push(services.get(t));
+      else problems.push(`${cls.name}: constructor parameter ${i} (${typeName(t)}) is not provided: pass an instance to app.provide()`);
+    });
+    let instance: object | null = null;
+    if (ctorArgs.length === marks.ctorTypes(cls).length) {
+      instance = new (cls as new (...a: unknown[]) => object)(...ctorArgs);
+      instances.set(cls, instance);
+    }
+    const proto = cls.prototype as object;
+    for (const mark of marks.routes(proto)) {
+      const path = joinPath(prefix, mark.path);
+      const label = `${mark.method} ${path} (${cls.name}.${mark.key})`;
+      const handler = (proto as Record<string, unknown>)[mark.key];
+      if (typeof handler !== 'function') {
+        problems.push(`${label}: is not a method`);
+        continue;
+      }
+      if (!/^\/[^?#\s]*$/.test(path) || /\{[^}]*\/|\{\}/.test(path)) problems.push(`${label}: path must start with "/" and name its segments as {name}`);
+      const args = readArgs(proto, mark.key, handler.length, label, services, problems);
+      const record: RouteRecord = Object.freeze({
+        method: mark.method,
+        path,
+        label,
+        controller: cls,
+        key: mark.key,
+        operationId: mark.operationId ?? `${cls.name}.${mark.key}`,
+        summary: mark.summary,
+        tag: cls.name.replace(/Controller$/, '') || cls.name,
+        args: Object.freeze(args),
+        contract: marks.returns(proto, mark.key) ?? null,
+        returnType: marks.returnType(proto, mark.key),
+        idempotent: marks.idempotent(proto, mark.key) ?? null,
+        upgrade: marks.upgrade(proto, mark.key) ?? null,
+        rate: marks.rate(proto, mark.key) ?? null,
+        builtIn: false,
+      });
+      checkPathNames(record, problems);
+      if (record.contract) checkContract(record.contract, label, problems);
+      if (record.contract?.kind === 'events' && !record.args.some((a) => a.kind === 'ctx')) {
+        problems.push(`${label}: @Returns(EventStream) answers through c.events(): take a Ctx parameter`);
+      }
+      for (const check of checks) check(record, services, problems);
+      records.push(record);
+    }
+  }
+  return { records, instances };
+}
+
+function readArgs(proto: object, key: string, arity: number, label: string, services: Services, problems: string[]): ArgRecord[] {
+  const types = marks.paramTypes(proto, key);
+  const byIndex = new Map<number, ParamMark>(marks.params(proto, key).map((m) => [m.index, m]));
+  const args: ArgRecord[] = [];
+  const count = Math.max(types.length, arity, ...[...byIndex.keys()].map((i) => i + 1));
+  for (let i = 0; i < count; i++) {
+    const type = types[i];
+    const mark = byIndex.get(i);
+    const where = `${label}: parameter ${i}`;
+    if (mark) {
+      switch (mark.kind) {
+        case 'body':
+          if (!isClass(type)) problems.push(`${where}: @Body needs a class type (got ${typeName(type)})`);
+          args.push({ kind: 'body', type: type as Function });
+          break;
+        case 'form': {
+          const formType = mark.bound ?? type;
+          if (!isClass(formType) || formType === Bound) problems.push(`${where}: @Form needs a class type (for Bound, name it: @Form(SignupForm) b: Bound<SignupForm>)`);
+          args.push({ kind: 'form', type: formType as Function, bound: mark.bound !== undefined });
+          break;
+        }
+        case 'query':
+          if (mark.name === undefined) {
+            if (!isClass(type)) problems.push(`${where}: @Query() needs a class type, or name one value with @Query('name')`);
+            args.push({ kind: 'queryClass', type: type as Function });
+          } else args.push({ kind: 'query', name: mark.name, type });
+          break;
+        case 'param':
+          args.push({ kind: 'param', name: mark.name, type });
+          break;
+        case 'header':
+          args.push({ kind: 'header', name: mark.name, type });
+          break;
+        case 'authorization':
+          args.push({ kind: 'authorization', scheme: mark.scheme });
+          break;
+        case 'session':
+          problems.push(`${where}: ask for the session by type (session: Session) after app.sessions({ sessionSecret })`);
+          break;
+      }
+      continue;
+    }
+    if (type === Ctx) args.push({ kind: 'ctx' });
+    else if (services.has(type)) args.push({ kind: 'service', type: type as Function, instance: services.get(type) });
+    else if (typeof type === 'function' && typeof (type as { resolve?: unknown }).resolve === 'function') args.push({ kind: 'resolved', type });
+    else {
+      problems.push(`${where} (${typeName(type)}) is not provided: pass an instance to app.provide(), give it a static resolve(c), or decorate it (@Body, @Query, @Param, @Header, @Authorization)`);
+      args.push({ kind: 'service', type: Object, instance: undefined });
+    }
+  }
+  return args;
+}
+
+function checkPathNames(record: RouteRecord, problems: string[]): void {
+  const names = templateNames(record.path);
+  const params = record.args.flatMap((a) => (a.kind === 'param' ? [a.name] : []));
+  for (const n of names) if (!params.includes(n)) problems.push(`${record.label}: path segment {${n}} has no @Param('${n}') parameter`);
+  for (const p of params) if (!names.includes(p)) problems.push(`${record.label}: @Param('${p}') names no {${p}} segment of the path`);
+  if (new Set(names).size !== names.length) problems.push(`${record.label}: a path segment name is used twice`);
+}
+
+/** The contract checks of the core answer vocabulary (REF-14..18); capabilities add their own through RecordCheck. */
+function checkContract(contract: Contract, label: string, problems: string[], under: 'status' | 'reply' | 'optional' | null = null): void {
+  switch (contract.kind) {
+    case 'redirect':
+      if (!REDIRECT_STATUSES.includes(contract.status)) problems.push(`${label}: redirect status ${contract.status} is not one of 301, 302, 303, 307, 308`);
+      break;
+    case 'status':
+      if (contract.inner.kind === 'file') problems.push(`${label}: FileBody cannot take a wrapper's status (Status(${contract.status}, FileBody))`);
+      checkContract(contract.inner, label, problems, 'status');
+      break;
+    case 'reply':
+      for (const inner of contract.variants ? Object.values(contract.variants) : [contract.inner]) checkContract(inner, label, problems, 'reply');
+      break;
+    case 'optional':
+      checkContract(contract.inner, label, problems, 'optional');
+      break;
+    case 'versioned':
+      if (under === 'status') problems.push(`${label}: Versioned cannot sit inside Status`);
+      if (under === 'reply') problems.push(`${label}: Versioned cannot sit inside Reply`);
+      if (contract.inner.kind === 'optional') problems.push(`${label}: Versioned(Optional(T)) is refused: report absence with fail.notFound()`);
+      if (contract.inner.kind === 'events') problems.push(`${label}: Versioned(EventStream) is refused: an event stream has no version`);
+      checkContract(contract.inner, label, problems, null);
+      break;
+    case 'events':
+      if (under !== null) problems.push(`${label}: EventStream stands alone: c.events() always answers 200 (not inside ${under === 'status' ? 'Status' : under === 'reply' ? 'Reply' : 'Optional'})`);
+      break;
+    case 'self': {
+      const t = contract.type as unknown as { contentType?: unknown; prototype: { write?: unknown } };
+      if (typeof t.contentType !== 'string') problems.push(`${label}: ${typeName(contract.type)} has write() but no static contentType`);
+      if (typeof t.prototype.write !== 'function') problems.push(`${label}: ${typeName(contract.type)} has a static contentType but no write(out)`);
+      const marker = (t as { openapi?: unknown }).openapi;
+      if (marker !== undefined && !isScalarMarker(marker)) problems.push(`${label}: ${typeName(contract.type)}.openapi may only name a scalar type ({ type: 'string' | 'number' | 'integer' | 'boolean' })`);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+function isScalarMarker(m: unknown): boolean {
+  if (typeof m !== 'object' || m === null) return false;
+  const { type, ...rest } = m as { type?: unknown };
+  return ['string', 'number', 'integer', 'boolean'].includes(type as string) && Object.keys(rest).every((k) => ['format', 'description', 'pattern', 'example'].includes(k));
+}
+
+function isClass(t: unknown): t is Function {
+  return typeof t === 'function' && t !== Object && t !== String && t !== Number && t !== Boolean && t !== Array && t !== Promise;
+}
+
+export function joinPath(prefix: string, path: string): string {
+  const joined = ('/' + prefix + '/' + path).replace(/\/+/g, '/');
+  return joined.length > 1 && joined.endsWith('/') ? joined.slice(0, -1) : joined;
+}

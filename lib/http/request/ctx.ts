@@ -1,0 +1,509 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Scope } from '../../fetch/scope';
+import { REDIRECT_STATUSES, type HeaderEntry, type RedirectStatus } from '../core/answers';
+import { parseAuthorization, type Credentials } from '../core/authorization';
+import { HttpError } from '../core/errors';
+import { addHeader, checkHeader, checkValue, headerProblem, type HeaderBag } from '../core/header-rules';
+import { BodyStream } from './body-stream';
+import { sendFile, type SendFileOptions } from '../features/files/send-file';
+import { BODY_LIMIT, bufferedBody, readBody } from './read-body';
+import { NO_VALUES } from '../core/router';
+import { etagOf, noneMatchHolds, type Version } from '../features/versioned';
+import { requestIdFor } from '../core/request-id';
+import { spell } from '../../json';
+import { readCookie, serializeCookie, type CookieOptions } from '../core/cookies';
+import { EventStream } from './events';
+import type { SessionOptions } from '../features/sessions';
+import { upgradeConnection, type UpgradeLoop } from '../features/websocket';
+
+/** What a request needs from its app; the App implements it. */
+export interface Core {
+  /** The failure body for a status and message, in the app's failure shape. */
+  failureBody(status: number, message: string): string;
+  /** Compresses a finished body when the app and the request allow it; may add headers. */
+  compress: ((c: Ctx, bag: HeaderBag, type: string, body: Uint8Array | string) => Uint8Array | string) | null;
+  log(line: string): void;
+  stopping: boolean;
+  readonly shutdown: AbortSignal;
+  /** `app.sessions(...)`, or null when not set. */
+  sessions: SessionOptions | null;
+  /** Gives back the answer's in-flight slot (`maxRequestsInFlight`): a long stream or an upgraded socket holds none. */
+  release(res: ServerResponse): void;
+}
+
+/** An answer held back to be kept before it is sent (idempotent routes). */
+export interface CapturedAnswer {
+  readonly status: number;
+  readonly type: string | null;
+  readonly body: Uint8Array | string | null;
+  readonly own: readonly HeaderEntry[] | null;
+}
+
+/** A class whose value is worked out once per request from the request itself (an account from a token, say). */
+export interface Resolvable<T> {
+  resolve(c: Ctx): T | Promise<T>;
+}
+
+const JSON_TYPE = 'application/json';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+const PENDING = Symbol('pending');
+/**
+ * Node sends a string body in one piece with the head, a Buffer as a piece of its own: on loopback
+ * that second piece cost a replayed answer about a tenth of its throughput. Bodies up to this size
+ * go as latin1 strings, which carry every byte value unchanged.
+ */
+const ONE_PIECE_BYTES = 16 * 1024;
+const asLatin1 = (b: Uint8Array): string => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)).toString('latin1');
+
+/**
+ * The request context: what the request says and how to answer it. A handler gets it by declaring
+ * a parameter of type `Ctx`.
+ * @example @Get('/hello') hello(c: Ctx) { c.sendText(200, 'hello') }
+ */
+export class Ctx implements Scope {
+  readonly method: string;
+  /** The path as sent, without the query. */
+  readonly path: string;
+  /** The query string as sent, without `?` (empty when none). */
+  readonly rawQuery: string;
+  /** @internal */ readonly req: IncomingMessage;
+  /** @internal */ readonly res: ServerResponse;
+  /** @internal */ readonly core: Core;
+  /** @internal raw `{name}` values in path order */ values: readonly string[] = NO_VALUES;
+  /** The status sent, or 0 before anything is sent. */
+  status = 0;
+  /** When the request arrived (performance.now()). */
+  readonly startedAt: number;
+  #out: HeaderBag | null = null;
+  #id: string | null = null;
+  #resolved: Map<unknown, unknown> | null = null;
+  #body: Promise<void> | null = null;
+  #bodyBytes: Buffer | null = null;
+  #search: URLSearchParams | null = null;
+  #abort: AbortController | null = null;
+  /** @internal set while an idempotent handler runs: its answer is captured to be kept, and answering through the Ctx is refused */
+  capture = false;
+  /** @internal the answer captured while `capture` was set */
+  captured: CapturedAnswer | null = null;
+  /** @internal an answer being written asynchronously (`sendFile`): the route's answer is this promise */
+  answering: Promise<void> | null = null;
+
+  /** @internal */
+  constructor(req: IncomingMessage, res: ServerResponse, core: Core, path: string, rawQuery: string, startedAt: number) {
+    this.req = req;
+    this.res = res;
+    this.core = core;
+    this.method = req.method ?? 'GET';
+    this.path = path;
+    this.rawQuery = rawQuery;
+    this.startedAt = startedAt;
+  }
+
+  // ---- reading the request
+
+  /** A request header, or `null` when absent (several lines of one name are joined with `, `). */
+  header(name: string): string | null {
+    const v = this.req.headers[name.toLowerCase()];
+    if (v === undefined) return null;
+    return Array.isArray(v) ? v.join(', ') : v;
+  }
+
+  /** The parsed query string. */
+  get query(): URLSearchParams {
+    return (this.#search ??= new URLSearchParams(this.rawQuery));
+  }
+
+  /** The raw request body, at most one megabyte (413 beyond). Read once; later calls give the same bytes. */
+  body(): Promise<Buffer> {
+    return this.bodyReady().then(() => this.#bodyBytes!);
+  }
+
+  /**
+   * @internal The whole body when it is here: read already, or buffered in full in the request (it
+   * is taken now). Null while it is still arriving: wait for `bodyReady()`. Throws 413 past the limit.
+   */
+  bodyNow(): Buffer | null {
+    if (this.#bodyBytes === null && this.#body === null) this.#bodyBytes = bufferedBody(this.req, BODY_LIMIT);
+    return this.#bodyBytes;
+  }
+
+  /**
+   * @internal `then(body)` at once when the whole body is here, else once it is (a promise of its
+   * result). The first wait is a single microtask that looks again (see `bodyReady`); the stream is
+   * read only when the body is still not here then.
+   */
+  afterBody<T>(then: (body: Buffer) => T): T | Promise<T> {
+    const now = this.bodyNow();
+    if (now !== null) return then(now);
+    if (this.#body !== null) return this.#body.then(() => then(this.#bodyBytes!));
+    return Promise.resolve().then(() => {
+      const later = this.bodyNow();
+      return later !== null ? then(later) : this.bodyReady().then(() => then(this.#bodyBytes!));
+    });
+  }
+
+  /**
+   * @internal Settles, with no value, once `bodyNow()` has the body. Internal readers wait on this
+   * rather than on a promise of the Buffer: settling a promise with an object looks up `then` along
+   * its prototype chain, which for a Buffer costs more than the rest of a replay's bookkeeping.
+   */
+  bodyReady(): Promise<void> {
+    if (this.#body === null) {
+      // Node's parser hands a body that came in the head's packet to the request after the handler
+      // has started but before a queued microtask runs: one microtask later it is usually all here.
+      this.#body = Promise.resolve().then(() => {
+        if (this.#bodyBytes !== null || (this.#bodyBytes = bufferedBody(this.req, BODY_LIMIT)) !== null) return undefined;
+        return readBody(this.req, BODY_LIMIT).then((b) => {
+          this.#bodyBytes = b;
+        });
+      });
+    }
+    return this.#body;
+  }
+
+  /**
+   * The request body as it arrives, in pieces, refused (413) once it passes `maxBytes`.
+   * @example for await (const chunk of c.bodyStream({ maxBytes: 10 << 20 })) hash.update(chunk);
+   */
+  async *bodyStream(options: { readonly maxBytes: number }): AsyncGenerator<Buffer> {
+    let size = 0;
+    for await (const chunk of this.req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > options.maxBytes) {
+        this.res.shouldKeepAlive = false; // the rest of the body is never read
+        throw new HttpError('BodyTooLarge', `request body is larger than ${options.maxBytes} bytes`);
+      }
+      yield chunk;
+    }
+  }
+
+  /** Waits `ms`; a request still waiting when the client leaves or the server shuts down fails 503. */
+  sleep(ms: number): Promise<void> {
+    const signal = this.signal;
+    return new Promise((resolve, reject) => {
+      const cancel = () => {
+        clearTimeout(timer);
+        reject(new HttpError('Canceled', 'cancelled while waiting'));
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', cancel);
+        resolve();
+      }, ms);
+      if (signal.aborted) cancel();
+      else signal.addEventListener('abort', cancel, { once: true });
+    });
+  }
+
+  /** The parsed `Authorization` header of this scheme; throws a 401 naming what is accepted otherwise. */
+  authorization<S extends 'bearer' | 'basic'>(scheme: S): Credentials<S> {
+    return parseAuthorization(this.header('authorization') ?? undefined, scheme);
+  }
+
+  /**
+   * The request's id: the proxy's `X-Request-Id` when it is valid, otherwise a generated one.
+   * Works with or without the logger.
+   */
+  requestId(): string {
+    return (this.#id ??= requestIdFor(this.req.headers['x-request-id']));
+  }
+
+  /** Aborted when the client goes away before the answer is finished, or the server shuts down. */
+  get signal(): AbortSignal {
+    if (this.#abort === null) {
+      const abort = (this.#abort = new AbortController());
+      const shutdown = this.core.shutdown;
+      const res = this.res;
+      // The listener on the app-wide signal holds this request (its closure reaches the Ctx): it
+      // must leave when the answer ends, however it ends, or every request that looked at its
+      // signal stays in memory until the app stops.
+      const onShutdown = () => abort.abort(shutdown.reason);
+      res.once('close', () => {
+        shutdown.removeEventListener('abort', onShutdown);
+        if (!res.writableFinished) abort.abort(new HttpError('Canceled', 'the client went away'));
+      });
+      if (shutdown.aborted) abort.abort(shutdown.reason);
+      else shutdown.addEventListener('abort', onShutdown, { once: true });
+    }
+    return this.#abort.signal;
+  }
+
+  /**
+   * The resolved value of a class with `static resolve(c)`, worked out once per request.
+   * An async resolver must have been worked out already (as a handler parameter) or use `resolveAsync`.
+   * @example by: (c) => c.resolve(Account).id
+   */
+  resolve<T>(type: Resolvable<T>): T {
+    const v = this.resolving(type);
+    if (isThenable(v)) {
+      throw new HttpError('NotResolved', `${nameOf(type)}.resolve is async and not worked out yet: ask for it as a handler parameter or await c.resolveAsync(${nameOf(type)})`);
+    }
+    return v;
+  }
+
+  /** As `resolve`, for async resolvers. */
+  async resolveAsync<T>(type: Resolvable<T>): Promise<T> {
+    return this.resolving(type);
+  }
+
+  /** @internal the value, or the promise of it while an async resolver runs */
+  resolving<T>(type: Resolvable<T>): T | Promise<T> {
+    const map = (this.#resolved ??= new Map());
+    if (map.has(type)) {
+      const v = map.get(type);
+      if (v === PENDING) throw new HttpError('NotResolved', `${nameOf(type)}.resolve asked for itself`);
+      return v as T | Promise<T>;
+    }
+    map.set(type, PENDING);
+    let v: T | Promise<T>;
+    try {
+      v = type.resolve(this);
+    } catch (e) {
+      map.delete(type);
+      throw e;
+    }
+    if (isThenable(v)) {
+      const p = Promise.resolve(v).then((value) => {
+        map.set(type, value);
+        return value;
+      });
+      map.set(type, p);
+      return p;
+    }
+    map.set(type, v);
+    return v;
+  }
+
+  // ---- answering
+
+  /** True once the answer's head has been sent. */
+  get sent(): boolean {
+    return this.status !== 0;
+  }
+
+  /** Whether the connection stays open after this answer. */
+  keepAlive(): boolean {
+    return this.res.shouldKeepAlive && !this.core.stopping;
+  }
+
+  /**
+   * Sets a response header. `Set-Cookie` and `Vary` add rather than replace; the framework's own
+   * headers (`Content-Type`, `Content-Length`, `Transfer-Encoding`, `Connection`) are refused.
+   */
+  setHeader(name: string, value: string): void {
+    if (this.status !== 0) throw new HttpError('HeadersSent', `header "${name}" set after the answer was sent`);
+    addHeader((this.#out ??= {}), checkHeader(name, value), value);
+  }
+
+  /** The same as `setHeader` (the value is copied either way in JavaScript). */
+  setStaticHeader(name: string, value: string): void {
+    this.setHeader(name, value);
+  }
+
+  /** True when the request's `If-None-Match` holds the weak tag of this version (the tag `Versioned` sends). */
+  clientHas(version: Version): boolean {
+    return noneMatchHolds(this.header('if-none-match') ?? undefined, etagOf(version));
+  }
+
+  /**
+   * Starts an answer sent in pieces with no known length (chunked). Never compressed.
+   * @example const out = c.stream(200, 'text/plain'); await out.write('a'); out.end();
+   */
+  stream(status: number, contentType: string): BodyStream {
+    return this.#startStream(status, contentType, null);
+  }
+
+  /** Starts an answer sent in pieces with a known length (`Content-Length`); writing more or less is an error that closes the connection. */
+  streamWith(status: number, contentType: string, options: { readonly length: number }): BodyStream {
+    return this.#startStream(status, contentType, options.length);
+  }
+
+  #startStream(status: number, contentType: string, length: number | null): BodyStream {
+    this.ownAnswer();
+    checkValue('content-type', contentType);
+    if (this.status !== 0) throw new HttpError('AlreadySent', `a second answer (${status}) after ${this.status} was sent`);
+    const bag = this.#out ?? (this.#out = {});
+    bag['content-type'] = contentType;
+    if (length !== null) bag['content-length'] = String(length);
+    this.head(status, bag);
+    this.core.release(this.res);
+    return new BodyStream(this.res, length);
+  }
+
+  /**
+   * Turns the answer into a server-sent event stream (`text/event-stream`, `Cache-Control: no-cache`):
+   * never buffered (each event is written at once) and never compressed.
+   * @example const events = c.events(); for (const n of [1, 2, 3]) await events.send({ data: { n } }); events.close();
+   */
+  events(): EventStream {
+    this.ownAnswer();
+    if (this.status !== 0) throw new HttpError('AlreadySent', `an event stream after ${this.status} was sent`);
+    const bag = this.#out ?? (this.#out = {});
+    bag['content-type'] = 'text/event-stream';
+    bag['cache-control'] = 'no-cache';
+    bag['x-accel-buffering'] = 'no'; // proxies such as nginx would otherwise hold events back
+    delete bag['content-encoding'];
+    this.head(200, bag);
+    this.res.flushHeaders?.();
+    this.core.release(this.res);
+    return new EventStream(this.res);
+  }
+
+  /**
+   * Turns the connection into a WebSocket (a `@WebSocket` route) and hands it, with `state`, to
+   * `loop`. 400 when the request is not a WebSocket upgrade.
+   * @example @WebSocket('/ws/echo') echo(c: Ctx) { c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null) }
+   */
+  upgrade<S>(loop: UpgradeLoop<S>, state: S): void {
+    this.ownAnswer();
+    upgradeConnection(this, loop, state);
+    this.core.release(this.res); // the socket is the WebSocket's now, for as long as it lives
+  }
+
+  /** A request cookie's value, or null. */
+  cookie(name: string): string | null {
+    return readCookie(this.header('cookie') ?? undefined, name);
+  }
+
+  /**
+   * Sets a cookie (`Path=/; HttpOnly; SameSite=Lax` unless told otherwise). A value holding `;` or
+   * a control byte is refused (500).
+   * @example c.setCookie('theme', 'dark', { maxAgeSeconds: 86400, httpOnly: false })
+   */
+  setCookie(name: string, value: string, options: CookieOptions = {}): void {
+    this.setHeader('set-cookie', serializeCookie(name, value, options));
+  }
+
+  /**
+   * @internal Adds a header the framework built itself (already lower-case, already valid: an ETag
+   * it made, a header of a kept answer checked when it was first sent), skipping the checks.
+   */
+  putHeader(key: string, value: string): void {
+    addHeader((this.#out ??= {}), key, value);
+  }
+
+  /** A header set on this answer so far, or undefined. */
+  sentHeader(name: string): string | string[] | undefined {
+    return this.#out?.[name.toLowerCase()];
+  }
+
+  sendText(status: number, text: string): void {
+    this.ownAnswer();
+    this.write(status, TEXT_TYPE, text, null);
+  }
+
+  sendJson(status: number, value: unknown): void {
+    this.ownAnswer();
+    this.write(status, JSON_TYPE, JSON.stringify(spell(value)) ?? 'null', null);
+  }
+
+  /** Answers `status` with `bytes` under the caller's content type (ASCII only, as every header value). */
+  send(status: number, contentType: string, bytes: Uint8Array | string): void {
+    this.ownAnswer();
+    checkValue('content-type', contentType);
+    this.write(status, contentType, bytes, null);
+  }
+
+  /**
+   * Sends a file (an open `FileHandle`, or a path) with ranges, `If-Range`, `If-None-Match` and HEAD
+   * handled as for static files, and closes it on every way out: sent, failed, or the client gone.
+   * @example @Get('/report') async report(c: Ctx) { return c.sendFile({ file: await open(path), contentType: 'text/csv' }) }
+   */
+  sendFile(options: SendFileOptions): Promise<void> {
+    return sendFile(this, options);
+  }
+
+  /** A redirect decided at run time: `Location` and no body. */
+  redirect(status: RedirectStatus, location: string): void {
+    this.ownAnswer();
+    if (!REDIRECT_STATUSES.includes(status)) throw new HttpError('BadRedirect', `redirect status ${status} is not one of 301, 302, 303, 307, 308`);
+    this.write(status, null, null, [{ name: 'location', value: location }]);
+  }
+
+  /** @internal refuses answering through the Ctx where the answer must be kept (idempotent routes) */
+  ownAnswer(): void {
+    if (this.capture) throw new HttpError('AlreadySent', 'an idempotent route answers by returning a value, not through the Ctx');
+  }
+
+  /**
+   * @internal Writes a whole answer: status, content type (null: none), body (null: none) and the
+   * answer's own headers. The one place buffered answers reach the wire.
+   */
+  write(status: number, type: string | null, body: Uint8Array | string | null, own: readonly HeaderEntry[] | null): void {
+    if (this.capture) {
+      if (this.captured !== null) throw new HttpError('AlreadySent', `a second answer (${status}) after ${this.captured.status}`);
+      if (own !== null) for (const h of own) checkHeader(h.name, h.value);
+      this.captured = { status, type, body, own };
+      return;
+    }
+    if (this.status !== 0) throw new HttpError('AlreadySent', `a second answer (${status}) after ${this.status} was sent`);
+    const bag = this.#out ?? (this.#out = {});
+    if (own !== null) for (const h of own) addHeader(bag, checkHeader(h.name, h.value), h.value);
+    if (type !== null) bag['content-type'] = type;
+    let payload: Uint8Array | string | null = body;
+    if (payload !== null && type !== null && this.core.compress !== null) payload = this.core.compress(this, bag, type, payload);
+    if (payload !== null) bag['content-length'] = String(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length);
+    else if (status !== 204 && status !== 304 && !(status < 200)) bag['content-length'] = '0';
+    this.head(status, bag);
+    if (payload === null) this.res.end();
+    else if (typeof payload === 'string' || payload.length > ONE_PIECE_BYTES) this.res.end(payload);
+    else this.res.end(asLatin1(payload), 'latin1');
+  }
+
+  /** @internal Writes the head: the status, the bag, and the Connection rules of the spec. */
+  head(status: number, bag: HeaderBag): void {
+    const res = this.res;
+    if (this.core.stopping) res.shouldKeepAlive = false;
+    // Node writes `Connection: keep-alive` on every kept HTTP/1.1 answer; the spec sends nothing there.
+    // (HTTP/1.0 clients being kept still get `keep-alive`; closing answers get `close`.)
+    if (res.shouldKeepAlive && this.req.httpVersionMinor === 1) res.removeHeader('connection');
+    try {
+      res.writeHead(status, bag);
+    } catch (e) {
+      throw this.#refusedHead(status, bag, e);
+    }
+    // Only now: a head Node refused was never sent, and the failure answer must still find room.
+    this.status = status;
+  }
+
+  /**
+   * Node refused a head (a header value it cannot write, CORE-34): nothing reached the wire. Names
+   * the header, drops it so the failure answer can be written, and undoes what `writeHead` set
+   * before it threw (the reason phrase; no body for 204/304/1xx).
+   */
+  #refusedHead(status: number, bag: HeaderBag, e: unknown): unknown {
+    const res = this.res as ServerResponse & { _hasBody?: boolean };
+    res.statusMessage = '';
+    if (status === 204 || status === 304 || status < 200) res._hasBody = this.method !== 'HEAD';
+    for (const key in bag) {
+      const problem = headerProblem(key, bag[key]);
+      if (problem === null) continue;
+      delete bag[key];
+      if (this.#out !== null) delete this.#out[key];
+      return problem;
+    }
+    return e;
+  }
+
+  /** @internal Writes a failure in the app's shape, keeping the headers set so far (CORS, WWW-Authenticate, X-Request-Id). */
+  writeFailure(status: number, message: string, extra: HeaderBag | null): void {
+    const bag = this.#out ?? (this.#out = {});
+    if (extra !== null) for (const k in extra) bag[k] = extra[k];
+    const body = this.core.failureBody(status, message);
+    bag['content-type'] = JSON_TYPE;
+    bag['content-length'] = String(Buffer.byteLength(body));
+    delete bag['content-encoding'];
+    this.head(status, bag);
+    this.res.end(body);
+  }
+
+  /** @internal the headers set on this answer so far (the bag the head will be written from), or null */
+  headers(): HeaderBag | null {
+    return this.#out;
+  }
+}
+
+export function isThenable<T>(v: unknown): v is PromiseLike<T> {
+  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
+}
+
+const nameOf = (type: unknown) => (typeof type === 'function' ? type.name : 'resolver');

@@ -1,0 +1,96 @@
+import type { ServerResponse } from 'node:http';
+import { OWN_CONTRACT, tag, type Contract } from '../core/answers';
+import { HttpError } from '../core/errors';
+
+/** One server-sent event: `data` is text (sent as is) or any JSON value (sent as JSON). */
+export interface ServerEvent {
+  /** The event's type (`event:` line); the client's `onmessage` gets events without one. */
+  readonly event?: string;
+  /** The event's id (`id:` line), sent back by a reconnecting client as `Last-Event-ID`. */
+  readonly id?: string;
+  /** How long a client waits before reconnecting, in ms (`retry:` line). */
+  readonly retry?: number;
+  readonly data: unknown;
+}
+
+const LINE_BREAK = /\r\n|\r|\n/;
+
+/**
+ * A server-sent event stream (`c.events()`): `text/event-stream`, never buffered and never
+ * compressed. Each `send` is written to the socket at once; it resolves when the socket can take
+ * more and rejects (`Canceled`) once the client has gone.
+ * @example const events = c.events(); await events.send({ data: { n: 1 } }); events.close();
+ */
+export class EventStream {
+  /** `@Returns(EventStream)` declares a route that answers through `c.events()`. */
+  static readonly [OWN_CONTRACT]: Contract = tag({ kind: 'events' });
+  readonly #res: ServerResponse;
+  #open = true;
+  readonly #closed: Promise<void>;
+
+  /** @internal */
+  constructor(res: ServerResponse) {
+    this.#res = res;
+    this.#closed = new Promise((resolve) => {
+      res.once('close', () => {
+        this.#open = false;
+        resolve();
+      });
+    });
+  }
+
+  /** False once the stream was closed, by `close()` or by the client going away. */
+  get open(): boolean {
+    return this.#open;
+  }
+
+  /** Resolves when the stream ends, whichever side ends it. */
+  get closed(): Promise<void> {
+    return this.#closed;
+  }
+
+  /** Sends one event. `data` holding line breaks is sent as several `data:` lines (the client joins them with `\n`). */
+  send(event: ServerEvent): Promise<void> {
+    let frame = '';
+    if (event.event !== undefined) frame += `event: ${oneLine(event.event, 'event')}\n`;
+    if (event.id !== undefined) frame += `id: ${oneLine(event.id, 'id')}\n`;
+    if (event.retry !== undefined) frame += `retry: ${Math.max(0, Math.floor(event.retry))}\n`;
+    const text = typeof event.data === 'string' ? event.data : (JSON.stringify(event.data) ?? 'null');
+    for (const line of text.split(LINE_BREAK)) frame += `data: ${line}\n`;
+    return this.#write(frame + '\n');
+  }
+
+  /** Sends a comment line, which clients ignore: a keep-alive through proxies that close quiet connections. */
+  comment(text = ''): Promise<void> {
+    return this.#write(text.split(LINE_BREAK).map((l) => `: ${l}\n`).join('') + '\n');
+  }
+
+  /** Ends the stream. Closing twice, or after the client left, does nothing. */
+  close(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    this.#res.end();
+  }
+
+  #write(frame: string): Promise<void> {
+    if (!this.#open || this.#res.destroyed) return Promise.reject(new HttpError('Canceled', 'the event stream is closed'));
+    if (this.#res.write(frame)) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        this.#res.off('close', gone);
+        resolve();
+      };
+      const gone = () => {
+        this.#res.off('drain', done);
+        reject(new HttpError('Canceled', 'the client went away'));
+      };
+      this.#res.once('drain', done);
+      this.#res.once('close', gone);
+    });
+  }
+}
+
+function oneLine(v: string, field: string): string {
+  if (LINE_BREAK.test(v) || v.includes('\0')) throw new HttpError('BadHeaderValue', `event ${field} holds a line break`);
+  return v;
+}
