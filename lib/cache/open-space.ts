@@ -1,7 +1,17 @@
 import { checkBytes } from './check-args';
 import { CacheError } from './errors';
-import type { SpaceDecl } from './space';
 import type { ExpectOptions, Store } from './store';
+
+/** A declared space: its name and options (defaults filled in), opened on a store with `open`. Frozen. */
+export interface SpaceDecl {
+  readonly name: string;
+  readonly ttlSeconds: number;
+  readonly maxBytes: number;
+  readonly leaseMs: number;
+  readonly maxBytesPerCaller: number;
+  /** Opens the space on `store`; hand the result to the app with `app.provide(opened)`. */
+  open(store: Store): OpenSpace;
+}
 
 /**
  * A space opened on a store: the store's operations with the space's keys, TTL and size bound.

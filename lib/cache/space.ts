@@ -1,6 +1,8 @@
 import { CacheError } from './errors';
-import { OpenSpace } from './open-space';
+import { OpenSpace, type SpaceDecl } from './open-space';
 import type { Store } from './store';
+
+export type { SpaceDecl } from './open-space';
 
 /** Options of `Space(name, …)`. */
 export interface SpaceOptions {
@@ -24,17 +26,6 @@ export interface SpaceOptions {
 
 /** The claim lease when a space does not set one. */
 export const DEFAULT_LEASE_MS = 30_000;
-
-/** A declared space: its name and options (defaults filled in), opened on a store with `open`. Frozen. */
-export interface SpaceDecl {
-  readonly name: string;
-  readonly ttlSeconds: number;
-  readonly maxBytes: number;
-  readonly leaseMs: number;
-  readonly maxBytesPerCaller: number;
-  /** Opens the space on `store`; hand the result to the app with `app.provide(opened)`. */
-  open(store: Store): OpenSpace;
-}
 
 /**
  * Declares a space of bytes. Declaring touches no store; `open` binds it to one.

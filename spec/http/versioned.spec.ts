@@ -127,3 +127,14 @@ describe('Versioned Refusals', () => {
     expect(problems).toContain('GET /r/idem (Refused.idem): @Idempotent cannot keep a Versioned answer');
   });
 });
+
+describe('entity tags of versions', () => {
+  it('ANS-27 OPEN-22 a version that is not an unsigned 64-bit integer is refused, not sent as W/"undefined"', async () => {
+    const { etagOf } = await import('../../lib/http/core/etag');
+    expect(etagOf(7)).toBe('W/"7"');
+    expect(etagOf(18446744073709551615n)).toBe('W/"18446744073709551615"');
+    for (const bad of [undefined, null, '7', -1, 1.5, 2 ** 53, -1n, 18446744073709551616n]) {
+      expect(() => etagOf(bad as never)).toThrow(/is not an unsigned 64-bit integer/);
+    }
+  });
+});

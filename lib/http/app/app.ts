@@ -7,7 +7,7 @@ import { CAPABILITIES } from './capabilities';
 import { compileRoute, type CompiledRoute } from '../pipeline/compile-route';
 import { compressor, type CompressOptions } from '../features/compress';
 import { Ctx, isThenable, type Core } from '../request/ctx';
-import type { EncoderExtensions } from '../pipeline/encode-answer';
+import type { Capability, EncoderExtensions, Host, Middleware } from '../route/extensions';
 import { errorAnswer, phrase } from '../core/error-answer';
 import { RefusalError } from '../core/errors';
 import { defaultFailureBody, failureBodyFor, type FailureShape } from '../core/failure-shape';
@@ -18,14 +18,15 @@ import { LogSink } from './log-sink';
 import { addDocsRoutes, addOpenApi, documentOf, type DocsOptions, type OpenApiDocument, type OpenApiOptions } from '../features/openapi';
 import type { RouteRecord } from '../route/route-record';
 import { Router } from '../core/router';
-import { scan, type Services } from '../pipeline/scanner';
+import { scan } from '../pipeline/scanner';
+import type { Services } from '../route/extensions';
 import { checkSessionOptions, type SessionOptions } from '../features/sessions';
-import { Upgrades } from '../features/websocket';
+import { Upgrades, upgradeConnection } from '../features/websocket';
+import { sendFile } from '../features/files/send-file';
 import { watchTimeouts } from './socket-timeouts';
 import { addStaticTree, type EmbeddedEntry, type EmbeddedOptions, type StaticOptions } from '../features/static/static-tree';
 
-/** Middleware wraps every route, static tree and framework answer; the chain is put together once, at build. */
-export type Middleware = (c: Ctx, next: () => Promise<void>) => void | Promise<void>;
+export type { Middleware } from '../route/extensions';
 
 export interface AppOptions {
   /** `info.title` of the API description. */
@@ -88,7 +89,7 @@ export class App {
   #chain: ((c: Ctx) => unknown) | null = null;
   readonly #shutdown = new AbortController();
   readonly #sink: LogSink;
-  readonly #afterBuild: ((app: App) => void)[] = [];
+  readonly #afterBuild: ((host: Host) => void)[] = [];
   readonly #fallbacks: ((c: Ctx) => unknown)[] = [];
   readonly #onClose: (() => unknown)[] = [];
   /** Answers holding an in-flight slot (only counted with `maxRequestsInFlight`). */
@@ -111,6 +112,8 @@ export class App {
     // answer, and a getter there is a call where a field is a load.
     this.#core = {
       failureBody: defaultFailureBody,
+      sendFile,
+      upgrade: upgradeConnection,
       compress: null,
       log: (line) => this.#sink.line(line),
       stopping: false,
@@ -255,7 +258,7 @@ export class App {
   }
 
   /** @internal runs after the routes are compiled (OpenAPI emission) */
-  afterBuild(fn: (app: App) => void): void {
+  afterBuild(fn: (host: Host) => void): void {
     this.#afterBuild.push(fn);
   }
 
@@ -267,6 +270,11 @@ export class App {
   /** The route records the app serves (and describes), after `build()`. */
   get routes(): readonly RouteRecord[] {
     return this.#records;
+  }
+
+  /** @internal every capability of the framework (the API description asks them to describe routes) */
+  get capabilities(): readonly Capability[] {
+    return CAPABILITIES;
   }
 
   /** Everything provided, in order. */

@@ -1,4 +1,4 @@
-import type { Capability } from '../pipeline/compile-route';
+import type { Capability } from '../route/extensions';
 import { idempotency } from '../features/idempotency';
 import { rateLimits } from '../features/rate-limit';
 import { versioned } from '../features/versioned';

@@ -1,4 +1,4 @@
-import type { Middleware } from '../app/app';
+import type { Middleware } from '../route/extensions';
 import { HttpError } from '../core/errors';
 
 export interface CorsOptions {

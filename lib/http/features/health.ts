@@ -1,9 +1,9 @@
 import { IsIn } from 'class-validator';
-import type { App } from '../app/app';
 import { toContract } from '../core/answers';
 import type { Ctx } from '../request/ctx';
 import { fail } from '../core/fail';
 import type { RouteRecord } from '../route/route-record';
+import type { Host } from '../route/extensions';
 
 /**
  * Something provided whose readiness the health route asks (an opened fetch Target, an opened cache
@@ -90,7 +90,7 @@ class HealthCheck {
   #seen = -1;
 
   constructor(
-    readonly app: App,
+    readonly app: Host,
     readonly cacheMs: number,
     readonly timeoutMs: number,
   ) {}
@@ -132,7 +132,7 @@ function setting(name: string, value: number | undefined, fallback: number, leas
  * Adds the health route: 200 `{ "status": "ok" }`; 503 naming what is down while a provided target
  * (or other probed service) is not ready, or while the server is stopping.
  */
-export function addHealthRoute(app: App, options: string | HealthOptions = {}): void {
+export function addHealthRoute(app: Host, options: string | HealthOptions = {}): void {
   const o: HealthOptions = typeof options === 'string' ? { path: options } : options;
   const path = o.path ?? '/healthz';
   if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError(`health path must start with "/", got ${JSON.stringify(path)}`);

@@ -2,16 +2,16 @@ import { isAscii } from 'node:buffer';
 import { hash, randomBytes } from 'node:crypto';
 import { CacheError, OpenSpace, type SpaceDecl } from '../../cache';
 import type { Contract, HeaderEntry } from '../core/answers';
-import type { AroundFactory, Capability } from '../pipeline/compile-route';
+import type { AroundFactory, Capability } from '../route/extensions';
 import { isThenable, type CapturedAnswer, type Ctx, type Resolvable } from '../request/ctx';
 import { CallerBudget } from './caller-budget';
 import type { HeaderBag } from '../core/header-rules';
-import type { OperationBuilder } from './openapi';
+import type { OperationSink } from '../route/extensions';
 import { HttpError } from '../core/errors';
 import { KeptAnswers, type KeptAnswer, type RequestParts } from './kept-answers';
 import { fail } from '../core/fail';
 import type { RouteRecord } from '../route/route-record';
-import type { RecordCheck } from '../pipeline/scanner';
+import type { RecordCheck } from '../route/extensions';
 
 /** Longest `Idempotency-Key`, in bytes. */
 export const MAX_KEY_BYTES = 255;
@@ -375,7 +375,7 @@ const check: RecordCheck = (record: RouteRecord, services, problems) => {
  * The API description of an idempotent route: the required key, the extra answers, and the
  * replay marker on every success answer (OPEN-15). 403 only when `by` can refuse (OPEN-14).
  */
-const describe = (record: RouteRecord, op: OperationBuilder): void => {
+const describe = (record: RouteRecord, op: OperationSink): void => {
   const mark = record.idempotent;
   if (mark === null) return;
   op.parameter({

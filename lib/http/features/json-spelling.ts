@@ -1,8 +1,8 @@
 import { IS_ENUM } from 'class-validator';
 import { classSpelling, enumSpelling, unionOf } from '../../json';
-import type { Capability } from '../pipeline/compile-route';
+import type { Capability } from '../route/extensions';
 import type { RouteRecord } from '../route/route-record';
-import type { RecordCheck } from '../pipeline/scanner';
+import type { RecordCheck } from '../route/extensions';
 import { readShape, type ValueShape } from '../schema';
 
 // What each input argument is called in a Refusal. Only these are read by their field names.

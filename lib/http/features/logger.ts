@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Middleware } from '../app/app';
+import type { Middleware } from '../route/extensions';
 
 export interface LoggerOptions {
   /** `'text'` (default): `METHOD path status usµs id=…`; `'json'`: one JSON object per line. */

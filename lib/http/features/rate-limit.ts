@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import type { AroundFactory, Capability } from '../pipeline/compile-route';
+import type { AroundFactory, Capability } from '../route/extensions';
 import { fail } from '../core/fail';
-import type { OperationBuilder } from './openapi';
+import type { OperationSink } from '../route/extensions';
 import { RateTable, RATE_ADMITTED, RATE_OVER } from './rate-table';
 import type { RouteRecord } from '../route/route-record';
 
@@ -38,7 +38,7 @@ const around: AroundFactory = (record) => {
 };
 
 /** A rate-limited route lists 429 with the Retry-After it sends (the 503 of a full table is shedding, which no route lists). */
-const describe = (record: RouteRecord, op: OperationBuilder): void => {
+const describe = (record: RouteRecord, op: OperationSink): void => {
   const mark = record.rate;
   if (mark === null) return;
   op.failure(429, `more than ${mark.max} requests in ${mark.perSeconds} s from one address`, {

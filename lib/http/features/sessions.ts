@@ -1,21 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Ctx } from '../request/ctx';
+import type { SessionOptions } from '../request/session-options';
 import { readCookie, serializeCookie } from '../core/cookies';
 import { HttpError } from '../core/errors';
 
-export interface SessionOptions {
-  /**
-   * The HMAC-SHA256 key that signs the session cookie: at least 32 bytes (`SESSION_SECRET_MIN_BYTES`),
-   * e.g. `openssl rand -base64 32`. Empty counts as not set (asking for a Session is then a 500).
-   */
-  readonly sessionSecret: string | undefined;
-  /** The cookie's name. Default `fw_session`. */
-  readonly cookie?: string;
-  /** How long a session lasts from its last change (cookie `Max-Age` and a signed expiry). Default 7 days. */
-  readonly maxAgeSeconds?: number;
-  /** Adds `Secure` to the cookie (behind HTTPS). Default false. */
-  readonly secure?: boolean;
-}
+export type { SessionOptions } from '../request/session-options';
 
 /** The shortest `sessionSecret` taken, in bytes: SHA-256's output length, below which RFC 2104 §3 calls HMAC keys weak. */
 export const SESSION_SECRET_MIN_BYTES = 32;

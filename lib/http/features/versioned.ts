@@ -1,13 +1,14 @@
 import { isHeaderList, tag, toContract, type Contract, type ContractLike, type HeaderList } from '../core/answers';
-import type { Capability } from '../pipeline/compile-route';
-import type { OperationBuilder } from './openapi/operation-builder';
+import type { Capability } from '../route/extensions';
+import type { OperationSink } from '../route/extensions';
 import type { RouteRecord } from '../route/route-record';
 import type { Ctx } from '../request/ctx';
-import type { Encoder } from '../pipeline/encode-answer';
+import type { Encoder } from '../route/extensions';
 import { HttpError } from '../core/errors';
+import { etagOf, noneMatchHolds, type Version } from '../core/etag';
 
-/** A version of one answer: an unsigned 64-bit integer (a safe integer or a bigint). */
-export type Version = number | bigint;
+export { etagOf, noneMatchHolds, type Version } from '../core/etag';
+
 
 const VERSIONED = Symbol('fw.versioned');
 /** What a `Versioned(T)` route returns. */
@@ -20,31 +21,6 @@ export interface VersionedValue<T> {
   readonly headers: HeaderList | null;
 }
 
-const MAX = (1n << 64n) - 1n;
-
-/** `W/"<version in decimal>"`: weak, because the same version may be sent gzipped or not. */
-export function etagOf(version: Version): string {
-  if (typeof version === 'number' ? !Number.isSafeInteger(version) || version < 0 : version < 0n || version > MAX) {
-    throw new HttpError('BadHeaderValue', `version ${String(version)} is not an unsigned 64-bit integer`);
-  }
-  return `W/"${String(version)}"`;
-}
-
-/**
- * Whether an `If-None-Match` value holds a tag, by weak comparison (RFC 9110 §13.1.2): a list of
- * tags, `W/` ignored, `*` matching any.
- */
-export function noneMatchHolds(header: string | undefined, tag: string): boolean {
-  if (header === undefined) return false;
-  if (header === tag) return true;
-  const opaque = tag.startsWith('W/') ? tag.slice(2) : tag;
-  for (const part of header.split(',')) {
-    const t = part.trim();
-    if (t === '*') return true;
-    if ((t.startsWith('W/') ? t.slice(2) : t) === opaque) return true;
-  }
-  return false;
-}
 
 /**
  * An answer with a version: a weak ETag made from it, and 304 when the client already has it.
@@ -76,7 +52,7 @@ const encoder = (contract: Contract, label: string, compile: (inner: Contract) =
 };
 
 /** The ETag on every success answer of a Versioned route, and the 304 beside them. */
-const describe = (record: RouteRecord, op: OperationBuilder): void => {
+const describe = (record: RouteRecord, op: OperationSink): void => {
   if (!isVersioned(record.contract)) return;
   for (const status of op.answerStatuses) op.header(status, 'ETag', { description: 'weak tag of the answer\'s version: W/"<version>"', schema: { type: 'string' } });
   op.answer(304, { description: 'Not Modified: If-None-Match holds the current version', headers: { ETag: { schema: { type: 'string' } } } });

@@ -1,18 +1,19 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { AroundFactory, Capability } from '../pipeline/compile-route';
+import type { AroundFactory, Capability } from '../route/extensions';
 import type { Ctx } from '../request/ctx';
 import { DetachedRequest, type DetachedTimes } from './detached-request';
 import { HttpError } from '../core/errors';
 import { fail } from '../core/fail';
 import type { OriginRule, UpgradeMark } from '../route/metadata';
-import type { OperationBuilder } from './openapi';
+import type { OperationSink } from '../route/extensions';
 import type { RouteRecord } from '../route/route-record';
-import type { RecordCheck } from '../pipeline/scanner';
+import type { RecordCheck } from '../route/extensions';
 
-/** What a WebSocket route's loop gets: the open socket (from the `ws` package) and the handler's state. */
-export type UpgradeLoop<S> = (ws: WebSocket, state: S) => unknown;
+import type { UpgradeLoop } from '../request/upgrade-loop';
+
+export type { UpgradeLoop } from '../request/upgrade-loop';
 
 /** The limits every WebSocket lives under; a `@WebSocket` route may set each. */
 export interface WebSocketLimits {
@@ -283,7 +284,7 @@ const check: RecordCheck = (record, _services, problems) => {
   }
 };
 
-const describe = (record: RouteRecord, op: OperationBuilder): void => {
+const describe = (record: RouteRecord, op: OperationSink): void => {
   if (record.upgrade === null) return;
   op.answer(101, { description: 'Switching Protocols: the connection becomes a WebSocket' });
   op.failure(400, 'not a valid WebSocket upgrade');

@@ -1,10 +1,9 @@
 import { compileArgument, gather, type Extractor, type ReadingOptions } from './arguments';
 import { Ctx, isThenable } from '../request/ctx';
-import { baseStatus, compileEncoder, inferred, type Encoder, type EncoderExtensions } from './encode-answer';
-import type { OperationBuilder } from '../features/openapi';
+import { baseStatus, compileEncoder, inferred } from './encode-answer';
 import type { RouteRecord } from '../route/route-record';
 import { templateNames } from '../core/router';
-import type { RecordCheck, Services } from './scanner';
+import type { Around, AroundFactory, Encoder, EncoderExtensions, Services } from '../route/extensions';
 
 /** A route ready to serve: everything worked out at build, nothing read per request but the request. */
 export interface CompiledRoute {
@@ -13,13 +12,6 @@ export interface CompiledRoute {
   readonly run: (c: Ctx) => unknown;
 }
 
-/**
- * A step wrapped around the route (idempotency, rate limits), built per route at build, or null
- * when the route does not need it. `proceed` works out the arguments, runs the handler and writes
- * its answer.
- */
-export type Around = (c: Ctx, proceed: () => unknown) => unknown;
-export type AroundFactory = (record: RouteRecord, services: Services) => Around | null;
 
 export interface CompileOptions {
   readonly encoders: EncoderExtensions;
@@ -58,13 +50,4 @@ export function compileRoute(record: RouteRecord, instance: object, options: Com
     run = (c) => around(c, () => inner(c));
   }
   return Object.freeze({ record, run });
-}
-
-/** A piece of the framework that a capability adds (idempotency, files, versioned answers), kept next to its own code. */
-export interface Capability {
-  readonly checks?: readonly RecordCheck[];
-  readonly arounds?: readonly AroundFactory[];
-  readonly encoders?: EncoderExtensions;
-  /** Adds the capability's pieces to a route's OpenAPI operation (header parameters, extra answers, response headers). */
-  readonly describe?: (record: RouteRecord, operation: OperationBuilder) => void;
 }

@@ -3,12 +3,12 @@ import type { Ctx } from '../request/ctx';
 import { HttpError } from '../core/errors';
 import { fail } from '../core/fail';
 import { compileWriter, spell } from '../../json';
+import type { Encoder, EncoderExtensions } from '../route/extensions';
 
 /**
  * Writes a handler's result as the contract says. `status` and `own` come from wrappers (Status, Reply).
  * Returns a promise when the answer is written asynchronously (files); wrappers pass it on.
  */
-export type Encoder = (c: Ctx, value: unknown, status: number, own: readonly HeaderEntry[] | null) => void | Promise<void>;
 
 const JSON_TYPE = 'application/json';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
@@ -92,9 +92,6 @@ export function compileEncoder(contract: Contract, label: string, extensions: En
     }
   }
 }
-
-/** Answer kinds that live next to their own code (Versioned, FileBody) plug in here. */
-export type EncoderExtensions = Partial<Record<'versioned' | 'file', (contract: Contract, label: string, compile: (inner: Contract) => Encoder) => Encoder>>;
 
 /** A class that writes its own body under its own content type. */
 export interface SelfWriting {

@@ -4,22 +4,15 @@ import { Ctx } from '../request/ctx';
 import { marks, type ParamMark } from '../route/metadata';
 import type { ArgRecord, RouteRecord } from '../route/route-record';
 import { templateNames } from '../core/router';
+import type { RecordCheck, Services } from '../route/extensions';
 
 /** The services an app was given, by type. */
-export interface Services {
-  get(type: unknown): unknown;
-  has(type: unknown): boolean;
-  /** Every provided instance (to find opened spaces and targets). */
-  all(): readonly unknown[];
-}
-
 export interface Scanned {
   readonly records: RouteRecord[];
   readonly instances: Map<Function, object>;
 }
 
 /** Per-record checks that other capabilities add (idempotency, versioned answers …), each next to its own code. */
-export type RecordCheck = (record: RouteRecord, services: Services, problems: string[]) => void;
 
 const typeName = (t: unknown): string => (typeof t === 'function' ? t.name || 'anonymous' : String(t));
 

@@ -5,16 +5,16 @@ import { parseAuthorization, type Credentials } from '../core/authorization';
 import { HttpError } from '../core/errors';
 import { addHeader, checkHeader, checkValue, headerProblem, type HeaderBag } from '../core/header-rules';
 import { BodyStream } from './body-stream';
-import { sendFile, type SendFileOptions } from '../features/files/send-file';
+import type { SendFileOptions } from './send-file-options';
 import { BODY_LIMIT, bufferedBody, readBody } from './read-body';
 import { NO_VALUES } from '../core/router';
-import { etagOf, noneMatchHolds, type Version } from '../features/versioned';
+import { etagOf, noneMatchHolds, type Version } from '../core/etag';
 import { requestIdFor } from '../core/request-id';
 import { spell } from '../../json';
 import { readCookie, serializeCookie, type CookieOptions } from '../core/cookies';
 import { EventStream } from './events';
-import type { SessionOptions } from '../features/sessions';
-import { upgradeConnection, type UpgradeLoop } from '../features/websocket';
+import type { SessionOptions } from './session-options';
+import type { UpgradeLoop } from './upgrade-loop';
 
 /** What a request needs from its app; the App implements it. */
 export interface Core {
@@ -29,6 +29,12 @@ export interface Core {
   sessions: SessionOptions | null;
   /** Gives back the answer's in-flight slot (`maxRequestsInFlight`): a long stream or an upgraded socket holds none. */
   release(res: ServerResponse): void;
+  // The features behind `c.sendFile` and `c.upgrade`, filled in by the app: the Ctx sits below
+  // every feature and names none of them.
+  /** Sends a file as `c.sendFile` promises. */
+  readonly sendFile: (c: Ctx, options: SendFileOptions) => Promise<void>;
+  /** Completes `c.upgrade`: hands the admitted socket to the loop. */
+  readonly upgrade: <S>(c: Ctx, loop: UpgradeLoop<S>, state: S) => void;
 }
 
 /** An answer held back to be kept before it is sent (idempotent routes). */
@@ -355,7 +361,7 @@ export class Ctx implements Scope {
    */
   upgrade<S>(loop: UpgradeLoop<S>, state: S): void {
     this.ownAnswer();
-    upgradeConnection(this, loop, state);
+    this.core.upgrade(this, loop, state);
     this.core.release(this.res); // the socket is the WebSocket's now, for as long as it lives
   }
 
@@ -409,7 +415,7 @@ export class Ctx implements Scope {
    * @example @Get('/report') async report(c: Ctx) { return c.sendFile({ file: await open(path), contentType: 'text/csv' }) }
    */
   sendFile(options: SendFileOptions): Promise<void> {
-    return sendFile(this, options);
+    return this.core.sendFile(this, options);
   }
 
   /** A redirect decided at run time: `Location` and no body. */

@@ -2,8 +2,37 @@ import {
   ARRAY_MAX_SIZE, ARRAY_MIN_SIZE, ARRAY_NOT_EMPTY, IS_DATE_STRING, IS_DEFINED, IS_EMAIL, IS_ENUM, IS_IN, IS_ISO8601,
   IS_LENGTH, IS_NEGATIVE, IS_NOT_EMPTY, IS_NUMBER, IS_POSITIVE, IS_UUID, MATCHES, MAX, MAX_LENGTH, MIN, MIN_LENGTH,
 } from 'class-validator';
-import type { MetadataStorage } from 'class-validator';
-import type { Constraint } from './read-shape';
+import type { MetadataStorage, ValidationArguments } from 'class-validator';
+
+/** A custom `message` given to a class-validator decorator. */
+export type CustomMessage = string | ((args: ValidationArguments) => string);
+
+/**
+ * One compiled constraint. The reader checks them in source order; the JSON Schema builder
+ * maps each to keywords. Both read this list and nothing else.
+ */
+export type Constraint = (
+  | { check: 'minLength'; value: number }
+  | { check: 'maxLength'; value: number }
+  | { check: 'minimum'; value: number }
+  | { check: 'maximum'; value: number }
+  | { check: 'exclusiveMinimum'; value: number }
+  | { check: 'exclusiveMaximum'; value: number }
+  | { check: 'maxDecimalPlaces'; value: number }
+  | { check: 'pattern'; value: RegExp }
+  | { check: 'format'; value: 'email' | 'uuid' | 'date-time'; options: unknown }
+  | { check: 'enum'; values: readonly unknown[] }
+  | { check: 'minItems'; value: number }
+  | { check: 'maxItems'; value: number }
+  | { check: 'notEmpty' }
+  | { check: 'defined' }
+) & {
+  /** The class-validator constraint it came from (`isIn`, `arrayNotEmpty`...). */
+  decorator: string;
+  message?: CustomMessage;
+  /** The decorator's own arguments, for `$constraint1` in custom messages. */
+  constraints?: readonly unknown[];
+};
 
 type ValidationMetadata = ReturnType<MetadataStorage['getTargetValidationMetadatas']>[number];
 

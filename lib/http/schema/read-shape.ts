@@ -6,40 +6,13 @@ import {
 } from 'class-validator';
 import type { MetadataStorage, ValidationArguments } from 'class-validator';
 import { TransformationType } from 'class-transformer';
-import { readConstraints } from './read-constraints';
+import { readConstraints, type Constraint, type CustomMessage } from './read-constraints';
+
+export type { Constraint, CustomMessage } from './read-constraints';
 
 /** What a value is, before its constraints. `enum` is a value list with no single JSON type. */
 export type ValueKind = 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'object' | 'enum' | 'any';
 
-/** A custom `message` given to a class-validator decorator. */
-export type CustomMessage = string | ((args: ValidationArguments) => string);
-
-/**
- * One compiled constraint. The reader checks them in source order; the JSON Schema builder
- * maps each to keywords. Both read this list and nothing else.
- */
-export type Constraint = (
-  | { check: 'minLength'; value: number }
-  | { check: 'maxLength'; value: number }
-  | { check: 'minimum'; value: number }
-  | { check: 'maximum'; value: number }
-  | { check: 'exclusiveMinimum'; value: number }
-  | { check: 'exclusiveMaximum'; value: number }
-  | { check: 'maxDecimalPlaces'; value: number }
-  | { check: 'pattern'; value: RegExp }
-  | { check: 'format'; value: 'email' | 'uuid' | 'date-time'; options: unknown }
-  | { check: 'enum'; values: readonly unknown[] }
-  | { check: 'minItems'; value: number }
-  | { check: 'maxItems'; value: number }
-  | { check: 'notEmpty' }
-  | { check: 'defined' }
-) & {
-  /** The class-validator constraint it came from (`isIn`, `arrayNotEmpty`...). */
-  decorator: string;
-  message?: CustomMessage;
-  /** The decorator's own arguments, for `$constraint1` in custom messages. */
-  constraints?: readonly unknown[];
-};
 
 export interface ValueShape {
   readonly kind: ValueKind;

@@ -8,7 +8,7 @@ import type { Ctx } from '../../request/ctx';
 import { HttpError } from '../../core/errors';
 import { fail } from '../../core/fail';
 import { addHeader, checkHeader, checkValue, type HeaderBag } from '../../core/header-rules';
-import { noneMatchHolds } from '../versioned';
+import { noneMatchHolds } from '../../core/etag';
 
 /** What an answer needs to know about a file. */
 export interface FileFacts {

@@ -2,10 +2,10 @@ import { constants } from 'node:fs';
 import { open, realpath, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { headers as headerLists, OWN_CONTRACT, tag, type Contract, type HeaderEntry, type HeaderList } from '../../core/answers';
-import type { Capability } from '../../pipeline/compile-route';
+import type { Capability } from '../../route/extensions';
 import type { Ctx } from '../../request/ctx';
-import type { Encoder } from '../../pipeline/encode-answer';
-import type { RecordCheck } from '../../pipeline/scanner';
+import type { Encoder } from '../../route/extensions';
+import type { RecordCheck } from '../../route/extensions';
 import type { Dir } from './dir';
 import { answerOpenFile, fileNotFound } from './file-answer';
 

@@ -1,21 +1,10 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Ctx } from '../../request/ctx';
+import type { SendFileOptions } from '../../request/send-file-options';
 import { HttpError } from '../../core/errors';
 import { answerOpenFile, fileNotFound } from './file-answer';
 
-/** What `c.sendFile` sends. */
-export interface SendFileOptions {
-  /** An open file (closed when the answer ends, whatever happens) or a path to open. */
-  readonly file: FileHandle | string;
-  /** The ETag to send and compare; default `"<mtime hex>-<size hex>"` from the open descriptor. A bare value is quoted. */
-  readonly etag?: string;
-  /** Bytes to send (the file's first `size`); default the descriptor's size. */
-  readonly size?: number;
-  /** Sent as `Cache-Control` when given and not empty. */
-  readonly cacheControl?: string;
-  /** Default `application/octet-stream`. */
-  readonly contentType?: string;
-}
+export type { SendFileOptions } from '../../request/send-file-options';
 
 /**
  * `c.sendFile`: answers with a file through the shared file answer (ranges, If-Range,

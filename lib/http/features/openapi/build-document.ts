@@ -1,4 +1,4 @@
-import type { Capability } from '../../pipeline/compile-route';
+import type { Capability } from '../../route/extensions';
 import type { FailureShape } from '../../core/failure-shape';
 import type { RouteRecord } from '../../route/route-record';
 import { readShape, schemaOf } from '../../schema';

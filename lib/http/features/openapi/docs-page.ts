@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { App } from '../../app/app';
 import { Bytes } from '../../core/answers';
 import { addHiddenRoute, cacheFor } from './serve';
+import type { Host } from '../../route/extensions';
 
 export interface DocsOptions {
   /** Where the page is served (default `/docs`); its assets go under it. */
@@ -39,7 +39,7 @@ const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (ch) => `&#${ch.
  * The API reference page: Swagger UI (`swagger-ui-dist`) served by the app itself, so it works
  * offline and under a Content-Security-Policy without inline scripts.
  */
-export function addDocsRoutes(app: App, options: DocsOptions): void {
+export function addDocsRoutes(app: Host, options: DocsOptions): void {
   const path = options.path ?? '/docs';
   const spec = options.spec ?? '/openapi.json';
   const base = path.endsWith('/') ? path.slice(0, -1) : path;

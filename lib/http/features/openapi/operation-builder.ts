@@ -1,23 +1,9 @@
 import { STATUS_CODES } from 'node:http';
+import type { HeaderObject, OperationSink, ParameterObject } from '../../route/extensions';
 import type { RouteRecord } from '../../route/route-record';
+
+export type { HeaderObject, ParameterObject } from '../../route/extensions';
 import { schemaOf, type JsonSchema } from '../../schema';
-
-/** A header of a response, as OpenAPI describes it. */
-export interface HeaderObject {
-  readonly description?: string;
-  readonly required?: boolean;
-  readonly schema: JsonSchema;
-  readonly example?: string;
-}
-
-/** A path, query or header parameter. */
-export interface ParameterObject {
-  readonly name: string;
-  readonly in: 'path' | 'query' | 'header';
-  readonly description?: string;
-  readonly required: boolean;
-  readonly schema: JsonSchema;
-}
 
 /** One response: no `content` means no body (204, redirects). */
 export interface ResponseObject {
@@ -59,7 +45,7 @@ interface Response {
  *   op.failure(409, 'the key is still being answered', { 'Retry-After': { schema: { type: 'integer' } } });
  * }
  */
-export class OperationBuilder {
+export class OperationBuilder implements OperationSink {
   readonly record: RouteRecord;
   readonly #components: Components;
   readonly #parameters: ParameterObject[] = [];

@@ -1,8 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { App } from '../../app/app';
 import { Bytes, headers, toContract, type HeaderList } from '../../core/answers';
-import { CAPABILITIES } from '../../app/capabilities';
+import type { Host } from '../../route/extensions';
 import type { RouteRecord } from '../../route/route-record';
 import { buildDocument, type OpenApiDocument } from './build-document';
 
@@ -20,13 +19,13 @@ interface Built {
   readonly bytes: Buffer;
 }
 
-const built = new WeakMap<App, Built>();
+const built = new WeakMap<Host, Built>();
 // The routes that serve the description itself (openapi.json, the docs page and its assets) are
 // not part of the API they describe.
 const hidden = new WeakSet<RouteRecord>();
 
 /** The document of a built app, made once from its route records. */
-export function documentOf(app: App): Built {
+export function documentOf(app: Host): Built {
   let b = built.get(app);
   if (b === undefined) {
     const doc = deepFreeze(
@@ -34,7 +33,7 @@ export function documentOf(app: App): Built {
         records: app.routes.filter((r) => !hidden.has(r)),
         failureShape: app.failureShape,
         info: { title: app.options.title, version: app.options.version },
-        capabilities: CAPABILITIES,
+        capabilities: app.capabilities,
       }),
     );
     const text = JSON.stringify(doc, null, 2) + '\n';
@@ -45,7 +44,7 @@ export function documentOf(app: App): Built {
 }
 
 /** `app.openapi(options)`: the file written after build, and the route serving the same bytes. */
-export function addOpenApi(app: App, options: OpenApiOptions): void {
+export function addOpenApi(app: Host, options: OpenApiOptions): void {
   const file = options.path;
   if (file !== undefined) {
     app.afterBuild(() => {
@@ -71,7 +70,7 @@ export function addOpenApi(app: App, options: OpenApiOptions): void {
 class OpenApiRoutes {}
 
 /** Adds a GET route the framework owns, answering Bytes, and keeps it out of the document. */
-export function addHiddenRoute(app: App, route: { path: string; name: string; answer: () => Bytes }): void {
+export function addHiddenRoute(app: Host, route: { path: string; name: string; answer: () => Bytes }): void {
   const record: RouteRecord = Object.freeze({
     method: 'GET',
     path: route.path,

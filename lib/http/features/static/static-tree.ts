@@ -6,7 +6,6 @@ import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { HeaderEntry } from '../../core/answers';
-import type { App } from '../../app/app';
 import { acceptsGzip } from '../compress';
 import type { Ctx } from '../../request/ctx';
 import { HttpError, RefusalError } from '../../core/errors';
@@ -14,6 +13,7 @@ import { Dir } from '../files/dir';
 import { answerOpenFile, planFileAnswer, writeFileHead, type FileFacts } from '../files/file-answer';
 import { openInside } from '../files/file-body';
 import { contentTypeOf, isPrecompressed } from './content-types';
+import type { Host } from '../../route/extensions';
 
 /** Options shared by directory and embedded trees. */
 export interface EmbeddedOptions {
@@ -97,7 +97,7 @@ type Entry = Held | Spilled;
 type Source = { readonly dir: string } | { readonly entries: readonly EmbeddedEntry[] };
 
 /** Registers a tree: indexed at `build()`, answered by the app's fallback (after routes, inside the middleware chain). */
-export function addStaticTree(app: App, prefix: string, source: Source, options: StaticOptions): void {
+export function addStaticTree(app: Host, prefix: string, source: Source, options: StaticOptions): void {
   const o = { ...STATIC_DEFAULTS, ...options };
   const base = normalizePrefix(prefix);
   let tree: Tree | null = null;

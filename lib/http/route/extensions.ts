@@ -1,0 +1,93 @@
+import type { Contract, HeaderEntry } from '../core/answers';
+import type { FailureShape } from '../core/failure-shape';
+import type { Ctx } from '../request/ctx';
+import type { JsonSchema } from '../schema';
+import type { RouteRecord } from './route-record';
+
+// The types a capability plugs into fw with, and the narrow host a built-in route talks to. Only
+// types live here: the pipeline runs them, features implement them, the app fills them in, and
+// none of those needs to import another's code to do so.
+
+/** Middleware wraps every route, static tree and framework answer; the chain is put together once, at build. */
+export type Middleware = (c: Ctx, next: () => Promise<void>) => void | Promise<void>;
+
+/** What the app has provided, looked up by type at build. */
+export interface Services {
+  get(type: unknown): unknown;
+  has(type: unknown): boolean;
+  /** Every provided instance (to find opened spaces and targets). */
+  all(): readonly unknown[];
+}
+
+/** A check the scanner runs on every route record; each problem it pushes is one Refusal line. */
+export type RecordCheck = (record: RouteRecord, services: Services, problems: string[]) => void;
+
+/**
+ * A step wrapped around the route (idempotency, rate limits), built per route at build, or null
+ * when the route does not need it. `proceed` works out the arguments, runs the handler and writes
+ * its answer.
+ */
+export type Around = (c: Ctx, proceed: () => unknown) => unknown;
+export type AroundFactory = (record: RouteRecord, services: Services) => Around | null;
+
+/** Writes a handler's returned value as the route's answer. */
+export type Encoder = (c: Ctx, value: unknown, status: number, own: readonly HeaderEntry[] | null) => void | Promise<void>;
+/** Encoders for the contracts a capability owns, compiled once per route. */
+export type EncoderExtensions = Partial<Record<'versioned' | 'file', (contract: Contract, label: string, compile: (inner: Contract) => Encoder) => Encoder>>;
+
+/** A header of a response, as OpenAPI describes it. */
+export interface HeaderObject {
+  readonly description?: string;
+  readonly required?: boolean;
+  readonly schema: JsonSchema;
+  readonly example?: string;
+}
+
+/** A path, query or header parameter. */
+export interface ParameterObject {
+  readonly name: string;
+  readonly in: 'path' | 'query' | 'header';
+  readonly description?: string;
+  readonly required: boolean;
+  readonly schema: JsonSchema;
+}
+
+/** What a capability may add to a route's OpenAPI operation. */
+export interface OperationSink {
+  /** The statuses the route answers with a body or without (its contract's, not its failures). */
+  readonly answerStatuses: number[];
+  parameter(p: ParameterObject): this;
+  answer(status: number, response?: { description?: string; content?: Record<string, { schema: JsonSchema }>; headers?: Record<string, HeaderObject> }): this;
+  failure(status: number, reason?: string, headers?: Record<string, HeaderObject>): this;
+  header(status: number, name: string, header: HeaderObject): this;
+}
+
+/** A piece of the framework that a capability adds (idempotency, files, versioned answers), kept next to its own code. */
+export interface Capability {
+  readonly checks?: readonly RecordCheck[];
+  readonly arounds?: readonly AroundFactory[];
+  readonly encoders?: EncoderExtensions;
+  /** Adds the capability's pieces to a route's OpenAPI operation (header parameters, extra answers, response headers). */
+  readonly describe?: (record: RouteRecord, operation: OperationSink) => void;
+}
+
+/** What a built-in route (health, the OpenAPI document, the docs page, a static tree) needs of its app. */
+export interface Host {
+  readonly options: { readonly title?: string | undefined; readonly version?: string | undefined };
+  /** True once `close()` has begun. */
+  readonly stopping: boolean;
+  /** Everything provided, in order. */
+  readonly provided: readonly unknown[];
+  /** The route records served (and described), after build. */
+  readonly routes: readonly RouteRecord[];
+  readonly failureShape: FailureShape | null;
+  /** Every capability of the framework, for the API description. */
+  readonly capabilities: readonly Capability[];
+  log(line: string): void;
+  /** Adds a route the framework owns. */
+  addBuiltIn(record: RouteRecord, instance: object): void;
+  /** Runs after the routes are compiled. */
+  afterBuild(fn: (host: Host) => void): void;
+  /** Answers requests no route took, before 404/405; `false` when it does not take this one either. */
+  addFallback(fn: (c: Ctx) => unknown): void;
+}
