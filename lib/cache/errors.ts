@@ -1,35 +1,41 @@
+import { CodedError, type ErrorRow } from '../errors';
+
 /**
- * Every error code `fw/cache` raises. One table, so the README can list them and a spec can
- * check that it does (as Fastify does).
+ * Every error code `fw/cache` raises, once, with the status it answers should it escape a
+ * handler (the store not answering or full is 503, as the idempotency step answers it, OPEN-59;
+ * a bad argument is the program's fault, 500) and the line the docs list (as Fastify does).
  */
 export const CACHE_ERRORS = {
   TooLarge: {
+    status: 500,
     doc: 'a value larger than what the space keeps (its maxBytes); stores and spaces answer false rather than throw, the code is for reporting it',
   },
   Unavailable: {
+    status: 503,
     doc: 'the store could not be reached, timed out, was closed or answered with an error; nothing can be assumed kept',
   },
   Full: {
+    status: 503,
     doc: 'a claim (putIfAbsent) or a compare-and-set found no room: what the store holds for requests in flight and their kept answers is never evicted to make room, so the write fails closed',
   },
   InvalidArgument: {
+    status: 500,
     doc: 'a space or store built or called with a value it cannot use (empty name, TTL that is not a positive number, value that is not bytes)',
   },
-} as const;
+} as const satisfies Record<string, ErrorRow>;
 
 export type CacheErrorCode = keyof typeof CACHE_ERRORS;
 
 /**
- * An error raised by `fw/cache`, with a stable `code`. Messages name the space or key involved.
+ * An error raised by `fw/cache`, with a stable `code` and the `status` it answers. Messages name
+ * the space or key involved, so they are logged, never sent.
  *
  * @example
  * try { await orders.get(key) } catch (e) { if (e instanceof CacheError && e.code === 'Unavailable') … }
  */
-export class CacheError extends Error {
-  readonly code: CacheErrorCode;
+export class CacheError extends CodedError<CacheErrorCode> {
   constructor(code: CacheErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(code, CACHE_ERRORS[code], message, options);
     this.name = 'CacheError';
-    this.code = code;
   }
 }

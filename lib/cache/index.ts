@@ -13,3 +13,4 @@ export { RedisStore } from './redis-store';
 export type { RedisStoreOptions } from './redis-store';
 export { CacheError, CACHE_ERRORS } from './errors';
 export type { CacheErrorCode } from './errors';
+export { CodedError, type ErrorRow } from '../errors';

@@ -1,7 +1,9 @@
+import { CodedError, type ErrorRow } from '../errors';
+
 /**
  * Every error code `fw/fetch` raises, once. `status` is what the answer should be when such an
  * error escapes a handler (OPEN-41: the waiting kinds are 503, anything else is 500); `doc` is the
- * line the README lists. Failures that are not ours (URI parse, connect, reset, a writer's error)
+ * line the docs list. Failures that are not ours (URI parse, connect, reset, a writer's error)
  * are never given a code here: they surface as undici or Node raised them (FETCH-97).
  */
 export const FETCH_ERRORS = {
@@ -24,7 +26,7 @@ export const FETCH_ERRORS = {
   BadBody: { status: 500, doc: 'a JSON call given text or undefined, or a stream body without a valid length' },
   BadSettings: { status: 500, doc: 'a client, target or call limit that is not a non-negative integer (maxInFlight and readBufferSize: positive)' },
   ExchangeMisuse: { status: 500, doc: 'an Exchange used out of order: begun twice, or read before begin or after end' },
-} as const satisfies Record<string, { status: 500 | 503; doc: string }>;
+} as const satisfies Record<string, ErrorRow & { status: 500 | 503 }>;
 
 export type FetchErrorCode = keyof typeof FETCH_ERRORS;
 
@@ -35,16 +37,13 @@ export type FetchErrorCode = keyof typeof FETCH_ERRORS;
  * @example
  * try { await client.get(c, url, {}) } catch (e) { if (e instanceof FetchError && e.code === 'TimedOut') … }
  */
-export class FetchError extends Error {
-  readonly code: FetchErrorCode;
+export class FetchError extends CodedError<FetchErrorCode> {
   /** The answer's status should this error escape a handler (OPEN-41). */
-  readonly status: 500 | 503;
+  declare readonly status: 500 | 503;
 
   constructor(code: FetchErrorCode, detail?: string, options?: { cause?: unknown }) {
-    super(detail ? `${code}: ${detail}` : `${code}: ${FETCH_ERRORS[code].doc}`, options);
+    super(code, FETCH_ERRORS[code], detail ? `${code}: ${detail}` : `${code}: ${FETCH_ERRORS[code].doc}`, options);
     this.name = 'FetchError';
-    this.code = code;
-    this.status = FETCH_ERRORS[code].status;
   }
 }
 

@@ -20,7 +20,7 @@ function lengthOf(parsed: HeadInit['headers']): number | null {
  *
  * @example
  * const head = await ex.begin(client, { method: 'GET', url });
- * if (!head.ok()) throw new Error(`upstream ${head.status}`);
+ * if (!head.ok) throw new Error(`upstream ${head.status}`);
  */
 export class Head {
   readonly status: number;
@@ -42,8 +42,8 @@ export class Head {
     this.redirected = init.redirected;
   }
 
-  /** True for 200–299. */
-  ok(): boolean {
+  /** True for 200–299. A read-only property, as in `fetch`: `if (!res.ok) throw …` works. */
+  get ok(): boolean {
     return this.status >= 200 && this.status <= 299;
   }
 

@@ -22,4 +22,5 @@ export { withQuery } from './with-query';
 export type { Scalar, QueryValue, QueryParams } from './with-query';
 export { FetchError, FETCH_ERRORS, isFetchError } from './errors';
 export type { FetchErrorCode } from './errors';
+export { CodedError, type ErrorRow } from '../errors';
 export type { Scope } from './scope';

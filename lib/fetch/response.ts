@@ -19,7 +19,8 @@ export type JsonClass<T> = abstract new (...args: never[]) => T;
  *
  * @example
  * const res = await client.get(c, 'http://stock.internal/items/7', {});
- * if (res.ok()) return res.json(Item);
+ * if (!res.ok) throw fail.status(502, 'stock answered %d', res.status);
+ * return res.json(Item);
  */
 export class Response {
   readonly status: number;
@@ -40,8 +41,8 @@ export class Response {
     this.#parsed = init.headers;
   }
 
-  /** True for 200–299. */
-  ok(): boolean {
+  /** True for 200–299. A read-only property, as in `fetch`: `if (!res.ok) throw …` works. */
+  get ok(): boolean {
     return this.status >= 200 && this.status <= 299;
   }
 

@@ -17,7 +17,7 @@ export class WarehouseClient {
 
   async stock(c: Ctx, sku: string): Promise<StockLevel> {
     const res = await this.target.get(c, '/stock/{sku}', { sku });
-    if (!res.ok()) throw fail.status(502, 'warehouse answered %d', res.status);
+    if (!res.ok) throw fail.status(502, 'warehouse answered %d', res.status);
     return res.json(StockLevel);
   }
 
@@ -25,6 +25,6 @@ export class WarehouseClient {
   async reserve(c: Ctx, sku: string, qty: number): Promise<void> {
     const res = await this.target.postJson(c, '/reservations', {}, { sku, qty });
     if (res.status === 409) throw fail.conflict('sku %s is sold out', sku);
-    if (!res.ok()) throw fail.status(502, 'warehouse answered %d', res.status);
+    if (!res.ok) throw fail.status(502, 'warehouse answered %d', res.status);
   }
 }

@@ -198,7 +198,7 @@ describe('operations', () => {
   it('FETCH-42 a 4xx or 5xx comes back as a Response, not an error', async () => {
     const a = await client.get(run, peer.url + 'status?s=404', {});
     expect(a.status).toBe(404);
-    expect(a.ok()).toBe(false);
+    expect(a.ok).toBe(false);
     expect(a.body).toBe('status 404');
     const b = await client.get(run, peer.url + 'status?s=503', {});
     expect(b.status).toBe(503);
@@ -206,12 +206,25 @@ describe('operations', () => {
 });
 
 describe('Response', () => {
-  it('FETCH-25 FETCH-26 status is numeric and ok() is true exactly for 200..299', async () => {
+  it('FETCH-25 FETCH-26 status is numeric and ok is true exactly for 200..299', async () => {
     for (const [s, ok] of [[200, true], [204, true], [299, true], [199 + 101, false], [302, false], [404, false], [500, false]] as const) {
       const res = await client.get(run, peer.url + `status?s=${s}`, {});
       expect(res.status).toBe(s);
-      expect(res.ok()).toBe(ok);
+      expect(res.ok).toBe(ok);
     }
+  });
+
+  it('ok is a read-only property, as in fetch: `if (!res.ok) throw` throws for a 503, and ok cannot be set', async () => {
+    const res = await client.get(run, peer.url + 'status?s=503', {});
+    const guard = (): void => {
+      if (!res.ok) throw new Error(`upstream answered ${res.status}`);
+    };
+    expect(guard).toThrow('upstream answered 503');
+    expect(typeof res.ok).toBe('boolean');
+    expect(() => {
+      (res as { ok: boolean }).ok = true;
+    }).toThrow(TypeError);
+    expect(res.ok).toBe(false);
   });
 
   it('FETCH-27 body is the whole body as text (and bytes the same as a Buffer)', async () => {

@@ -93,7 +93,7 @@ describe('begin and Head', () => {
     const head = await ex.begin(client, { method: 'GET', url: peer.url + 'sized?n=10' });
     expect(head).toBeInstanceOf(Head);
     expect(head.status).toBe(200);
-    expect(head.ok()).toBe(true);
+    expect(head.ok).toBe(true);
     expect(head.contentLength).toBe(10);
     expect(head.contentType).toBe('application/octet-stream');
     expect(head.header('X-KIND')).toBe('sized');
@@ -104,14 +104,14 @@ describe('begin and Head', () => {
     await ex.end();
   });
 
-  it('FETCH-76 a chunked answer has no contentLength; a 404 head is not ok()', async () => {
+  it('FETCH-76 a chunked answer has no contentLength; a 404 head is not ok', async () => {
     const ex = new Exchange();
     const head = await ex.begin(client, { url: peer.url + 'chunked?n=10' });
     expect(head.contentLength).toBeNull();
     await ex.end();
     const ex2 = new Exchange();
     const h2 = await ex2.begin(client, { url: `${peer.origin}/status-none` });
-    expect(h2.ok()).toBe(true);
+    expect(h2.ok).toBe(true);
     await ex2.end();
   });
 

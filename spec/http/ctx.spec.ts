@@ -68,6 +68,19 @@ class CtxController {
   @Get('/header') header(c: Ctx) {
     c.sendJson(200, { present: c.header('X-Thing'), absent: c.header('x-missing') });
   }
+  @Get('/status') status(c: Ctx) {
+    const before = c.status;
+    let refused = '';
+    try {
+      (c as unknown as { status: number }).status = 200; // what the type forbids: a program cannot fake an answer's status
+    } catch (e) {
+      refused = (e as Error).name;
+    }
+    const after = [before, c.status, c.sent, refused];
+    c.setHeader('x-seen', after.join(','));
+    c.sendText(201, 'made');
+    if (c.status !== 201 || !c.sent) throw new Error(`status ${c.status} after sending`);
+  }
 }
 
 const app = new App({ log: () => {} }).controllers(CtxController);
@@ -184,6 +197,11 @@ describe('Ctx sending API', () => {
     const over = await app.inject({ method: 'POST', url: '/size', body: Buffer.alloc(1024 * 1024 + 1) });
     expect(over.status).toBe(413);
     expect(over.json<{ status: number }>().status).toBe(413);
+  });
+
+  it('c.status is read-only: 0 until the head goes out, then the status sent; assigning it throws and changes nothing', async () => {
+    const res = await app.inject({ url: '/status' });
+    expect([res.status, res.body, res.headers['x-seen']]).toEqual([201, 'made', '0,0,false,TypeError']);
   });
 
   it('CORE-28 c.header gives the value or null', async () => {

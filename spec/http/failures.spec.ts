@@ -1,4 +1,6 @@
-import { App, Controller, Get, HttpError, Post, fail, type FailureShape } from 'fw';
+import { App, CodedError, Controller, Get, HttpError, Post, fail, type FailureShape } from 'fw';
+import { CacheError } from 'fw/cache';
+import { FetchError } from 'fw/fetch';
 
 class Problem {
   constructor(readonly code: number, readonly detail: string, readonly meta: { service: string }) {}
@@ -77,6 +79,33 @@ class FailController {
   }
   @Get('/challenge') challenge() {
     throw fail.challenge('bearer', 'who are you');
+  }
+  @Get('/fetch-timed-out') fetchTimedOut() {
+    throw new FetchError('TimedOut', 'GET http://stock.internal/items?token=s3cret');
+  }
+  @Get('/fetch-too-large') fetchTooLarge() {
+    throw new FetchError('BodyTooLarge', 'GET http://stock.internal/items?token=s3cret');
+  }
+  @Get('/cache-unavailable') cacheUnavailable() {
+    throw new CacheError('Unavailable', 'Space "orders": get "user-s3cret" failed');
+  }
+  @Get('/cache-invalid') cacheInvalid() {
+    throw new CacheError('InvalidArgument', 'Space "orders": key "user-s3cret"');
+  }
+  @Get('/abort-error') abortError() {
+    throw AbortSignal.abort().reason;
+  }
+  @Get('/abort-err') abortErr() {
+    throw Object.assign(new Error('The operation was aborted'), { name: 'AbortError', code: 'ABORT_ERR' });
+  }
+  @Get('/timeout-error') timeoutError() {
+    throw new DOMException('signal timed out', 'TimeoutError');
+  }
+  @Get('/foreign-status') foreignStatus() {
+    throw Object.assign(new Error('upstream said 404'), { code: 'ERR_BAD_RESPONSE', status: 404 });
+  }
+  @Get('/inherited-code') inheritedCode() {
+    throw Object.assign(new Error('x'), { code: 'toString' });
   }
   @Post('/text') text() {
     throw fail.notFound('gone');
@@ -174,6 +203,51 @@ describe('errors thrown by a handler', () => {
     const res = await get(url);
     expect(res.status).toBe(status);
     expect(res.body).not.toContain('/etc/secret');
+  });
+});
+
+describe('coded errors of fw/fetch and fw/cache, and errors that mean one of our codes', () => {
+  it.each([
+    ['OPEN-41 a FetchError TimedOut', '/fetch-timed-out', 503, 'Service Unavailable', 'FetchError TimedOut'],
+    ['OPEN-41 a FetchError BodyTooLarge (an upstream body, not ours: not 413)', '/fetch-too-large', 500, 'internal server error', 'FetchError BodyTooLarge'],
+    ['OPEN-59 a CacheError Unavailable', '/cache-unavailable', 503, 'Service Unavailable', 'CacheError Unavailable'],
+    ['a CacheError InvalidArgument', '/cache-invalid', 500, 'internal server error', 'CacheError InvalidArgument'],
+  ])('%s answers the status of its code in its module table; the message stays in the log by code', async (_what, url, status, error, logged) => {
+    const { app, flushed } = withLog();
+    const res = await app.inject({ url });
+    expect(res.json()).toEqual({ error, status });
+    expect(res.body).not.toContain('s3cret');
+    const log = await flushed();
+    expect(log).toContain(logged);
+    expect(log).not.toContain('s3cret');
+  });
+
+  it('each module error is a CodedError whose status is its table row', () => {
+    for (const e of [new HttpError('BodyTooSlow', 'x'), new FetchError('Stalled'), new CacheError('Full', 'x')]) {
+      expect(e).toBeInstanceOf(CodedError);
+      expect(e).toBeInstanceOf(Error);
+    }
+    expect(new HttpError('BodyTooSlow', 'x').status).toBe(408);
+    expect(new CacheError('Full', 'x').status).toBe(503);
+    expect(new CacheError('TooLarge', 'x').status).toBe(500);
+  });
+
+  it.each([
+    ['FAIL-23 an AbortError (DOMException)', '/abort-error', 503],
+    ['FAIL-23 Node\'s ABORT_ERR', '/abort-err', 503],
+    ['FAIL-22 a TimeoutError (DOMException)', '/timeout-error', 503],
+  ])('%s answers %d', async (_what, url, status) => {
+    const res = await get(url);
+    expect(res.status).toBe(status);
+    expect(res.json()).toEqual({ error: 'Service Unavailable', status });
+  });
+
+  it('FAIL-24 an error from elsewhere is never trusted for its status, and an inherited property name is no code', async () => {
+    for (const url of ['/foreign-status', '/inherited-code']) {
+      const res = await get(url);
+      expect(res.status).toBe(500);
+      expect(res.json()).toEqual({ error: 'internal server error', status: 500 });
+    }
   });
 });
 

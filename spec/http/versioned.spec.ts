@@ -27,6 +27,13 @@ class DocsController {
     work++;
     return Versioned.of(v, new Doc('cheap', v));
   }
+  @Get('/one-verb/{v}')
+  @Returns(Versioned(Doc))
+  oneVerb(@Param('v') v: number, c: Ctx) {
+    if (c.clientHas(v)) return v === 1 ? Versioned.unchanged(v) : Versioned.unchanged(v, headers.of([{ name: 'X-Cheap', value: 'one verb' }]));
+    work++;
+    return Versioned.of(v, new Doc('one-verb', v));
+  }
   @Get('/lying')
   @Returns(Versioned(Doc))
   lying() {
@@ -71,6 +78,17 @@ describe('Versioned answers', () => {
     expect(res.headers['x-cheap']).toBe('yes');
     expect(res.headers.etag).toBe('W/"5"');
     expect(work).toBe(0);
+  });
+
+  it('ANS-31 ANS-32 Versioned.unchanged takes the headers too: the same 304 as unchangedWith', async () => {
+    work = 0;
+    const withHeaders = await app.inject({ url: '/one-verb/5', headers: { 'if-none-match': 'W/"5"' } });
+    expect([withHeaders.status, withHeaders.headers['x-cheap'], withHeaders.headers.etag, withHeaders.body]).toEqual([304, 'one verb', 'W/"5"', '']);
+    const bare = await app.inject({ url: '/one-verb/1', headers: { 'if-none-match': 'W/"1"' } });
+    expect([bare.status, bare.headers['x-cheap'], bare.headers.etag]).toEqual([304, undefined, 'W/"1"']);
+    expect(work).toBe(0);
+    const list = headers.of([{ name: 'X-Cheap', value: 'yes' }]);
+    expect(Versioned.unchangedWith(3, list)).toEqual(Versioned.unchanged(3, list));
   });
 
   it('ANS-33 unchanged when the client did not send that version is 500 naming the route', async () => {

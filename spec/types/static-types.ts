@@ -22,6 +22,17 @@ app.embeddedWith('/', [{ path: 'a.bin', bytes: new Uint8Array(3) }], {});
 app.staticWith('/', 'public', { spaFallbackFor: 'always' });
 app.staticWith('/', 'public', { maxFileBytes: 1, maxTotalBytes: 2, dotfiles: true, reload: true, spaFallbackFor: 'navigations' });
 app.static('/', 'public');
+// STATIC-02 app.static takes the same options as staticWith, as a third argument
+app.static('/', 'public', { maxFileBytes: 1, maxTotalBytes: 2, dotfiles: true, reload: true, spaFallbackFor: 'navigations' });
+// @ts-expect-error not a fallback mode
+app.static('/', 'public', { spaFallbackFor: 'always' });
+// STATIC-03 app.embedded takes the embedded options, and no directory-only ones
+app.embedded('/', entries);
+app.embedded('/', entries, { index: '', cacheControl: 'no-cache', spaFallback: 'index.html', spaFallbackFor: 'anyPath', compress: false, compressMinBytes: 10 });
+// @ts-expect-error no maxFileBytes on an embedded tree
+app.embedded('/', entries, { maxFileBytes: 1 });
+// @ts-expect-error no reload on an embedded tree
+app.embedded('/', entries, { reload: true });
 
 const shared: EmbeddedOptions = {};
 const full: StaticOptions = shared;

@@ -1,4 +1,4 @@
-import { createServer, ServerResponse, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
@@ -8,10 +8,8 @@ import { compileRoute, type CompiledRoute } from '../pipeline/compile-route';
 import { compressor, type CompressOptions } from '../features/compress';
 import { Ctx, isThenable, type Core } from '../request/ctx';
 import type { Capability, EncoderExtensions, Host, Middleware } from '../route/extensions';
-import { errorAnswer, phrase } from '../core/error-answer';
 import { RefusalError } from '../core/errors';
-import { defaultFailureBody, failureBodyFor, type FailureShape } from '../core/failure-shape';
-import type { HeaderBag } from '../core/header-rules';
+import { defaultFailureBody, failureBodyFor, mapError, phrase, writeRawFailure, type FailureShape } from '../core/error-mapping';
 import { InjectRequest, InjectResponse, type InjectOptions, type InjectResult } from './inject';
 import { addHealthRoute, type HealthOptions } from '../features/health';
 import { LogSink } from './log-sink';
@@ -21,7 +19,7 @@ import { Router } from '../core/router';
 import { scan } from '../pipeline/scanner';
 import type { Services } from '../route/extensions';
 import { checkSessionOptions, type SessionOptions } from '../features/sessions';
-import { Upgrades, upgradeConnection } from '../features/websocket';
+import { UPGRADE, Upgrades, upgradeConnection } from '../features/websocket';
 import { sendFile } from '../features/files/send-file';
 import { watchTimeouts } from './socket-timeouts';
 import { addStaticTree, type EmbeddedEntry, type EmbeddedOptions, type StaticOptions } from '../features/static/static-tree';
@@ -190,32 +188,42 @@ export class App {
   }
 
   /**
-   * Serves directory `dir` (relative to the working directory) under `prefix` with the default
-   * options. Indexed at `build()`; routes win over it; GET and HEAD only.
-   * @example app.static('/', 'public')
+   * Serves directory `dir` (relative to the working directory) under `prefix`. Indexed at
+   * `build()`; routes win over it; GET and HEAD only. Options (all optional): index, cacheControl,
+   * spaFallback, spaFallbackFor, maxFileBytes, maxTotalBytes, dotfiles, followSymlinks, compress,
+   * compressMinBytes, reload.
+   * @example app.static('/', 'public') · app.static('/', 'public', { spaFallback: 'index.html' })
    */
-  static(prefix: string, dir: string): this {
-    return this.staticWith(prefix, dir, {});
-  }
-
-  /**
-   * `app.static` with options: index, cacheControl, spaFallback, spaFallbackFor, maxFileBytes,
-   * maxTotalBytes, dotfiles, compress, compressMinBytes, reload.
-   * @example app.staticWith('/', 'public', { spaFallback: 'index.html', maxFileBytes: 256 * 1024 })
-   */
-  staticWith(prefix: string, dir: string, options: StaticOptions): this {
+  static(prefix: string, dir: string, options: StaticOptions = {}): this {
     addStaticTree(this, prefix, { dir }, options);
     return this;
   }
 
   /**
-   * Serves a list of `{ path, bytes }` built into the program under `prefix`, from memory. A path
-   * listed twice or a `spaFallback` naming no entry stops `build()`.
-   * @example app.embeddedWith('/', [{ path: 'index.html', bytes: html }], { spaFallback: 'index.html' })
+   * The same call as `app.static(prefix, dir, options)`: the spec's name for it (STATIC-02).
+   * @example app.staticWith('/', 'public', { spaFallback: 'index.html', maxFileBytes: 256 * 1024 })
    */
-  embeddedWith(prefix: string, entries: readonly EmbeddedEntry[], options: EmbeddedOptions): this {
+  staticWith(prefix: string, dir: string, options: StaticOptions): this {
+    return this.static(prefix, dir, options);
+  }
+
+  /**
+   * Serves a list of `{ path, bytes }` built into the program under `prefix`, from memory. A path
+   * listed twice or a `spaFallback` naming no entry stops `build()`. Options (all optional): index,
+   * cacheControl, spaFallback, spaFallbackFor, compress, compressMinBytes.
+   * @example app.embedded('/', [{ path: 'index.html', bytes: html }], { cacheControl: 'no-cache' })
+   */
+  embedded(prefix: string, entries: readonly EmbeddedEntry[], options: EmbeddedOptions = {}): this {
     addStaticTree(this, prefix, { entries }, options);
     return this;
+  }
+
+  /**
+   * The same call as `app.embedded(prefix, entries, options)`: the spec's name for it (STATIC-03).
+   * @example app.embeddedWith('/', [{ path: 'index.html', bytes: html }], { index: '' })
+   */
+  embeddedWith(prefix: string, entries: readonly EmbeddedEntry[], options: EmbeddedOptions): this {
+    return this.embedded(prefix, entries, options);
   }
 
   /** The class given to `app.failures(T)`, or null for the default `{ error, status }`. */
@@ -438,7 +446,7 @@ export class App {
     const q = url.indexOf('?');
     const route = req.method === 'GET' ? this.#router!.find(q === -1 ? url : url.slice(0, q))?.methods.get('GET') : undefined;
     const o = this.options;
-    const served = this.#upgrades.take(req, socket as Socket, head, route?.record.upgrade ?? null, {
+    const served = this.#upgrades.take(req, socket as Socket, head, route?.record.marks.get(UPGRADE) ?? null, {
       bodyMs: o.requestTimeoutMs ?? 30_000,
       lingerMs: o.keepAliveTimeoutMs ?? 5_000,
       writeMs: o.writeTimeoutMs ?? 60_000,
@@ -454,11 +462,7 @@ export class App {
       return;
     }
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    const body = defaultFailureBody(status, phrase(status));
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nDate: ${new Date().toUTCString()}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    writeRawFailure(socket, status, phrase(status));
   }
 
   readonly #dispatch = (req: IncomingMessage, res: ServerResponse): void => {
@@ -540,18 +544,18 @@ export class App {
 
   /** A thrown value becomes the failure answer; after an answer was sent, the connection is closed and a warning logged. */
   #failed(c: Ctx, err: unknown, label: string): void {
-    const answer = errorAnswer(err, label);
+    const failure = mapError(err, label);
     if (c.sent) {
-      this.#sink.line(`warning: ${label} failed after answering ${c.status}: ${answer.log ?? answer.message}`);
+      this.#sink.line(`warning: ${label} failed after answering ${c.status}: ${failure.log ?? failure.message}`);
       const res = c.res;
       if (res.writableEnded) res.socket?.end();
       else res.destroy();
       return;
     }
-    if (answer.log !== null) this.#sink.line(answer.log);
-    if (answer.status === 413 || answer.status === 408) c.res.shouldKeepAlive = false; // the unread body would be read as the next request
+    if (failure.log !== null) this.#sink.line(failure.log);
+    if (failure.status === 413 || failure.status === 408) c.res.shouldKeepAlive = false; // the unread body would be read as the next request
     try {
-      c.writeFailure(answer.status, answer.message, answer.headers as HeaderBag | null);
+      c.writeFailure(failure.status, failure.message, failure.headers);
     } catch (e) {
       this.#sink.line(`warning: ${label}: failure answer not written: ${(e as Error).message}`);
       c.res.destroy();

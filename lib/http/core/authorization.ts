@@ -1,4 +1,4 @@
-import { Failure } from './failure';
+import { Failure } from './errors';
 
 export interface BearerCredentials {
   readonly scheme: 'bearer';

@@ -1,4 +1,4 @@
-import { Failure } from './failure';
+import { Failure } from './errors';
 
 /**
  * A form as it was read: the value when it fits its class, the field errors when it does not.

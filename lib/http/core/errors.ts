@@ -1,6 +1,12 @@
+// What is thrown: the errors `fw` raises (HttpError, with its one table of codes, and
+// RefusalError) and the Failure a program raises with `fail.*` (./fail). What a thrown value
+// answers is ./error-mapping.
+import { CodedError, type ErrorRow } from '../../errors';
+
 /**
- * Every error code `fw` itself raises, with the status it answers when it escapes a handler.
- * One table, so the README can list them and a spec can check it does (as Fastify does).
+ * Every error code `fw` itself raises, once, with the status it answers when it escapes a handler
+ * (an error from elsewhere carrying one of these codes answers the same, FAIL-18..23) and the
+ * line the docs list (as Fastify does).
  */
 export const HTTP_ERRORS = {
   Refusal: { status: 500, doc: 'the bootstrap scanner found declarations it refuses (see RefusalError)' },
@@ -30,19 +36,15 @@ export const HTTP_ERRORS = {
   NotAnEventStream: { status: 500, doc: 'a route declared @Returns(EventStream) finished without calling c.events()' },
   BadCookieValue: { status: 500, doc: 'a cookie whose value holds ";" or a control byte, or whose name is not a token' },
   CorsAnyOriginWithCredentials: { status: 500, doc: "cors({ origins: '*', credentials: true }): any site could read answers made with the user's cookies; list the origins" },
-} as const;
+} as const satisfies Record<string, ErrorRow>;
 
 export type HttpErrorCode = keyof typeof HTTP_ERRORS;
 
 /** An error raised by `fw`, with a stable `code` and the status it answers. Its message is ours, so it is safe to send. */
-export class HttpError extends Error {
-  readonly code: HttpErrorCode;
-  readonly status: number;
+export class HttpError extends CodedError<HttpErrorCode> {
   constructor(code: HttpErrorCode, message: string) {
-    super(message);
+    super(code, HTTP_ERRORS[code], message);
     this.name = 'HttpError';
-    this.code = code;
-    this.status = HTTP_ERRORS[code].status;
   }
 }
 
@@ -57,4 +59,30 @@ export class RefusalError extends HttpError {
     this.name = 'RefusalError';
     this.problems = Object.freeze([...problems]);
   }
+}
+
+/** Bytes a failure message may take; a longer one is cut at a character boundary, never refused. */
+export const MESSAGE_SLOT = 240;
+
+/** A failure chosen by the program (`fail.*`): thrown, it answers `status` with `message` in the failure shape. */
+export class Failure extends Error {
+  readonly status: number;
+  /** Set by `fail.internal`: the message is logged, the client gets the status phrase. */
+  readonly internal: boolean;
+  constructor(status: number, message: string, internal = false) {
+    super(truncate(message));
+    this.name = 'Failure';
+    this.status = status;
+    this.internal = internal;
+  }
+}
+
+/** `message` cut to MESSAGE_SLOT bytes of UTF-8 at a character boundary (FAIL-17). */
+export function truncate(message: string): string {
+  if (message.length <= MESSAGE_SLOT / 3) return message; // fast path: cannot exceed 240 UTF-8 bytes
+  const bytes = Buffer.from(message, 'utf8');
+  if (bytes.length <= MESSAGE_SLOT) return message;
+  let end = MESSAGE_SLOT;
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--; // back off to a character start
+  return bytes.subarray(0, end).toString('utf8');
 }

@@ -1,8 +1,6 @@
 import { format } from 'node:util';
 import { AuthorizationFailure } from './authorization';
-
-export { Failure, MESSAGE_SLOT, truncate } from './failure';
-import { Failure } from './failure';
+import { Failure } from './errors';
 
 const make = (status: number) => (fmt = '', ...args: unknown[]) => new Failure(status, args.length ? format(fmt, ...args) : fmt);
 

@@ -1,6 +1,6 @@
-import { IncomingMessage, ServerResponse, STATUS_CODES } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { defaultFailureBody } from '../core/failure-shape';
+import { writeRawFailure } from '../core/error-mapping';
 
 /** How long a request node let go of may take: its body, and the wait for the client's close after the answer. */
 export interface DetachedTimes {
@@ -54,7 +54,7 @@ export class DetachedRequest {
   static serve(req: IncomingMessage, socket: Socket, head: Buffer | null, times: DetachedTimes): DetachedRequest | null {
     const framing = framingOf(req);
     if (typeof framing === 'string') {
-      writeRaw(socket, 400, framing);
+      writeRawFailure(socket, 400, framing);
       linger(socket, times.lingerMs);
       return null;
     }
@@ -209,7 +209,7 @@ export class DetachedRequest {
     }
     // Written before the handler's answer, as node writes a 400/408 it finds while reading: the
     // default shape, then the connection is closed (an answer the handler writes later is dropped).
-    writeRaw(this.#socket, status, message);
+    writeRawFailure(this.#socket, status, message);
     linger(this.#socket, this.#times.lingerMs);
   }
 }
@@ -226,15 +226,6 @@ function framingOf(req: IncomingMessage): Framing | null | string {
   if (cl === undefined) return null;
   if (!/^\d{1,15}$/.test(cl)) return 'bad Content-Length';
   return { length: Number(cl) };
-}
-
-/** An answer written straight on the socket (default shape, `Connection: close`), then our side ended. */
-export function writeRaw(socket: Socket, status: number, message: string): void {
-  const body = defaultFailureBody(status, message);
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nDate: ${new Date().toUTCString()}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
 }
 
 /**

@@ -2,7 +2,7 @@ import { IsIn } from 'class-validator';
 import { toContract } from '../core/answers';
 import type { Ctx } from '../request/ctx';
 import { fail } from '../core/fail';
-import type { RouteRecord } from '../route/route-record';
+import { builtInRecord } from '../route/route-record';
 import type { Host } from '../route/extensions';
 
 /**
@@ -138,22 +138,16 @@ export function addHealthRoute(app: Host, options: string | HealthOptions = {}):
   if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError(`health path must start with "/", got ${JSON.stringify(path)}`);
   const cacheMs = setting('cacheMs', o.cacheMs, HEALTH_CACHE_MS, 0);
   const timeoutMs = setting('timeoutMs', o.timeoutMs, HEALTH_TIMEOUT_MS, 1);
-  const record: RouteRecord = Object.freeze({
-    method: 'GET',
+  const record = builtInRecord({
     path,
-    label: `GET ${path} (health)`,
+    name: 'health',
     controller: HealthCheck,
     key: 'check',
-    operationId: 'health',
     summary: 'Health: 503 while a target is not ready or the server is stopping',
     tag: 'health',
-    args: Object.freeze([{ kind: 'ctx' as const }]),
+    args: [{ kind: 'ctx' }],
     contract: toContract(HealthStatus),
     returnType: Promise,
-    idempotent: null,
-    upgrade: null,
-    rate: null,
-    builtIn: true,
     failures: [503],
   });
   app.addBuiltIn(record, new HealthCheck(app, cacheMs, timeoutMs));

@@ -12,6 +12,26 @@ import { KeptAnswers, type KeptAnswer, type RequestParts } from './kept-answers'
 import { fail } from '../core/fail';
 import type { RouteRecord } from '../route/route-record';
 import type { RecordCheck } from '../route/extensions';
+import { MarkKey } from '../route/mark-key';
+import { markRoute } from '../route/decorators';
+
+/** What an `@Idempotent` route declares. */
+export interface IdempotentMark {
+  /** The space declaration (from `fw/cache`'s `Space(...)`); the opened space is found among provided services. */
+  readonly space: object;
+  readonly by?: (c: Ctx) => string | null | undefined | Promise<string | null | undefined>;
+}
+
+/** The key of a route's `@Idempotent` mark: `record.marks.get(IDEMPOTENT)`. */
+export const IDEMPOTENT = new MarkKey<IdempotentMark>('idempotent');
+
+/**
+ * Runs the handler once per `Idempotency-Key` (and caller) and replays the kept answer to retries.
+ * @example @Idempotent(Orders, { by: (c) => c.resolve(Account).id })
+ */
+export function Idempotent(space: object, options: Omit<IdempotentMark, 'space'> = {}): MethodDecorator {
+  return markRoute(IDEMPOTENT, { space, ...options });
+}
 
 /** Longest `Idempotency-Key`, in bytes. */
 export const MAX_KEY_BYTES = 255;
@@ -118,8 +138,8 @@ function toBytes(body: Uint8Array | string | null): Uint8Array | null {
 }
 
 const around: AroundFactory = (record, services) => {
-  const mark = record.idempotent;
-  if (mark === null) return null;
+  const mark = record.marks.get(IDEMPOTENT);
+  if (mark === undefined) return null;
   const space = findSpace(services.all(), mark.space);
   if (space === null) return null; // refused by the check below
   const by = mark.by ?? null;
@@ -354,8 +374,8 @@ function unkeepable(contract: Contract | null): string | null {
 }
 
 const check: RecordCheck = (record: RouteRecord, services, problems) => {
-  const mark = record.idempotent;
-  if (mark === null) return;
+  const mark = record.marks.get(IDEMPOTENT);
+  if (mark === undefined) return;
   const label = record.label;
   if (findSpace(services.all(), mark.space) === null) {
     const name = (mark.space as Partial<SpaceDecl>).name ?? '?';
@@ -376,8 +396,8 @@ const check: RecordCheck = (record: RouteRecord, services, problems) => {
  * replay marker on every success answer (OPEN-15). 403 only when `by` can refuse (OPEN-14).
  */
 const describe = (record: RouteRecord, op: OperationSink): void => {
-  const mark = record.idempotent;
-  if (mark === null) return;
+  const mark = record.marks.get(IDEMPOTENT);
+  if (mark === undefined) return;
   op.parameter({
     name: 'Idempotency-Key',
     in: 'header',

@@ -4,9 +4,31 @@ import { fail } from '../core/fail';
 import type { OperationSink } from '../route/extensions';
 import { RateTable, RATE_ADMITTED, RATE_OVER } from './rate-table';
 import type { RouteRecord } from '../route/route-record';
+import { MarkKey } from '../route/mark-key';
+import { markRoute } from '../route/decorators';
 
 /** Client addresses one rate-limited route keeps windows for, unless `maxAddresses` says otherwise. */
 export const RATE_MAX_ADDRESSES = 100_000;
+
+/** What a `@RateLimit` route declares. */
+export interface RateMark {
+  readonly max: number;
+  readonly perSeconds: number;
+  /** Client addresses the route keeps windows for at once (default 100,000); a new address past it is 503. */
+  readonly maxAddresses?: number;
+}
+
+/** The key of a route's `@RateLimit` mark: `record.marks.get(RATE)`. */
+export const RATE = new MarkKey<RateMark>('rate');
+
+/**
+ * Allows at most `max` requests per `perSeconds` per client address (429 with `Retry-After` beyond).
+ * Windows are kept for at most `maxAddresses` addresses at once (default 100,000): a new address
+ * past it is 503 with `Retry-After` until the oldest window ends.
+ */
+export function RateLimit(options: RateMark): MethodDecorator {
+  return markRoute(RATE, options);
+}
 
 /**
  * `@RateLimit({ max, perSeconds, maxAddresses? })`: at most `max` requests per client address in
@@ -19,8 +41,8 @@ export const RATE_MAX_ADDRESSES = 100_000;
  * proxy every client shares the proxy's allowance.
  */
 const around: AroundFactory = (record) => {
-  const mark = record.rate;
-  if (mark === null) return null;
+  const mark = record.marks.get(RATE);
+  if (mark === undefined) return null;
   const maxKeys = mark.maxAddresses ?? RATE_MAX_ADDRESSES;
   if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) {
     throw new TypeError(`${record.label}: @RateLimit maxAddresses must be a positive whole number, got ${String(maxKeys)}`);
@@ -39,8 +61,8 @@ const around: AroundFactory = (record) => {
 
 /** A rate-limited route lists 429 with the Retry-After it sends (the 503 of a full table is shedding, which no route lists). */
 const describe = (record: RouteRecord, op: OperationSink): void => {
-  const mark = record.rate;
-  if (mark === null) return;
+  const mark = record.marks.get(RATE);
+  if (mark === undefined) return;
   op.failure(429, `more than ${mark.max} requests in ${mark.perSeconds} s from one address`, {
     'Retry-After': { description: 'Seconds until the window ends', schema: { type: 'integer' } },
   });

@@ -30,9 +30,21 @@ export function Versioned(inner: ContractLike): Contract {
   return tag({ kind: 'versioned', inner: toContract(inner) });
 }
 Versioned.of = <T>(version: Version, value: T, headers: HeaderList | null = null): VersionedValue<T> => ({ [VERSIONED]: true, version, value, unchanged: false, headers });
-/** The client has this version already (check with `c.clientHas`): 304 without doing the work. */
-Versioned.unchanged = (version: Version): VersionedValue<never> => ({ [VERSIONED]: true, version, value: undefined, unchanged: true, headers: null });
-Versioned.unchangedWith = (version: Version, headers: HeaderList): VersionedValue<never> => ({ [VERSIONED]: true, version, value: undefined, unchanged: true, headers });
+/**
+ * The client has this version already (check with `c.clientHas`): 304 without doing the work,
+ * with `headers` when given.
+ * @example if (c.clientHas(e.version)) return Versioned.unchanged(e.version, headers.of([h]))
+ */
+Versioned.unchanged = (version: Version, headers: HeaderList | null = null): VersionedValue<never> => ({
+  [VERSIONED]: true,
+  version,
+  value: undefined,
+  unchanged: true,
+  headers,
+});
+/** The same call as `Versioned.unchanged(version, headers)`: the spec's name for it (ANS-32). */
+Versioned.unchangedWith = (version: Version, headers: HeaderList): VersionedValue<never> =>
+  Versioned.unchanged(version, headers);
 
 const encoder = (contract: Contract, label: string, compile: (inner: Contract) => Encoder): Encoder => {
   const inner = compile((contract as { inner: Contract }).inner);

@@ -1,12 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer, type WebSocket as Peer } from 'ws';
 import type { AroundFactory, Capability } from '../route/extensions';
 import type { Ctx } from '../request/ctx';
 import { DetachedRequest, type DetachedTimes } from './detached-request';
 import { HttpError } from '../core/errors';
 import { fail } from '../core/fail';
-import type { OriginRule, UpgradeMark } from '../route/metadata';
+import { MarkKey } from '../route/mark-key';
+import { Get, markRoute, type RouteOptions } from '../route/decorators';
 import type { OperationSink } from '../route/extensions';
 import type { RouteRecord } from '../route/route-record';
 import type { RecordCheck } from '../route/extensions';
@@ -30,6 +31,52 @@ export const WEBSOCKET_DEFAULTS: WebSocketLimits = Object.freeze({
   pingIntervalMs: 30_000,
   idleTimeoutMs: 5 * 60_000,
 });
+
+/**
+ * The origins a WebSocket route accepts: a list of exact `Origin` values, or a function deciding
+ * (it also gets the request's `Host` and the local port, for services that learn their port at
+ * listen). An empty list accepts any origin.
+ */
+export type OriginRule = readonly string[] | ((origin: string, at: { readonly host: string | null; readonly port: number }) => boolean);
+
+/** What a `@WebSocket` route declares; limits left out take the framework's defaults (`WEBSOCKET_DEFAULTS`). */
+export interface UpgradeMark {
+  readonly origins: OriginRule;
+  readonly maxMessageBytes?: number;
+  readonly pingIntervalMs?: number;
+  readonly idleTimeoutMs?: number;
+}
+
+/** The key of a route's `@WebSocket` mark: `record.marks.get(UPGRADE)`. */
+export const UPGRADE = new MarkKey<UpgradeMark>('upgrade');
+
+export interface WebSocketOptions extends RouteOptions {
+  /** Exact `Origin` values, or a function deciding; none named accepts any origin (and none). */
+  readonly origins?: OriginRule;
+  /** The largest message a peer may send, fragments put together; past it the socket closes with 1009. Default 1 MiB. */
+  readonly maxMessageBytes?: number;
+  /** A ping goes out this often; a peer that has not answered one when the next is due is cut. Default 30 s; 0 sends none. */
+  readonly pingIntervalMs?: number;
+  /** A socket with no message either way for this long is closed with 1001 `idle timeout`. Default 5 min; 0 never. */
+  readonly idleTimeoutMs?: number;
+}
+
+/**
+ * A WebSocket route: a GET whose handler calls `c.upgrade(loop, state)`. A handshake whose `Origin`
+ * is not named gets 403 (a missing one too, when origins are named); a request that is not a valid
+ * WebSocket upgrade gets 400. The framework owns the socket's errors and limits: a peer breaking
+ * the protocol is closed (1002, 1007, 1009) and logged, never an uncaught error.
+ * @example @WebSocket('/ws/echo', { origins: ['https://shop.example'], maxMessageBytes: 64 * 1024 }) echo(c: Ctx) { c.upgrade(echoLoop, null) }
+ */
+export function WebSocket(path = '', options: WebSocketOptions = {}): MethodDecorator {
+  const { origins = [], maxMessageBytes, pingIntervalMs, idleTimeoutMs, ...rest } = options;
+  const get = Get(path, rest);
+  const mark = markRoute(UPGRADE, { origins, maxMessageBytes, pingIntervalMs, idleTimeoutMs });
+  return (proto, key, descriptor) => {
+    get(proto, key, descriptor);
+    mark(proto, key, descriptor);
+  };
+}
 
 interface Route {
   readonly wss: WebSocketServer;
@@ -177,7 +224,7 @@ export function upgradeConnection<S>(c: Ctx, loop: UpgradeLoop<S>, state: S): vo
   if (p === undefined || !('route' in p)) throw fail.badRequest('not a WebSocket upgrade');
   if (c.status !== 0) throw new HttpError('AlreadySent', `c.upgrade() after ${c.status} was sent`);
   handshakes.delete(c.req);
-  c.status = 101;
+  c.markSent(101);
   const label = `${c.method} ${c.path}`;
   const log = c.core.log;
   p.route.wss.handleUpgrade(c.req, p.socket, p.head, (ws) => {
@@ -201,12 +248,12 @@ export function upgradeConnection<S>(c: Ctx, loop: UpgradeLoop<S>, state: S): vo
  * (`ws` has already closed it with 1002, 1007 or 1009 when it reports one: logged here, never an
  * uncaught 'error' event), listeners that throw, pings with a dead-peer cut, and the idle timeout.
  */
-function watch(ws: WebSocket, limits: WebSocketLimits, label: string, log: (line: string) => void, failed: (e: unknown) => void): void {
+function watch(ws: Peer, limits: WebSocketLimits, label: string, log: (line: string) => void, failed: (e: unknown) => void): void {
   const peer = (ws as unknown as { _socket?: Socket })._socket?.remoteAddress ?? 'unknown peer';
   ws.on('error', (e: Error & { code?: string }) => log(`warning: ${label} WebSocket from ${peer} closed ${closeCodeOf(e)}: ${e.message}${e.code ? ` (${e.code})` : ''}`));
   // A listener that throws would escape from the socket's 'data' handler and end the process.
   const emit = ws.emit;
-  ws.emit = function guarded(this: WebSocket, event: string | symbol, ...args: unknown[]): boolean {
+  ws.emit = function guarded(this: Peer, event: string | symbol, ...args: unknown[]): boolean {
     try {
       return emit.call(this, event, ...args);
     } catch (e) {
@@ -234,10 +281,10 @@ function watch(ws: WebSocket, limits: WebSocketLimits, label: string, log: (line
   });
   if (idle !== null) {
     const send = ws.send;
-    ws.send = function sent(this: WebSocket, ...args: Parameters<WebSocket['send']>) {
+    ws.send = function sent(this: Peer, ...args: Parameters<Peer['send']>) {
       idle.refresh();
       return send.apply(this, args);
-    } as WebSocket['send'];
+    } as Peer['send'];
   }
   ws.once('close', () => {
     if (ping !== null) clearInterval(ping);
@@ -255,7 +302,7 @@ function closeCodeOf(e: Error): number {
 // A WebSocket route reached without an admitted handshake is answered before its handler runs:
 // the handshake's refusal (400/403), or 400 for a plain GET and every app.inject (EVENTS-05).
 const around: AroundFactory = (record) => {
-  if (record.upgrade === null) return null;
+  if (!record.marks.has(UPGRADE)) return null;
   return (c, proceed) => {
     const verdict = handshakes.get(c.req);
     if (verdict === undefined) throw fail.badRequest('not a WebSocket upgrade');
@@ -274,8 +321,8 @@ const LIMITS: readonly [keyof WebSocketLimits, number][] = [
 ];
 
 const check: RecordCheck = (record, _services, problems) => {
-  const mark = record.upgrade;
-  if (mark === null) return;
+  const mark = record.marks.get(UPGRADE);
+  if (mark === undefined) return;
   for (const [name, least] of LIMITS) {
     const v = mark[name];
     if (v !== undefined && !(Number.isSafeInteger(v) && v >= least)) {
@@ -285,10 +332,13 @@ const check: RecordCheck = (record, _services, problems) => {
 };
 
 const describe = (record: RouteRecord, op: OperationSink): void => {
-  if (record.upgrade === null) return;
+  if (!record.marks.has(UPGRADE)) return;
   op.answer(101, { description: 'Switching Protocols: the connection becomes a WebSocket' });
   op.failure(400, 'not a valid WebSocket upgrade');
   op.failure(403, 'the Origin is not one the route names');
 };
 
-export const websockets: Capability = { checks: [check], arounds: [around], describe };
+// A WebSocket route's answers are its 101 and the handshake's refusals, never the return type's guess.
+const answersItself = (record: RouteRecord): boolean => record.marks.has(UPGRADE);
+
+export const websockets: Capability = { checks: [check], arounds: [around], describe, answersItself };

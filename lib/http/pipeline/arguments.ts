@@ -1,7 +1,7 @@
-import { Failure, fail } from '../core/fail';
+import { fail } from '../core/fail';
 import { Bound } from '../core/bound';
 import { Ctx, isThenable } from '../request/ctx';
-import { HttpError } from '../core/errors';
+import { Failure, HttpError } from '../core/errors';
 import type { ArgRecord } from '../route/route-record';
 import { MAX_PARAMS, TOO_MANY, compileReader, declaredNames, firstParam, readParams } from '../schema';
 

@@ -62,9 +62,7 @@ export function scan(controllers: readonly Function[], services: Services, check
         args: Object.freeze(args),
         contract: marks.returns(proto, mark.key) ?? null,
         returnType: marks.returnType(proto, mark.key),
-        idempotent: marks.idempotent(proto, mark.key) ?? null,
-        upgrade: marks.upgrade(proto, mark.key) ?? null,
-        rate: marks.rate(proto, mark.key) ?? null,
+        marks: marks.marksOf(proto, mark.key),
         builtIn: false,
       });
       checkPathNames(record, problems);

@@ -16,7 +16,7 @@ import { EventStream } from './events';
 import type { SessionOptions } from './session-options';
 import type { UpgradeLoop } from './upgrade-loop';
 
-/** What a request needs from its app; the App implements it. */
+/** @internal What a request needs from its app; the App implements it. */
 export interface Core {
   /** The failure body for a status and message, in the app's failure shape. */
   failureBody(status: number, message: string): string;
@@ -37,7 +37,7 @@ export interface Core {
   readonly upgrade: <S>(c: Ctx, loop: UpgradeLoop<S>, state: S) => void;
 }
 
-/** An answer held back to be kept before it is sent (idempotent routes). */
+/** @internal An answer held back to be kept before it is sent (idempotent routes). */
 export interface CapturedAnswer {
   readonly status: number;
   readonly type: string | null;
@@ -76,10 +76,10 @@ export class Ctx implements Scope {
   /** @internal */ readonly res: ServerResponse;
   /** @internal */ readonly core: Core;
   /** @internal raw `{name}` values in path order */ values: readonly string[] = NO_VALUES;
-  /** The status sent, or 0 before anything is sent. */
-  status = 0;
   /** When the request arrived (performance.now()). */
   readonly startedAt: number;
+  /** The status sent, or 0: written only as the head goes out (`head`, `markSent`). */
+  #status = 0;
   #out: HeaderBag | null = null;
   #id: string | null = null;
   #resolved: Map<unknown, unknown> | null = null;
@@ -281,9 +281,19 @@ export class Ctx implements Scope {
 
   // ---- answering
 
+  /** The status sent, or 0 before anything is sent. Read-only: set as the answer's head goes out. */
+  get status(): number {
+    return this.#status;
+  }
+
+  /** @internal records a head written outside the Ctx (the WebSocket handshake's 101) */
+  markSent(status: number): void {
+    this.#status = status;
+  }
+
   /** True once the answer's head has been sent. */
   get sent(): boolean {
-    return this.status !== 0;
+    return this.#status !== 0;
   }
 
   /** Whether the connection stays open after this answer. */
@@ -296,11 +306,14 @@ export class Ctx implements Scope {
    * headers (`Content-Type`, `Content-Length`, `Transfer-Encoding`, `Connection`) are refused.
    */
   setHeader(name: string, value: string): void {
-    if (this.status !== 0) throw new HttpError('HeadersSent', `header "${name}" set after the answer was sent`);
+    if (this.#status !== 0) throw new HttpError('HeadersSent', `header "${name}" set after the answer was sent`);
     addHeader((this.#out ??= {}), checkHeader(name, value), value);
   }
 
-  /** The same as `setHeader` (the value is copied either way in JavaScript). */
+  /**
+   * The same call as `setHeader`: the spec's name for it (CORE-37; the value is copied either way
+   * in JavaScript).
+   */
   setStaticHeader(name: string, value: string): void {
     this.setHeader(name, value);
   }
@@ -326,7 +339,7 @@ export class Ctx implements Scope {
   #startStream(status: number, contentType: string, length: number | null): BodyStream {
     this.ownAnswer();
     checkValue('content-type', contentType);
-    if (this.status !== 0) throw new HttpError('AlreadySent', `a second answer (${status}) after ${this.status} was sent`);
+    if (this.#status !== 0) throw new HttpError('AlreadySent', `a second answer (${status}) after ${this.#status} was sent`);
     const bag = this.#out ?? (this.#out = {});
     bag['content-type'] = contentType;
     if (length !== null) bag['content-length'] = String(length);
@@ -342,7 +355,7 @@ export class Ctx implements Scope {
    */
   events(): EventStream {
     this.ownAnswer();
-    if (this.status !== 0) throw new HttpError('AlreadySent', `an event stream after ${this.status} was sent`);
+    if (this.#status !== 0) throw new HttpError('AlreadySent', `an event stream after ${this.#status} was sent`);
     const bag = this.#out ?? (this.#out = {});
     bag['content-type'] = 'text/event-stream';
     bag['cache-control'] = 'no-cache';
@@ -441,7 +454,7 @@ export class Ctx implements Scope {
       this.captured = { status, type, body, own };
       return;
     }
-    if (this.status !== 0) throw new HttpError('AlreadySent', `a second answer (${status}) after ${this.status} was sent`);
+    if (this.#status !== 0) throw new HttpError('AlreadySent', `a second answer (${status}) after ${this.#status} was sent`);
     const bag = this.#out ?? (this.#out = {});
     if (own !== null) for (const h of own) addHeader(bag, checkHeader(h.name, h.value), h.value);
     if (type !== null) bag['content-type'] = type;
@@ -468,7 +481,7 @@ export class Ctx implements Scope {
       throw this.#refusedHead(status, bag, e);
     }
     // Only now: a head Node refused was never sent, and the failure answer must still find room.
-    this.status = status;
+    this.#status = status;
   }
 
   /**
@@ -508,6 +521,7 @@ export class Ctx implements Scope {
   }
 }
 
+/** @internal */
 export function isThenable<T>(v: unknown): v is PromiseLike<T> {
   return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
 }

@@ -18,11 +18,12 @@ const LINE_BREAK = /\r\n|\r|\n/;
 /**
  * A server-sent event stream (`c.events()`): `text/event-stream`, never buffered and never
  * compressed. Each `send` is written to the socket at once; it resolves when the socket can take
- * more and rejects (`Canceled`) once the client has gone.
+ * more and rejects (`Canceled`) once the client has gone. `@Returns(EventStream)` declares a route
+ * that answers through `c.events()`.
  * @example const events = c.events(); await events.send({ data: { n: 1 } }); events.close();
  */
 export class EventStream {
-  /** `@Returns(EventStream)` declares a route that answers through `c.events()`. */
+  /** @internal `@Returns(EventStream)` stands for the event-stream contract */
   static readonly [OWN_CONTRACT]: Contract = tag({ kind: 'events' });
   readonly #res: ServerResponse;
   #open = true;

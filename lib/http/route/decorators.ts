@@ -1,7 +1,10 @@
 import { toContract, type ContractLike } from '../core/answers';
-import { marks, type HttpMethod, type IdempotentMark, type OriginRule, type RateMark } from './metadata';
+import type { MarkKey } from './mark-key';
+import { marks, type HttpMethod } from './metadata';
 
-// Decorators only record. The bootstrap scanner reads what they wrote once, at build().
+// Decorators only record. The bootstrap scanner reads what they wrote once, at build(). A
+// capability's own decorator (`@Idempotent`, `@RateLimit`, `@WebSocket`) lives with its capability
+// and records through `markRoute` under the capability's key.
 
 /** Marks a class as a controller; every route path is put under `prefix`. @example @Controller('/orders') */
 export function Controller(prefix = ''): ClassDecorator {
@@ -26,52 +29,18 @@ export const Delete = route('DELETE');
 export const Head = route('HEAD');
 export const Options = route('OPTIONS');
 
-export interface WebSocketOptions extends RouteOptions {
-  /** Exact `Origin` values, or a function deciding; none named accepts any origin (and none). */
-  readonly origins?: OriginRule;
-  /** The largest message a peer may send, fragments put together; past it the socket closes with 1009. Default 1 MiB. */
-  readonly maxMessageBytes?: number;
-  /** A ping goes out this often; a peer that has not answered one when the next is due is cut. Default 30 s; 0 sends none. */
-  readonly pingIntervalMs?: number;
-  /** A socket with no message either way for this long is closed with 1001 `idle timeout`. Default 5 min; 0 never. */
-  readonly idleTimeoutMs?: number;
-}
-
-/**
- * A WebSocket route: a GET whose handler calls `c.upgrade(loop, state)`. A handshake whose `Origin`
- * is not named gets 403 (a missing one too, when origins are named); a request that is not a valid
- * WebSocket upgrade gets 400. The framework owns the socket's errors and limits: a peer breaking
- * the protocol is closed (1002, 1007, 1009) and logged, never an uncaught error.
- * @example @WebSocket('/ws/echo', { origins: ['https://shop.example'], maxMessageBytes: 64 * 1024 }) echo(c: Ctx) { c.upgrade(echoLoop, null) }
- */
-export function WebSocket(path = '', options: WebSocketOptions = {}): MethodDecorator {
-  const { origins = [], maxMessageBytes, pingIntervalMs, idleTimeoutMs, ...rest } = options;
-  return (proto, key) => {
-    marks.addRoute(proto, { method: 'GET', path, key: String(key), ...rest });
-    marks.setUpgrade(proto, String(key), { origins, maxMessageBytes, pingIntervalMs, idleTimeoutMs });
-  };
-}
-
 /** Declares what the route answers: status, content type and OpenAPI response. @example @Returns(Status(201, Order)) */
 export function Returns(contract: ContractLike): MethodDecorator {
   return (proto, key) => marks.setReturns(proto, String(key), toContract(contract));
 }
 
 /**
- * Runs the handler once per `Idempotency-Key` (and caller) and replays the kept answer to retries.
- * @example @Idempotent(Orders, { by: (c) => c.resolve(Account).id })
+ * A method decorator leaving a capability's mark on the route, read back from its record with
+ * `record.marks.get(key)`.
+ * @example export const RateLimit = (options: RateMark): MethodDecorator => markRoute(RATE, options);
  */
-export function Idempotent(space: object, options: Omit<IdempotentMark, 'space'> = {}): MethodDecorator {
-  return (proto, key) => marks.setIdempotent(proto, String(key), { space, ...options });
-}
-
-/**
- * Allows at most `max` requests per `perSeconds` per client address (429 with `Retry-After` beyond).
- * Windows are kept for at most `maxAddresses` addresses at once (default 100,000): a new address
- * past it is 503 with `Retry-After` until the oldest window ends.
- */
-export function RateLimit(options: RateMark): MethodDecorator {
-  return (proto, key) => marks.setRate(proto, String(key), options);
+export function markRoute<T>(key: MarkKey<T>, mark: T): MethodDecorator {
+  return (proto, method) => marks.setMark(proto, String(method), key, mark);
 }
 
 const param = (build: (index: number) => Parameters<typeof marks.addParam>[2]): ParameterDecorator =>

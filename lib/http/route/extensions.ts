@@ -1,5 +1,5 @@
 import type { Contract, HeaderEntry } from '../core/answers';
-import type { FailureShape } from '../core/failure-shape';
+import type { FailureShape } from '../core/error-mapping';
 import type { Ctx } from '../request/ctx';
 import type { JsonSchema } from '../schema';
 import type { RouteRecord } from './route-record';
@@ -69,6 +69,11 @@ export interface Capability {
   readonly encoders?: EncoderExtensions;
   /** Adds the capability's pieces to a route's OpenAPI operation (header parameters, extra answers, response headers). */
   readonly describe?: (record: RouteRecord, operation: OperationSink) => void;
+  /**
+   * True when the capability's `describe` gives the route's success answers itself (a WebSocket's
+   * 101): the core then guesses none from the return type of a route without `@Returns`.
+   */
+  readonly answersItself?: (record: RouteRecord) => boolean;
 }
 
 /** What a built-in route (health, the OpenAPI document, the docs page, a static tree) needs of its app. */

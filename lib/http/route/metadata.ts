@@ -1,15 +1,14 @@
 import 'reflect-metadata';
 import type { Contract } from '../core/answers';
-import type { Ctx } from '../request/ctx';
+import { RouteMarks, type MarkKey } from './mark-key';
 
 // Keys are private symbols of this module: no other package can read or clash with them.
 const CONTROLLER = Symbol('fw.controller');
 const ROUTES = Symbol('fw.routes');
 const PARAMS = Symbol('fw.params');
 const RETURNS = Symbol('fw.returns');
-const IDEMPOTENT = Symbol('fw.idempotent');
-const UPGRADE = Symbol('fw.upgrade');
-const RATE = Symbol('fw.rate');
+// Every capability's mark of a method, in one map per method keyed by the capability's MarkKey.
+const MARKS = Symbol('fw.marks');
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
@@ -29,34 +28,6 @@ export type ParamMark =
   | { readonly index: number; readonly kind: 'authorization'; readonly scheme: 'bearer' | 'basic' }
   | { readonly index: number; readonly kind: 'form'; readonly bound?: Function }
   | { readonly index: number; readonly kind: 'session' };
-
-export interface IdempotentMark {
-  /** The space declaration (from `fw/cache`'s `Space(...)`); the opened space is found among provided services. */
-  readonly space: object;
-  readonly by?: (c: Ctx) => string | null | undefined | Promise<string | null | undefined>;
-}
-
-/**
- * The origins a WebSocket route accepts: a list of exact `Origin` values, or a function deciding
- * (it also gets the request's `Host` and the local port, for services that learn their port at
- * listen). An empty list accepts any origin.
- */
-export type OriginRule = readonly string[] | ((origin: string, at: { readonly host: string | null; readonly port: number }) => boolean);
-
-/** What a `@WebSocket` route declares; limits left out take the framework's defaults (`WEBSOCKET_DEFAULTS`). */
-export interface UpgradeMark {
-  readonly origins: OriginRule;
-  readonly maxMessageBytes?: number;
-  readonly pingIntervalMs?: number;
-  readonly idleTimeoutMs?: number;
-}
-
-export interface RateMark {
-  readonly max: number;
-  readonly perSeconds: number;
-  /** Client addresses the route keeps windows for at once (default 100,000); a new address past it is 503. */
-  readonly maxAddresses?: number;
-}
 
 type Proto = object;
 
@@ -87,23 +58,15 @@ export const marks = {
   returns(proto: Proto, key: string): Contract | undefined {
     return Reflect.getOwnMetadata(RETURNS, proto, key);
   },
-  setIdempotent(proto: Proto, key: string, mark: IdempotentMark): void {
-    Reflect.defineMetadata(IDEMPOTENT, mark, proto, key);
+  /** Leaves a capability's mark on a method; a second mark under the same key replaces the first. */
+  setMark<T>(proto: Proto, key: string, markKey: MarkKey<T>, mark: T): void {
+    const map: ReadonlyMap<MarkKey<unknown>, unknown> = Reflect.getOwnMetadata(MARKS, proto, key) ?? new Map();
+    Reflect.defineMetadata(MARKS, new Map([...map, [markKey, mark]]), proto, key);
   },
-  idempotent(proto: Proto, key: string): IdempotentMark | undefined {
-    return Reflect.getOwnMetadata(IDEMPOTENT, proto, key);
-  },
-  setUpgrade(proto: Proto, key: string, mark: UpgradeMark): void {
-    Reflect.defineMetadata(UPGRADE, mark, proto, key);
-  },
-  upgrade(proto: Proto, key: string): UpgradeMark | undefined {
-    return Reflect.getOwnMetadata(UPGRADE, proto, key);
-  },
-  setRate(proto: Proto, key: string, mark: RateMark): void {
-    Reflect.defineMetadata(RATE, mark, proto, key);
-  },
-  rate(proto: Proto, key: string): RateMark | undefined {
-    return Reflect.getOwnMetadata(RATE, proto, key);
+  /** Every capability's mark of a method. */
+  marksOf(proto: Proto, key: string): RouteMarks {
+    const map: ReadonlyMap<MarkKey<unknown>, unknown> | undefined = Reflect.getOwnMetadata(MARKS, proto, key);
+    return map === undefined ? RouteMarks.NONE : new RouteMarks(map);
   },
   paramTypes(proto: Proto, key: string): readonly unknown[] {
     return Reflect.getMetadata('design:paramtypes', proto, key) ?? [];

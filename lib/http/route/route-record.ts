@@ -1,5 +1,6 @@
 import type { Contract } from '../core/answers';
-import type { HttpMethod, IdempotentMark, RateMark, UpgradeMark } from './metadata';
+import { RouteMarks } from './mark-key';
+import type { HttpMethod } from './metadata';
 
 /** One handler argument, as the scanner read it. */
 export type ArgRecord =
@@ -34,11 +35,51 @@ export interface RouteRecord {
   readonly contract: Contract | null;
   /** TypeScript's `design:returntype` (String, undefined for void, Promise …). */
   readonly returnType: unknown;
-  readonly idempotent: IdempotentMark | null;
-  readonly upgrade: UpgradeMark | null;
-  readonly rate: RateMark | null;
+  /** Each capability's mark, read through its key: `record.marks.get(IDEMPOTENT)`. */
+  readonly marks: RouteMarks;
   /** True for routes the framework adds (health, openapi.json, docs). */
   readonly builtIn: boolean;
   /** Failure statuses the route gives beyond what its arguments and contract imply (for the API description). */
   readonly failures?: readonly number[];
+}
+
+/** What a built-in route is made of; the rest of its record follows from these. */
+export interface BuiltInRoute {
+  readonly method?: HttpMethod;
+  readonly path: string;
+  /** Its `operationId`, and how its label names it: `GET /healthz (health)`. */
+  readonly name: string;
+  /** The class serving it, and the method of the instance given to `addBuiltIn` that answers. */
+  readonly controller: Function;
+  readonly key: string;
+  readonly contract: Contract;
+  readonly returnType?: unknown;
+  readonly args?: readonly ArgRecord[];
+  readonly summary?: string;
+  readonly tag: string;
+  readonly failures?: readonly number[];
+}
+
+/**
+ * The record of a route the framework adds (health, openapi.json, the docs page): GET unless told,
+ * marked by no capability.
+ */
+export function builtInRecord(route: BuiltInRoute): RouteRecord {
+  const method = route.method ?? 'GET';
+  return Object.freeze({
+    method,
+    path: route.path,
+    label: `${method} ${route.path} (${route.name})`,
+    controller: route.controller,
+    key: route.key,
+    operationId: route.name,
+    summary: route.summary,
+    tag: route.tag,
+    args: Object.freeze([...(route.args ?? [])]),
+    contract: route.contract,
+    returnType: route.returnType,
+    marks: RouteMarks.NONE,
+    builtIn: true,
+    ...(route.failures === undefined ? {} : { failures: Object.freeze([...route.failures]) }),
+  });
 }

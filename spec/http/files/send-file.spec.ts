@@ -194,6 +194,14 @@ describe('c.sendFile', () => {
     expect(missing.json()).toEqual({ error: 'Not Found', status: 404 });
   });
 
+  it('CORE-46 a path that cannot name a file (a segment too long, a file taken for a directory) is the same 404 as FileBody gives', async () => {
+    for (const name of ['n'.repeat(300), 'hello.txt/inside', '.']) {
+      const r = await app.inject({ url: `/path?name=${encodeURIComponent(name)}` });
+      expect({ name: name.slice(0, 12), status: r.status }).toEqual({ name: name.slice(0, 12), status: 404 });
+      expect(r.json()).toEqual({ error: 'Not Found', status: 404 });
+    }
+  });
+
   it('CORE-46 a handler that does not await c.sendFile still answers with the file, not 204', async () => {
     const r = await app.inject({ url: '/forgot' });
     expect(r.status).toBe(200);

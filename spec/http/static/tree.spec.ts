@@ -27,6 +27,17 @@ describe('static trees: registration and options', () => {
     expect((await app.inject({ url: '/index.html' })).headers['cache-control']).toBe('no-cache');
   });
 
+  it('STATIC-02 app.static takes the same options as a third argument: the same answers as staticWith', async () => {
+    const dir = tree(SITE);
+    const one = new App({ log: () => {} }).static('/', dir, { index: '', cacheControl: 'no-cache' });
+    const two = new App({ log: () => {} }).staticWith('/', dir, { index: '', cacheControl: 'no-cache' });
+    for (const app of [one, two]) {
+      expect((await app.inject({ url: '/', headers: { accept: 'text/html' } })).status).toBe(404);
+      const res = await app.inject({ url: '/index.html' });
+      expect([res.status, res.body, res.headers['cache-control']]).toEqual([200, '<h1>home</h1>', 'no-cache']);
+    }
+  });
+
   it('STATIC-04 a dir path is relative to the working directory', async () => {
     const dir = relative(process.cwd(), tree(SITE));
     const app = new App({ log: () => {} }).static('/', dir);
@@ -223,6 +234,19 @@ describe('embedded trees', () => {
     expect([js.headers['content-encoding'], js.headers.vary, js.headers['last-modified']]).toEqual(['gzip', 'Accept-Encoding', undefined]);
     await tick();
     expect(lines.find((l) => l.startsWith('embedded /e'))).toMatch(/2 files, 3017 bytes held, \d+ bytes gzipped, 0 spilled/);
+  });
+
+  it('STATIC-03 app.embedded serves entries with the default options, or with options as embeddedWith does', async () => {
+    const plain = new App({ log: () => {} }).embedded('/', entries);
+    const home = await plain.inject({ url: '/' });
+    expect([home.status, home.body, home.headers['cache-control']]).toEqual([200, '<h1>embedded</h1>', 'public, max-age=3600']);
+    expect((await plain.inject({ url: '/page', headers: { accept: 'text/html' } })).status).toBe(404); // no fallback by default
+    const one = new App({ log: () => {} }).embedded('/', entries, { spaFallback: 'index.html', cacheControl: 'no-cache' });
+    const two = new App({ log: () => {} }).embeddedWith('/', entries, { spaFallback: 'index.html', cacheControl: 'no-cache' });
+    for (const app of [one, two]) {
+      const page = await app.inject({ url: '/page', headers: { accept: 'text/html' } });
+      expect([page.status, page.body, page.headers['cache-control']]).toEqual([200, '<h1>embedded</h1>', 'no-cache']);
+    }
   });
 
   it('REF-29 STATIC-64 an embedded tree listing a path twice is refused at startup, in one line', () => {

@@ -41,16 +41,7 @@ export class Dir {
    * `listen()`.
    */
   static open(path: string, options: DirOptions = {}): Dir {
-    const absolute = resolve(path);
-    let real: string;
-    try {
-      real = realpathSync(absolute);
-      if (!statSync(real).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-      throw new HttpError('DirNotFound', `directory "${path}" (${absolute}) cannot be opened: ${code}`);
-    }
-    return new Dir(real, options);
+    return new Dir(realDir(path, ''), options);
   }
 
   /** @internal a Dir over a real path already checked to be a directory (the static tree's root) */
@@ -61,5 +52,21 @@ export class Dir {
   /** @internal whether a real path lies inside this directory */
   holds(realPath: string): boolean {
     return realPath.startsWith(this.#prefix);
+  }
+}
+
+/**
+ * The real path of the directory `path` (resolved from the working directory), checked to be a
+ * directory; else `HttpError('DirNotFound')` naming it, its message led by `lead` (`static /assets: `).
+ */
+export function realDir(path: string, lead: string): string {
+  const absolute = resolve(path);
+  try {
+    const real = realpathSync(absolute);
+    if (statSync(real).isDirectory()) return real;
+    throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    throw new HttpError('DirNotFound', `${lead}directory "${path}" (${absolute}) cannot be opened: ${code}`);
   }
 }

@@ -42,6 +42,15 @@ export interface OpenFileOptions extends FileHeadOptions {
 /** The same 404 for a missing file and a refused name (ANS-20): it names nothing. */
 export const fileNotFound = (): HttpError => new HttpError('FileNotFound', STATUS_CODES[404]!);
 
+/** Errors of opening that mean "no such file here"; anything else (EACCES, EMFILE, EIO) is a 500. */
+const MISSING = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'ENAMETOOLONG', 'EISDIR', 'EINVAL']);
+
+/** What opening a file failed with, as the 404 of a missing file when it means one (MISSING), else unchanged. */
+export function missingAsNotFound(e: unknown): unknown {
+  const code = (e as NodeJS.ErrnoException | null)?.code;
+  return code !== undefined && MISSING.has(code) ? fileNotFound() : e;
+}
+
 /**
  * The strong ETag of an opened file: `"<mtime ms, hex>-<size, hex>"`, from one `fstat` of the
  * descriptor (STATIC-52, OPEN-24, OPEN-26). Strong, because files are never compressed on the fly.

@@ -7,7 +7,7 @@ import type { Ctx } from '../../request/ctx';
 import type { Encoder } from '../../route/extensions';
 import type { RecordCheck } from '../../route/extensions';
 import type { Dir } from './dir';
-import { answerOpenFile, fileNotFound } from './file-answer';
+import { answerOpenFile, fileNotFound, missingAsNotFound } from './file-answer';
 
 export interface FileBodyInit {
   /** The directory `name` is opened in (`Dir.open`, provided as a service). */
@@ -62,8 +62,6 @@ export function refusedName(name: string): boolean {
   return name.split('/').includes('..');
 }
 
-/** Errors of opening that mean "no such file here"; anything else (EACCES, EMFILE, EIO) is a 500. */
-const MISSING = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'ENAMETOOLONG', 'EISDIR', 'EINVAL']);
 const NO_FOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 /**
  * A segment that is a dotfile's name (`.env`, `.git`): hidden unless the Dir serves dotfiles, as
@@ -94,8 +92,7 @@ export async function openInside(dir: Dir, name: string): Promise<FileHandle> {
     if (!dir.holds(real) || (!dir.followSymlinks && real !== asked)) throw fileNotFound();
     return await open(real, NO_FOLLOW);
   } catch (e) {
-    if (MISSING.has((e as NodeJS.ErrnoException).code as string)) throw fileNotFound();
-    throw e;
+    throw missingAsNotFound(e);
   }
 }
 

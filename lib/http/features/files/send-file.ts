@@ -2,7 +2,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import type { Ctx } from '../../request/ctx';
 import type { SendFileOptions } from '../../request/send-file-options';
 import { HttpError } from '../../core/errors';
-import { answerOpenFile, fileNotFound } from './file-answer';
+import { answerOpenFile, missingAsNotFound } from './file-answer';
 
 export type { SendFileOptions } from '../../request/send-file-options';
 
@@ -42,9 +42,7 @@ async function openPath(path: string): Promise<FileHandle> {
   try {
     return await open(path, 'r');
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') throw fileNotFound();
-    throw e;
+    throw missingAsNotFound(e);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Capability } from '../../route/extensions';
-import type { FailureShape } from '../../core/failure-shape';
+import type { FailureShape } from '../../core/error-mapping';
 import type { RouteRecord } from '../../route/route-record';
 import { readShape, schemaOf } from '../../schema';
 import { describeRoute } from './describe-route';
@@ -49,11 +49,12 @@ export function buildDocument(input: DocumentInput): OpenApiDocument {
   components.schemas.set('Failure', DEFAULT_FAILURE_SCHEMA);
   const failureName = describeFailureShape(input.failureShape, components);
 
+  const capabilities = input.capabilities ?? [];
   const paths = new Map<string, Map<string, OperationBuilder>>();
   for (const record of input.records) {
     const op = new OperationBuilder(record, components);
-    describeRoute(record, op);
-    for (const c of input.capabilities ?? []) c.describe?.(record, op);
+    describeRoute(record, op, capabilities.some((c) => c.answersItself?.(record) === true));
+    for (const c of capabilities) c.describe?.(record, op);
     let item = paths.get(record.path);
     if (item === undefined) paths.set(record.path, (item = new Map()));
     item.set(record.method.toLowerCase(), op);

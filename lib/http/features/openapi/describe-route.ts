@@ -9,11 +9,15 @@ const JSON_TYPE = 'application/json';
 const TEXT_TYPE = 'text/plain';
 const BINARY: JsonSchema = Object.freeze({ type: 'string', format: 'binary' });
 
-/** The core's part of an operation: parameters, request body, success answers and the failures the arguments imply. */
-export function describeRoute(record: RouteRecord, op: OperationBuilder): void {
+/**
+ * The core's part of an operation: parameters, request body, success answers and the failures the
+ * arguments imply. `answered`: a capability describes the route's success answers itself (see
+ * `Capability.answersItself`), so none is guessed for a route without `@Returns`.
+ */
+export function describeRoute(record: RouteRecord, op: OperationBuilder, answered = false): void {
   // The contract first: a failure that shares a status with a declared answer is merged into it.
   if (record.contract !== null) describeContract(record.contract, op, null);
-  else describeInferred(record, op);
+  else if (!answered) describeInferred(record, op);
   describeArguments(record, op);
   for (const status of record.failures ?? []) op.failure(status);
 }
@@ -124,7 +128,6 @@ export function describeContract(contract: Contract, op: OperationBuilder, statu
 function describeInferred(record: RouteRecord, op: OperationBuilder): void {
   const t = record.returnType;
   const throughCtx = record.args.some((a) => a.kind === 'ctx');
-  if (record.upgrade !== null) return; // the WebSocket capability describes its 101, 400 and 403
   if (t === String) op.answer(200, { content: { [TEXT_TYPE]: { schema: { type: 'string' } } } });
   else if (t === undefined && throughCtx) op.answer(200, { description: 'Answered through the Ctx: status and content type are chosen at run time' });
   else if (t === undefined) op.answer(204);

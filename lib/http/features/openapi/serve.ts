@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Bytes, headers, toContract, type HeaderList } from '../../core/answers';
 import type { Host } from '../../route/extensions';
-import type { RouteRecord } from '../../route/route-record';
+import { builtInRecord, type RouteRecord } from '../../route/route-record';
 import { buildDocument, type OpenApiDocument } from './build-document';
 
 export interface OpenApiOptions {
@@ -71,22 +71,14 @@ class OpenApiRoutes {}
 
 /** Adds a GET route the framework owns, answering Bytes, and keeps it out of the document. */
 export function addHiddenRoute(app: Host, route: { path: string; name: string; answer: () => Bytes }): void {
-  const record: RouteRecord = Object.freeze({
-    method: 'GET',
+  const record = builtInRecord({
     path: route.path,
-    label: `GET ${route.path} (${route.name})`,
+    name: route.name,
     controller: OpenApiRoutes,
     key: 'answer',
-    operationId: route.name,
-    summary: undefined,
-    tag: 'openapi',
-    args: Object.freeze([]),
     contract: toContract(Bytes),
     returnType: Bytes,
-    idempotent: null,
-    upgrade: null,
-    rate: null,
-    builtIn: true,
+    tag: 'openapi',
   });
   hidden.add(record);
   app.addBuiltIn(record, { answer: route.answer });

@@ -8,8 +8,8 @@ import { gzipSync } from 'node:zlib';
 import type { HeaderEntry } from '../../core/answers';
 import { acceptsGzip } from '../compress';
 import type { Ctx } from '../../request/ctx';
-import { HttpError, RefusalError } from '../../core/errors';
-import { Dir } from '../files/dir';
+import { RefusalError } from '../../core/errors';
+import { Dir, realDir } from '../files/dir';
 import { answerOpenFile, planFileAnswer, writeFileHead, type FileFacts } from '../files/file-answer';
 import { openInside } from '../files/file-body';
 import { contentTypeOf, isPrecompressed } from './content-types';
@@ -245,14 +245,7 @@ function fallbackOf(prefix: string, files: ReadonlyMap<string, Entry>, o: Resolv
 
 function walkDir(prefix: string, dir: string, o: Resolved): Tree {
   const root = resolve(dir);
-  let real: string;
-  try {
-    real = realpathSync(root);
-    if (!statSync(real).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-    throw new HttpError('DirNotFound', `static ${prefix}: directory "${dir}" (${root}) cannot be opened: ${code}`);
-  }
+  const real = realDir(dir, `static ${prefix}: `);
   const rootDir = Dir.ofReal(real, { followSymlinks: o.followSymlinks, dotfiles: o.dotfiles });
   const maxFile = o.reload ? -1 : o.maxFileBytes; // reload: every file is opened per request (STATIC-57)
   const files = new Map<string, Entry>();

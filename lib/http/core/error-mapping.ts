@@ -1,0 +1,103 @@
+// What a thrown value answers: its status, the message sent, extra headers and the log line
+// (mapError, the one place that decides it), and the failure body those become (the default
+// `{ error, status }` or the program's own shape), also when written straight on a socket.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { CodedError } from '../../errors';
+import { AuthorizationFailure } from './authorization';
+import { Failure, HTTP_ERRORS, HttpError, type HttpErrorCode } from './errors';
+import type { HeaderBag } from './header-rules';
+
+/** What a thrown value answers. */
+export interface MappedError {
+  readonly status: number;
+  /** The failure body's message: never a stack, file name or internal error name (FAIL-04). */
+  readonly message: string;
+  readonly headers: HeaderBag | null;
+  /** A line for the log, or null when the failure is the program's own ordinary answer. */
+  readonly log: string | null;
+}
+
+export const phrase = (status: number): string => STATUS_CODES[status] ?? 'Unknown';
+/** The message of a 500 whose cause is not the client's business (FAIL-24, OPEN-44). */
+const INTERNAL = 'internal server error';
+
+/**
+ * Codes and names of errors `fw` does not raise that mean one of its codes: Node's missing file
+ * (FAIL-18) and its aborts and timeouts (FAIL-22, FAIL-23). Their status is HTTP_ERRORS'.
+ */
+const MEANS: Readonly<Record<string, HttpErrorCode>> = { ENOENT: 'FileNotFound', ABORT_ERR: 'Canceled', AbortError: 'Canceled', TimeoutError: 'Timeout' };
+
+/** The HTTP_ERRORS code that `key` (an error's code or name) is or means; undefined for none. */
+function ourCode(key: string | undefined): HttpErrorCode | undefined {
+  if (key === undefined) return undefined;
+  if (Object.hasOwn(HTTP_ERRORS, key)) return key as HttpErrorCode;
+  return Object.hasOwn(MEANS, key) ? MEANS[key] : undefined;
+}
+
+/** An answer whose message is not the error's: the reason phrase, or `internal server error` for a 500; logged when 5xx. */
+function phraseOnly(status: number, log: string): MappedError {
+  return { status, message: status === 500 ? INTERNAL : phrase(status), headers: null, log: status >= 500 ? log : null };
+}
+
+/**
+ * What the client is told about a thrown value, and what is logged. In order:
+ * - a `Failure` (`fail.*`): its status and message (`fail.internal`: logged, the phrase sent);
+ *   `fail.challenge` adds `WWW-Authenticate`;
+ * - a `CodedError` (HttpError, CacheError, FetchError): the status its code has in its module's
+ *   table; an HttpError's message is ours and sent, the others' (which name URLs and keys) only logged by code;
+ * - any other error whose code (or name) is, or means, an HTTP_ERRORS code: that code's status (FAIL-18, 20..23);
+ * - a `SyntaxError` (JSON.parse and the like): 400 (FAIL-19);
+ * - anything else: 500 `internal server error`, the error's name logged (FAIL-24).
+ */
+export function mapError(err: unknown, label: string): MappedError {
+  if (err instanceof Failure) {
+    const headers = err instanceof AuthorizationFailure ? { 'www-authenticate': err.challenge } : null;
+    if (err.internal) return { status: err.status, message: phrase(err.status), headers, log: `${label}: fail.internal: ${err.message}` };
+    return { status: err.status, message: err.message || phrase(err.status), headers, log: null };
+  }
+  if (err instanceof HttpError) {
+    return { status: err.status, message: err.message, headers: null, log: err.status >= 500 ? `${label}: ${err.code}: ${err.message}` : null };
+  }
+  if (err instanceof CodedError) return phraseOnly(err.status, `${label}: ${err.name} ${err.code}`);
+  const e = err as { name?: unknown; code?: unknown } | null;
+  const name = typeof e?.name === 'string' ? e.name : typeof err;
+  const code = typeof e?.code === 'string' ? e.code : undefined;
+  const ours = ourCode(code) ?? ourCode(name);
+  if (ours !== undefined) return phraseOnly(HTTP_ERRORS[ours].status, `${label}: ${name}${code === undefined ? '' : ` ${code}`}`);
+  if (err instanceof SyntaxError) return { status: 400, message: phrase(400), headers: null, log: null };
+  return { status: 500, message: INTERNAL, headers: null, log: `${label}: unhandled ${name}${code ? ` (${code})` : ''}` };
+}
+
+/** Room a custom failure shape has around its message; a shape needing more falls back to the default. */
+export const ENVELOPE_ROOM = 256;
+
+/** A class passed to `app.failures(T)`: its static `failure(status, message)` builds the body. */
+export interface FailureShape {
+  failure(status: number, message: string): object;
+}
+
+export const defaultFailureBody = (status: number, message: string): string => `{"error":${JSON.stringify(message)},"status":${status}}`;
+
+/** Compiles the failure body writer of an app: the default `{ error, status }`, or the program's own shape. */
+export function failureBodyFor(shape: FailureShape | null): (status: number, message: string) => string {
+  if (shape === null) return defaultFailureBody;
+  return (status, message) => {
+    const body = JSON.stringify(shape.failure(status, message));
+    const envelope = Buffer.byteLength(body) - Buffer.byteLength(JSON.stringify(message));
+    return envelope > ENVELOPE_ROOM ? defaultFailureBody(status, message) : body;
+  };
+}
+
+/**
+ * A failure written straight on a socket that no `ServerResponse` owns (a request node could not
+ * parse, or one served from an Upgrade's socket): the default shape with `Connection: close`,
+ * then our side is ended.
+ */
+export function writeRawFailure(socket: Socket, status: number, message: string): void {
+  const body = defaultFailureBody(status, message);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nDate: ${new Date().toUTCString()}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
