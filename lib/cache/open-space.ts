@@ -1,4 +1,4 @@
-import { checkBytes } from './check-args';
+import { checkBytes, checkTtlMs } from './check-args';
 import { CacheError } from './errors';
 import type { ExpectOptions, Store } from './store';
 
@@ -23,7 +23,7 @@ export interface SpaceDecl {
  * @example
  * const orders = Orders.open(store);
  * if (await orders.putIfAbsent(key, claim, 30_000)) { … }   // a claim on a shorter lease
- * await orders.put(key, record, { expect: claim });          // the space's ttlSeconds
+ * await orders.put(key, record, undefined, { expect: claim }); // the space's ttlSeconds
  */
 export class OpenSpace {
   /** The declaration this was opened from. */
@@ -104,28 +104,27 @@ export class OpenSpace {
   /** Keeps `value` only if nothing live is kept under `key`, for `ttlMs` or the space's `ttlSeconds`. */
   async putIfAbsent(key: string, value: Buffer, ttlMs?: number): Promise<boolean> {
     if (!this.#fits(key, value)) return false;
-    return this.#call('putIfAbsent', key, (k) => this.#store.putIfAbsent(k, value, ttlMs ?? this.#ttlMs));
+    return this.#call('putIfAbsent', key, (k) => this.#store.putIfAbsent(k, value, this.#ttl(ttlMs, key)));
   }
 
   /**
-   * Keeps `value` for `ttlMs` or the space's `ttlSeconds`; with `expect`, only if the current
-   * value equals it. The second form has the `Store` argument order, so an opened space can
-   * stand wherever a store's four operations are expected.
+   * Keeps `value` for `ttlMs` (`undefined`: the space's `ttlSeconds`); with `expect`, only if the
+   * current value equals it. The `Store` argument order, so an opened space can stand wherever a
+   * store's four operations are expected.
    */
-  put(key: string, value: Buffer, opts?: ExpectOptions, ttlMs?: number): Promise<boolean>;
-  put(key: string, value: Buffer, ttlMs: number | undefined, opts?: ExpectOptions): Promise<boolean>;
-  async put(key: string, value: Buffer, a?: ExpectOptions | number, b?: number | ExpectOptions): Promise<boolean> {
-    // Store order when the third argument is a TTL, or is left out in front of an options object.
-    const storeOrder = typeof a === 'number' || (a === undefined && typeof b === 'object');
-    const opts = (storeOrder ? b : a) as ExpectOptions | undefined;
-    const ttlMs = (storeOrder ? a : b) as number | undefined;
+  async put(key: string, value: Buffer, ttlMs?: number, opts?: ExpectOptions): Promise<boolean> {
     if (!this.#fits(key, value)) return false;
-    return this.#call('put', key, (k) => this.#store.put(k, value, ttlMs ?? this.#ttlMs, opts));
+    return this.#call('put', key, (k) => this.#store.put(k, value, this.#ttl(ttlMs, key), opts));
   }
 
   /** Removes the entry; with `expect`, only if the current value equals it. */
   del(key: string, opts?: ExpectOptions): Promise<boolean> {
     return this.#call('del', key, (k) => this.#store.del(k, opts));
+  }
+
+  /** The TTL given, checked here so a program's own store never gets another (an options object in its place is refused), or the space's. */
+  #ttl(ttlMs: number | undefined, key: string): number {
+    return ttlMs === undefined ? this.#ttlMs : checkTtlMs(ttlMs, `${this.space.name}/${key}`);
   }
 
   #fits(key: string, value: Buffer): boolean {

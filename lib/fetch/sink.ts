@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { CallGuard } from './call-guard';
+import { waitForDrain } from '../streams';
 
 /**
  * A writer the caller owns, written by `pipe` and `stream`. Its errors surface unchanged from the
@@ -31,21 +32,8 @@ export class Sink {
       });
     });
     if (ok) return;
-    await new Promise<void>((resolve, reject) => {
-      const guard = this.#guard;
-      const done = (): void => {
-        w.off('drain', done);
-        w.off('error', done);
-        w.off('close', done);
-        guard.offEnd(done);
-        if (guard.reason !== null) reject(guard.reason);
-        else resolve();
-      };
-      w.on('drain', done);
-      w.on('error', done);
-      w.on('close', done);
-      guard.onEnd(done);
-    });
+    await waitForDrain(w, null, this.#guard);
+    this.#guard.throwIfAborted();
     this.#check();
   }
 

@@ -46,7 +46,7 @@ export function shop(options: ShopOptions = {}): App {
     .health('/healthz')
     .openapi({ path: openapiPath(options) })
     .docs()
-    .staticWith('/', resolve(process.cwd(), 'sample/public'), { maxFileBytes: 256 * 1024, spaFallback: 'index.html' })
+    .static('/', resolve(process.cwd(), 'sample/public'), { maxFileBytes: 256 * 1024, spaFallback: 'index.html' })
     .onClose(() => store.close());
 }
 

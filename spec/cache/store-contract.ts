@@ -218,14 +218,32 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
         expect(opened.ttlSeconds).toBe(60);
         expect(await opened.putIfAbsent('key-1', text('claim'))).toBe(true);
         expect(await opened.get('key-1')).toEqual(text('claim'));
-        expect(await opened.put('key-1', text('record'), { expect: text('claim') })).toBe(true);
+        // The Store argument order: the TTL (undefined for the space's) before the options.
+        expect(await opened.put('key-1', text('record'), undefined, { expect: text('claim') })).toBe(true);
         expect(await opened.get('key-1')).toEqual(text('record'));
-        // The Store argument order works too: TTL (or undefined for the space's) before the options.
         expect(await opened.put('key-1', text('x'), undefined, { expect: text('claim') })).toBe(false);
         expect(await opened.put('key-1', text('record'), 60_000, { expect: text('record') })).toBe(true);
         expect(await opened.del('key-1', { expect: text('claim') })).toBe(false);
         expect(await opened.del('key-1', { expect: text('record') })).toBe(true);
         expect(await opened.get('key-1')).toBeNull();
+      });
+
+      it('CACHE-04 an opened space takes the TTL third, as a Store does: an options object (or a bad number) in its place is refused, whatever the store', async () => {
+        const opened = Space('order', { ttlSeconds: 60, maxBytes: 100 }).open(store);
+        expect(await opened.putIfAbsent('k', text('claim'))).toBe(true);
+        const calls = [
+          () => opened.put('k', text('record'), { expect: text('claim') } as unknown as number),
+          () => opened.put('k', text('record'), 0),
+          () => opened.putIfAbsent('j', text('claim'), Number.NaN),
+        ];
+        for (const call of calls) {
+          const err = await rejection(call());
+          expect(err).toBeInstanceOf(CacheError);
+          expect((err as CacheError).code).toBe('InvalidArgument');
+          expect((err as CacheError).message).toMatch(/cache key "order\/[kj]": TTL must be a positive number/);
+        }
+        expect(await opened.get('k')).toEqual(text('claim'));
+        expect(await opened.get('j')).toBeNull();
       });
 
       it('CACHE-05 an opened space has the contract: async get, putIfAbsent, put, del and a maxBytes property', async () => {
@@ -265,7 +283,7 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
         expect(await s.put('big', Buffer.alloc(9, 1))).toBe(false);
         expect(await s.get('big')).toBeNull();
         // An oversized write leaves what was there, including a claim waiting to be replaced.
-        expect(await s.put('fits', Buffer.alloc(9, 2), { expect: Buffer.alloc(8, 1) })).toBe(false);
+        expect(await s.put('fits', Buffer.alloc(9, 2), undefined, { expect: Buffer.alloc(8, 1) })).toBe(false);
         expect(await s.get('fits')).toEqual(Buffer.alloc(8, 1));
       });
 
@@ -276,15 +294,15 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
         await brief.put('p', text('v'));
         await long.putIfAbsent('kept', text('v'));
         await long.putIfAbsent('lease', text('claim'), 50);
-        await long.put('leased-put', text('v'), {}, 50);
-        await long.put('leased-put-store-order', text('v'), 50);
+        await long.put('leased-put', text('v'), 50, {});
+        await long.put('leased-put-no-options', text('v'), 50);
         expect(await brief.get('k')).toEqual(text('v'));
         await sleep(250);
         expect(await brief.get('k')).toBeNull();
         expect(await brief.get('p')).toBeNull();
         expect(await long.get('lease')).toBeNull();
         expect(await long.get('leased-put')).toBeNull();
-        expect(await long.get('leased-put-store-order')).toBeNull();
+        expect(await long.get('leased-put-no-options')).toBeNull();
         expect(await long.get('kept')).toEqual(text('v'));
         expect(await brief.putIfAbsent('k', text('again'))).toBe(true);
       });

@@ -16,6 +16,7 @@ import { LogSink } from './log-sink';
 import { addDocsRoutes, addOpenApi, documentOf, type DocsOptions, type OpenApiDocument, type OpenApiOptions } from '../features/openapi';
 import type { RouteRecord } from '../route/route-record';
 import { Router } from '../core/router';
+import { JSON_TYPE } from '../core/media-types';
 import { scan } from '../pipeline/scanner';
 import type { Services } from '../route/extensions';
 import { checkSessionOptions, type SessionOptions } from '../features/sessions';
@@ -487,7 +488,7 @@ export class App {
     if (this.#inFlight.size >= this.#shedAt) {
       const body = defaultFailureBody(503, 'server busy');
       res.shouldKeepAlive = false;
-      res.writeHead(503, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'retry-after': '1' });
+      res.writeHead(503, { 'content-type': JSON_TYPE, 'content-length': String(Buffer.byteLength(body)), 'retry-after': '1' });
       res.end(body);
       return true;
     }

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import type { HeaderBag } from '../core/header-rules';
+import { JSON_TYPE } from '../core/media-types';
 
 export interface InjectOptions {
   readonly method?: string;
@@ -41,7 +42,7 @@ export class InjectRequest extends Readable {
     else if (options.body instanceof Uint8Array) body = Buffer.from(options.body);
     else if (options.body !== undefined) {
       body = Buffer.from(JSON.stringify(options.body));
-      headers['content-type'] ??= 'application/json';
+      headers['content-type'] ??= JSON_TYPE;
     }
     if (body !== null) {
       headers['content-length'] ??= String(body.length);

@@ -1,4 +1,5 @@
 import { HttpError } from './errors';
+import { OCTET_STREAM } from './media-types';
 
 /** One header of a returned value. */
 export interface HeaderEntry {
@@ -59,6 +60,33 @@ export type Contract =
   | { readonly kind: 'events' }
   | { readonly kind: 'self'; readonly type: Shape };
 
+const LEAF: readonly Contract[] = Object.freeze([]);
+
+/**
+ * The contracts nested directly in `contract`: a wrapper's inner one, every variant of a `Reply`
+ * map (its `inner` is the first of them), none for a leaf. The one walk over the contract type:
+ * a check that only has to reach every nested contract recurses through this, never by kind.
+ */
+export function innerContracts(contract: Contract): readonly Contract[] {
+  switch (contract.kind) {
+    case 'status':
+    case 'optional':
+    case 'versioned':
+      return [contract.inner];
+    case 'reply':
+      return contract.variants === null ? [contract.inner] : Object.values(contract.variants);
+    case 'json':
+    case 'text':
+    case 'void':
+    case 'bytes':
+    case 'redirect':
+    case 'file':
+    case 'events':
+    case 'self':
+      return LEAF;
+  }
+}
+
 /** What `@Returns` accepts: a contract, a class, `String`, or `[Class]` for a JSON array. */
 export type ContractLike = Contract | Shape | readonly [Shape];
 
@@ -78,7 +106,7 @@ export function isContract(x: unknown): x is Contract {
 export class Bytes {
   constructor(
     readonly body: Uint8Array | string,
-    readonly contentType = 'application/octet-stream',
+    readonly contentType = OCTET_STREAM,
     readonly headers: HeaderList = headersNone(),
   ) {}
 }

@@ -48,6 +48,9 @@ export class HttpError extends CodedError<HttpErrorCode> {
   }
 }
 
+/** What a wait on the client's connection (a write, `c.signal`) fails with once the client has gone. */
+export const clientGone = (): HttpError => new HttpError('Canceled', 'the client went away');
+
 /**
  * Every declaration problem of an app, found by the bootstrap scanner, thrown together:
  * one line per problem, each naming the route as `POST /orders (OrdersController.create)`.

@@ -1,7 +1,7 @@
 import { isAscii } from 'node:buffer';
 import { hash, randomBytes } from 'node:crypto';
 import { CacheError, OpenSpace, type SpaceDecl } from '../../cache';
-import type { Contract, HeaderEntry } from '../core/answers';
+import { innerContracts, type Contract, type HeaderEntry } from '../core/answers';
 import type { AroundFactory, Capability } from '../route/extensions';
 import { isThenable, type CapturedAnswer, type Ctx, type Resolvable } from '../request/ctx';
 import { CallerBudget } from './caller-budget';
@@ -282,7 +282,7 @@ const around: AroundFactory = (record, services) => {
   /** Waits for the handler, renewing the claim every third of the lease so a long handler never loses its key. */
   async function renewWhile(c: Ctx, id: string, claim: Buffer, running: PromiseLike<unknown>): Promise<void> {
     const renew = (): void => {
-      space!.put(id, claim, { expect: claim }, leaseMs).then(
+      space!.put(id, claim, leaseMs, { expect: claim }).then(
         (held) => {
           if (!held) c.core.log(`error: ${label}: claim on Idempotency-Key ${JSON.stringify(id)} was lost while the handler ran`);
         },
@@ -352,25 +352,19 @@ function findSpace(provided: readonly unknown[], decl: object): OpenSpace | null
   return null;
 }
 
-/** The kinds an idempotent route may not answer with, wherever they sit in the contract. */
+/** What an idempotent route may not answer with, by kind: a kept answer could not replay it. */
+const UNKEEPABLE: Partial<Record<Contract['kind'], string>> = { file: 'FileBody', redirect: 'Redirect', versioned: 'Versioned', events: 'EventStream' };
+
+/** The first kind an idempotent route may not answer with, wherever it sits in the contract (every `Reply` variant too). */
 function unkeepable(contract: Contract | null): string | null {
   if (contract === null) return null;
-  switch (contract.kind) {
-    case 'file':
-      return 'FileBody';
-    case 'redirect':
-      return 'Redirect';
-    case 'versioned':
-      return 'Versioned';
-    case 'events':
-      return 'EventStream';
-    case 'status':
-    case 'optional':
-    case 'reply':
-      return unkeepable(contract.inner);
-    default:
-      return null;
+  const own = UNKEEPABLE[contract.kind];
+  if (own !== undefined) return own;
+  for (const inner of innerContracts(contract)) {
+    const found = unkeepable(inner);
+    if (found !== null) return found;
   }
+  return null;
 }
 
 const check: RecordCheck = (record: RouteRecord, services, problems) => {

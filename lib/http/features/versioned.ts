@@ -1,4 +1,4 @@
-import { isHeaderList, tag, toContract, type Contract, type ContractLike, type HeaderList } from '../core/answers';
+import { innerContracts, isHeaderList, tag, toContract, type Contract, type ContractLike, type HeaderList } from '../core/answers';
 import type { Capability } from '../route/extensions';
 import type { OperationSink } from '../route/extensions';
 import type { RouteRecord } from '../route/route-record';
@@ -70,8 +70,9 @@ const describe = (record: RouteRecord, op: OperationSink): void => {
   op.answer(304, { description: 'Not Modified: If-None-Match holds the current version', headers: { ETag: { schema: { type: 'string' } } } });
 };
 
+/** A Versioned anywhere in the contract (the scanner lets it stand only at the top or inside Optional). */
 function isVersioned(c: Contract | null): boolean {
-  return c !== null && (c.kind === 'versioned' || ((c.kind === 'optional' || c.kind === 'status') && isVersioned(c.inner)));
+  return c !== null && (c.kind === 'versioned' || innerContracts(c).some(isVersioned));
 }
 
 /** Versioned answers: their encoder and description (the Refusals of where Versioned may sit live in the scanner). */

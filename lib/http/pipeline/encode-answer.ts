@@ -2,6 +2,7 @@ import { Bytes, isHeaderList, type Contract, type HeaderEntry, type RedirectValu
 import type { Ctx } from '../request/ctx';
 import { HttpError } from '../core/errors';
 import { fail } from '../core/fail';
+import { JSON_TYPE, OCTET_STREAM, TEXT_TYPE } from '../core/media-types';
 import { compileWriter, spell } from '../../json';
 import type { Encoder, EncoderExtensions } from '../route/extensions';
 
@@ -10,8 +11,6 @@ import type { Encoder, EncoderExtensions } from '../route/extensions';
  * Returns a promise when the answer is written asynchronously (files); wrappers pass it on.
  */
 
-const JSON_TYPE = 'application/json';
-const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 /** The status a contract answers when nothing wraps it. */
 export function baseStatus(contract: Contract): number {
@@ -46,7 +45,7 @@ export function compileEncoder(contract: Contract, label: string, extensions: En
     case 'bytes':
       return (c, v, status, own) => {
         if (v instanceof Bytes) c.write(status, v.contentType, v.body, join(v.headers.entries, own));
-        else if (v instanceof Uint8Array || typeof v === 'string') c.write(status, 'application/octet-stream', v, own);
+        else if (v instanceof Uint8Array || typeof v === 'string') c.write(status, OCTET_STREAM, v, own);
         else throw new TypeError(`${label}: a Bytes route returned something other than Bytes`);
       };
     case 'self':

@@ -1,4 +1,4 @@
-import { REDIRECT_STATUSES, type Contract } from '../core/answers';
+import { REDIRECT_STATUSES, innerContracts, type Contract } from '../core/answers';
 import { Bound } from '../core/bound';
 import { Ctx } from '../request/ctx';
 import { marks, type ParamMark } from '../route/metadata';
@@ -138,28 +138,24 @@ function checkPathNames(record: RouteRecord, problems: string[]): void {
   if (new Set(names).size !== names.length) problems.push(`${record.label}: a path segment name is used twice`);
 }
 
+/** What a nested contract sits inside, for the checks that care (Versioned, EventStream); null past a Versioned. */
+type Under = 'status' | 'reply' | 'optional' | null;
+const UNDER: Partial<Record<Contract['kind'], Under>> = { status: 'status', reply: 'reply', optional: 'optional' };
+
 /** The contract checks of the core answer vocabulary (REF-14..18); capabilities add their own through RecordCheck. */
-function checkContract(contract: Contract, label: string, problems: string[], under: 'status' | 'reply' | 'optional' | null = null): void {
+function checkContract(contract: Contract, label: string, problems: string[], under: Under = null): void {
   switch (contract.kind) {
     case 'redirect':
       if (!REDIRECT_STATUSES.includes(contract.status)) problems.push(`${label}: redirect status ${contract.status} is not one of 301, 302, 303, 307, 308`);
       break;
     case 'status':
       if (contract.inner.kind === 'file') problems.push(`${label}: FileBody cannot take a wrapper's status (Status(${contract.status}, FileBody))`);
-      checkContract(contract.inner, label, problems, 'status');
-      break;
-    case 'reply':
-      for (const inner of contract.variants ? Object.values(contract.variants) : [contract.inner]) checkContract(inner, label, problems, 'reply');
-      break;
-    case 'optional':
-      checkContract(contract.inner, label, problems, 'optional');
       break;
     case 'versioned':
       if (under === 'status') problems.push(`${label}: Versioned cannot sit inside Status`);
       if (under === 'reply') problems.push(`${label}: Versioned cannot sit inside Reply`);
       if (contract.inner.kind === 'optional') problems.push(`${label}: Versioned(Optional(T)) is refused: report absence with fail.notFound()`);
       if (contract.inner.kind === 'events') problems.push(`${label}: Versioned(EventStream) is refused: an event stream has no version`);
-      checkContract(contract.inner, label, problems, null);
       break;
     case 'events':
       if (under !== null) problems.push(`${label}: EventStream stands alone: c.events() always answers 200 (not inside ${under === 'status' ? 'Status' : under === 'reply' ? 'Reply' : 'Optional'})`);
@@ -175,6 +171,8 @@ function checkContract(contract: Contract, label: string, problems: string[], un
     default:
       break;
   }
+  const here = UNDER[contract.kind] ?? null;
+  for (const inner of innerContracts(contract)) checkContract(inner, label, problems, here);
 }
 
 function isScalarMarker(m: unknown): boolean {

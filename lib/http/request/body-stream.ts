@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { HttpError } from '../core/errors';
+import { HttpError, clientGone } from '../core/errors';
+import { waitForDrain } from '../../streams';
 
 /**
  * An answer sent in pieces (`c.stream`, `c.streamWith`). `write` waits while the socket is full,
@@ -33,19 +34,7 @@ export class BodyStream {
     }
     this.#written += size;
     if (this.#res.write(chunk)) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const done = () => {
-        this.#res.off('drain', done);
-        this.#res.off('close', closed);
-        resolve();
-      };
-      const closed = () => {
-        this.#res.off('drain', done);
-        reject(new HttpError('Canceled', 'the client went away'));
-      };
-      this.#res.once('drain', done);
-      this.#res.once('close', closed);
-    });
+    return waitForDrain(this.#res, clientGone);
   }
 
   /** Ends the answer. Ending short of a declared length closes the connection (never a corrupt keep-alive). */

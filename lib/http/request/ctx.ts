@@ -2,8 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Scope } from '../../fetch/scope';
 import { REDIRECT_STATUSES, type HeaderEntry, type RedirectStatus } from '../core/answers';
 import { parseAuthorization, type Credentials } from '../core/authorization';
-import { HttpError } from '../core/errors';
+import { HttpError, clientGone } from '../core/errors';
 import { addHeader, checkHeader, checkValue, headerProblem, type HeaderBag } from '../core/header-rules';
+import { EVENT_STREAM, JSON_TYPE, TEXT_TYPE } from '../core/media-types';
 import { BodyStream } from './body-stream';
 import type { SendFileOptions } from './send-file-options';
 import { BODY_LIMIT, bufferedBody, readBody } from './read-body';
@@ -50,8 +51,6 @@ export interface Resolvable<T> {
   resolve(c: Ctx): T | Promise<T>;
 }
 
-const JSON_TYPE = 'application/json';
-const TEXT_TYPE = 'text/plain; charset=utf-8';
 const PENDING = Symbol('pending');
 /**
  * Node sends a string body in one piece with the head, a Buffer as a piece of its own: on loopback
@@ -225,7 +224,7 @@ export class Ctx implements Scope {
       const onShutdown = () => abort.abort(shutdown.reason);
       res.once('close', () => {
         shutdown.removeEventListener('abort', onShutdown);
-        if (!res.writableFinished) abort.abort(new HttpError('Canceled', 'the client went away'));
+        if (!res.writableFinished) abort.abort(clientGone());
       });
       if (shutdown.aborted) abort.abort(shutdown.reason);
       else shutdown.addEventListener('abort', onShutdown, { once: true });
@@ -357,7 +356,7 @@ export class Ctx implements Scope {
     this.ownAnswer();
     if (this.#status !== 0) throw new HttpError('AlreadySent', `an event stream after ${this.#status} was sent`);
     const bag = this.#out ?? (this.#out = {});
-    bag['content-type'] = 'text/event-stream';
+    bag['content-type'] = EVENT_STREAM;
     bag['cache-control'] = 'no-cache';
     bag['x-accel-buffering'] = 'no'; // proxies such as nginx would otherwise hold events back
     delete bag['content-encoding'];

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { OWN_CONTRACT, tag, type Contract } from '../core/answers';
-import { HttpError } from '../core/errors';
+import { HttpError, clientGone } from '../core/errors';
+import { waitForDrain } from '../../streams';
 
 /** One server-sent event: `data` is text (sent as is) or any JSON value (sent as JSON). */
 export interface ServerEvent {
@@ -76,18 +77,7 @@ export class EventStream {
   #write(frame: string): Promise<void> {
     if (!this.#open || this.#res.destroyed) return Promise.reject(new HttpError('Canceled', 'the event stream is closed'));
     if (this.#res.write(frame)) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const done = () => {
-        this.#res.off('close', gone);
-        resolve();
-      };
-      const gone = () => {
-        this.#res.off('drain', done);
-        reject(new HttpError('Canceled', 'the client went away'));
-      };
-      this.#res.once('drain', done);
-      this.#res.once('close', gone);
-    });
+    return waitForDrain(this.#res, clientGone);
   }
 }
 

@@ -27,7 +27,32 @@ export function declaredNames(cls: Function): ReadonlySet<string> {
  */
 export function readParams(text: string, keep: ReadonlySet<string> | null, max: number): Params | typeof TOO_MANY {
   const out = Object.create(null) as Params;
+  return eachParam(text, max, keep, out, keepParam) === TOO_MANY ? TOO_MANY : out;
+}
+
+/**
+ * The first value of `name` (as `URLSearchParams.get`), null when absent, or `TOO_MANY` past
+ * `max` parameters. Reads every piece, so the bound holds whatever the route reads.
+ */
+export function firstParam(text: string, name: string, max: number): string | null | typeof TOO_MANY {
+  return eachParam(text, max, name, null, matchParam);
+}
+
+/**
+ * What `eachParam` does with one parameter: its name is `text[from, eq)`, its value
+ * `text[eq + 1, to)` (none when `eq === to`). A string answer is the result: no later parameter
+ * is taken, but all are still counted. Module functions with their state passed in, so a request
+ * allocates no closure.
+ */
+type TakeParam<A, B> = (text: string, from: number, eq: number, to: number, a: A, b: B) => string | null;
+
+/**
+ * The one walk over urlencoded text: the pieces between `&`s (empty ones are not parameters),
+ * each split at its first `=`; `TOO_MANY` past `max` parameters, else what `take` answered.
+ */
+function eachParam<A, B>(text: string, max: number, a: A, b: B, take: TakeParam<A, B>): string | null | typeof TOO_MANY {
   const end = text.length;
+  let found: string | null = null;
   let count = 0;
   let at = 0;
   // The next `=` at or after `at`, looked for again only once passed: a text of pieces without
@@ -38,46 +63,33 @@ export function readParams(text: string, keep: ReadonlySet<string> | null, max: 
     if (amp === -1) amp = end;
     if (amp > at) {
       if (++count > max) return TOO_MANY;
-      if (nextEq !== -1 && nextEq < at) nextEq = text.indexOf('=', at);
-      const eq = nextEq === -1 || nextEq > amp ? amp : nextEq;
-      const name = decodeParam(text, at, eq);
-      if (keep === null || keep.has(name)) {
-        const value = eq === amp ? '' : decodeParam(text, eq + 1, amp);
-        const prev = out[name];
-        if (prev === undefined) out[name] = value;
-        else if (typeof prev === 'string') out[name] = [prev, value];
-        else prev.push(value);
-      }
-    }
-    at = amp + 1;
-  }
-  return out;
-}
-
-/**
- * The first value of `name` (as `URLSearchParams.get`), null when absent, or `TOO_MANY` past
- * `max` parameters. Reads every piece, so the bound holds whatever the route reads.
- */
-export function firstParam(text: string, name: string, max: number): string | null | typeof TOO_MANY {
-  const end = text.length;
-  let found: string | null = null;
-  let count = 0;
-  let at = 0;
-  let nextEq = -2;
-  while (at < end) {
-    let amp = text.indexOf('&', at);
-    if (amp === -1) amp = end;
-    if (amp > at) {
-      if (++count > max) return TOO_MANY;
       if (found === null) {
         if (nextEq !== -1 && nextEq < at) nextEq = text.indexOf('=', at);
-        const eq = nextEq === -1 || nextEq > amp ? amp : nextEq;
-        if (decodeParam(text, at, eq) === name) found = eq === amp ? '' : decodeParam(text, eq + 1, amp);
+        found = take(text, at, nextEq === -1 || nextEq > amp ? amp : nextEq, amp, a, b);
       }
     }
     at = amp + 1;
   }
   return found;
+}
+
+/** readParams' step: a kept name's value goes into `out`, a repeat appended to its list in place. */
+function keepParam(text: string, from: number, eq: number, to: number, keep: ReadonlySet<string> | null, out: Params): null {
+  const name = decodeParam(text, from, eq);
+  if (keep === null || keep.has(name)) {
+    const value = eq === to ? '' : decodeParam(text, eq + 1, to);
+    const prev = out[name];
+    if (prev === undefined) out[name] = value;
+    else if (typeof prev === 'string') out[name] = [prev, value];
+    else prev.push(value);
+  }
+  return null;
+}
+
+/** firstParam's step: the value when the name is the one looked for. */
+function matchParam(text: string, from: number, eq: number, to: number, name: string): string | null {
+  if (decodeParam(text, from, eq) !== name) return null;
+  return eq === to ? '' : decodeParam(text, eq + 1, to);
 }
 
 // The WHATWG urlencoded parser's decoding: `+` is a space, `%XX` a byte, a `%` not followed by

@@ -7,6 +7,7 @@ import type { HeaderEntry } from '../../core/answers';
 import type { Ctx } from '../../request/ctx';
 import { HttpError } from '../../core/errors';
 import { fail } from '../../core/fail';
+import { waitForDrain } from '../../../streams';
 import { addHeader, checkHeader, checkValue, type HeaderBag } from '../../core/header-rules';
 import { noneMatchHolds } from '../../core/etag';
 
@@ -206,7 +207,7 @@ async function pump(c: Ctx, handle: FileHandle, start: number, length: number, w
     if (bytesRead === 0) throw fail.internal('file ended %d bytes short of the %d announced', left, length);
     position += bytesRead;
     left -= bytesRead;
-    if (!res.write(bytesRead === buf.length ? buf : buf.subarray(0, bytesRead))) await watch.drained();
+    if (!res.write(bytesRead === buf.length ? buf : buf.subarray(0, bytesRead)) && !watch.gone) await waitForDrain(res);
     if (watch.gone) return;
   }
   res.end();
@@ -215,8 +216,6 @@ async function pump(c: Ctx, handle: FileHandle, start: number, length: number, w
 interface CloseWatch {
   /** True once the response closed before it was finished: the client went away. */
   readonly gone: boolean;
-  /** Resolves on `drain`, or at once / on `close` when the client is gone. */
-  drained(): Promise<void>;
   stop(): void;
 }
 
@@ -224,24 +223,10 @@ function watchClose(c: Ctx): CloseWatch {
   const res = c.res;
   const watch = {
     gone: (res as { destroyed?: boolean }).destroyed === true,
-    wake: null as (() => void) | null,
-    drained(): Promise<void> {
-      if (watch.gone) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const done = () => {
-          res.off('drain', done);
-          watch.wake = null;
-          resolve();
-        };
-        watch.wake = done;
-        res.on('drain', done);
-      });
-    },
     stop: () => res.off('close', onClose),
   };
   const onClose = () => {
     if (!res.writableFinished) watch.gone = true;
-    watch.wake?.();
   };
   res.on('close', onClose);
   return watch;

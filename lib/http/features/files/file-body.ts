@@ -1,7 +1,8 @@
 import { constants } from 'node:fs';
 import { open, realpath, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { headers as headerLists, OWN_CONTRACT, tag, type Contract, type HeaderEntry, type HeaderList } from '../../core/answers';
+import { headers as headerLists, innerContracts, OWN_CONTRACT, tag, type Contract, type HeaderEntry, type HeaderList } from '../../core/answers';
+import { OCTET_STREAM } from '../../core/media-types';
 import type { Capability } from '../../route/extensions';
 import type { Ctx } from '../../request/ctx';
 import type { Encoder } from '../../route/extensions';
@@ -45,7 +46,7 @@ export class FileBody {
   constructor(init: FileBodyInit) {
     this.dir = init.dir;
     this.name = init.name;
-    this.contentType = init.contentType ?? 'application/octet-stream';
+    this.contentType = init.contentType ?? OCTET_STREAM;
     this.cacheControl = init.cacheControl ?? '';
     this.headers = init.headers ?? headerLists.none;
   }
@@ -118,28 +119,30 @@ const encoder = (_contract: Contract, label: string): Encoder => (c, v, _status,
  */
 const check: RecordCheck = (record, _services, problems) => {
   const walk = (c: Contract, under: string | null): void => {
-    switch (c.kind) {
-      case 'file':
-        if (under !== null) problems.push(`${record.label}: FileBody cannot sit inside ${under}: a file answers with its own status and ETag`);
-        break;
-      case 'status':
-        walk(c.inner, c.inner.kind === 'file' ? null : `Status(${c.status}, …)`);
-        break;
-      case 'reply':
-        walk(c.inner, 'Reply');
-        break;
-      case 'versioned':
-        walk(c.inner, 'Versioned');
-        break;
-      case 'optional':
-        walk(c.inner, under);
-        break;
-      default:
-        break;
+    if (c.kind === 'file') {
+      if (under !== null) problems.push(`${record.label}: FileBody cannot sit inside ${under}: a file answers with its own status and ETag`);
+      return;
     }
+    const here = wrapperName(c, under);
+    for (const inner of innerContracts(c)) walk(inner, here);
   };
   if (record.contract !== null) walk(record.contract, null);
 };
+
+/** What a FileBody directly inside `c` would sit inside; `Optional` passes on what holds it. */
+function wrapperName(c: Contract, under: string | null): string | null {
+  switch (c.kind) {
+    case 'status':
+      // Status(code, FileBody) is the scanner's Refusal (REF-17): not reported twice.
+      return c.inner.kind === 'file' ? null : `Status(${c.status}, …)`;
+    case 'reply':
+      return 'Reply';
+    case 'versioned':
+      return 'Versioned';
+    default:
+      return under;
+  }
+}
 
 /** Files: the `FileBody` answer and its Refusals. */
 export const files: Capability = { checks: [check], encoders: { file: encoder } };

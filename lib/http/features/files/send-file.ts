@@ -2,6 +2,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import type { Ctx } from '../../request/ctx';
 import type { SendFileOptions } from '../../request/send-file-options';
 import { HttpError } from '../../core/errors';
+import { OCTET_STREAM } from '../../core/media-types';
 import { answerOpenFile, missingAsNotFound } from './file-answer';
 
 export type { SendFileOptions } from '../../request/send-file-options';
@@ -27,7 +28,7 @@ async function send(c: Ctx, options: SendFileOptions): Promise<void> {
     const handle = owned;
     owned = null; // from here the shared answer closes it
     await answerOpenFile(c, handle, {
-      contentType: options.contentType ?? 'application/octet-stream',
+      contentType: options.contentType ?? OCTET_STREAM,
       cacheControl: options.cacheControl ?? '',
       own: null,
       etag: options.etag,

@@ -2,11 +2,10 @@ import type { Contract } from '../../core/answers';
 import { CHALLENGE } from '../../core/authorization';
 import type { RouteRecord } from '../../route/route-record';
 import { templateNames } from '../../core/router';
+import { EVENT_STREAM, JSON_TYPE, OCTET_STREAM, TEXT_MEDIA_TYPE } from '../../core/media-types';
 import { readShape, scalarSchema, valueSchema, type JsonSchema } from '../../schema';
 import type { OperationBuilder } from './operation-builder';
 
-const JSON_TYPE = 'application/json';
-const TEXT_TYPE = 'text/plain';
 const BINARY: JsonSchema = Object.freeze({ type: 'string', format: 'binary' });
 
 /**
@@ -83,7 +82,7 @@ export function describeContract(contract: Contract, op: OperationBuilder, statu
       op.answer(status ?? 200, { content: { [JSON_TYPE]: { schema: jsonSchema(contract.type, op) } } });
       break;
     case 'text':
-      op.answer(status ?? 200, { content: { [TEXT_TYPE]: { schema: { type: 'string' } } } });
+      op.answer(status ?? 200, { content: { [TEXT_MEDIA_TYPE]: { schema: { type: 'string' } } } });
       break;
     case 'void':
       op.answer(204);
@@ -91,11 +90,11 @@ export function describeContract(contract: Contract, op: OperationBuilder, statu
     case 'bytes':
     case 'file':
       // The content type is chosen per answer at run time; a capability may describe it better.
-      op.answer(status ?? 200, { content: { 'application/octet-stream': { schema: BINARY } } });
+      op.answer(status ?? 200, { content: { [OCTET_STREAM]: { schema: BINARY } } });
       break;
     case 'self': {
       const type = contract.type as unknown as { contentType?: string; openapi?: JsonSchema };
-      op.answer(status ?? 200, { content: { [type.contentType ?? 'application/octet-stream']: { schema: type.openapi ? { ...type.openapi } : { type: 'string' } } } });
+      op.answer(status ?? 200, { content: { [type.contentType ?? OCTET_STREAM]: { schema: type.openapi ? { ...type.openapi } : { type: 'string' } } } });
       break;
     }
     case 'status':
@@ -114,7 +113,7 @@ export function describeContract(contract: Contract, op: OperationBuilder, statu
     case 'events':
       op.answer(status ?? 200, {
         description: 'A server-sent event stream (never buffered, never compressed)',
-        content: { 'text/event-stream': { schema: { type: 'string' } } },
+        content: { [EVENT_STREAM]: { schema: { type: 'string' } } },
       });
       break;
     case 'versioned':
@@ -128,7 +127,7 @@ export function describeContract(contract: Contract, op: OperationBuilder, statu
 function describeInferred(record: RouteRecord, op: OperationBuilder): void {
   const t = record.returnType;
   const throughCtx = record.args.some((a) => a.kind === 'ctx');
-  if (t === String) op.answer(200, { content: { [TEXT_TYPE]: { schema: { type: 'string' } } } });
+  if (t === String) op.answer(200, { content: { [TEXT_MEDIA_TYPE]: { schema: { type: 'string' } } } });
   else if (t === undefined && throughCtx) op.answer(200, { description: 'Answered through the Ctx: status and content type are chosen at run time' });
   else if (t === undefined) op.answer(204);
   else op.answer(200, { content: { [JSON_TYPE]: { schema: {} } } });

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { HeaderObject, OperationSink, ParameterObject } from '../../route/extensions';
 import type { RouteRecord } from '../../route/route-record';
+import { JSON_TYPE } from '../../core/media-types';
 
 export type { HeaderObject, ParameterObject } from '../../route/extensions';
 import { schemaOf, type JsonSchema } from '../../schema';
@@ -79,7 +80,7 @@ export class OperationBuilder implements OperationSink {
 
   /** Sets the request body. */
   body(schema: JsonSchema, options: { contentType?: string; required?: boolean } = {}): this {
-    this.#body = { schema, contentType: options.contentType ?? 'application/json', required: options.required ?? true };
+    this.#body = { schema, contentType: options.contentType ?? JSON_TYPE, required: options.required ?? true };
     return this;
   }
 
@@ -103,14 +104,14 @@ export class OperationBuilder implements OperationSink {
   failure(status: number, reason?: string, headers: Record<string, HeaderObject> = {}): this {
     let r = this.#responses.get(status);
     if (r === undefined) {
-      r = { description: phrase(status), reasons: [], headers: new Map(), content: { 'application/json': { schema: FAILURE_REF } }, failure: true };
+      r = { description: phrase(status), reasons: [], headers: new Map(), content: { [JSON_TYPE]: { schema: FAILURE_REF } }, failure: true };
       this.#responses.set(status, r);
     } else if (!r.failure && !r.mixed) {
       // The contract answers this status too (`Reply({ 409: AlreadyCancelled })`): either body may come.
       r.mixed = true;
       const content = (r.content ??= {});
-      const json = content['application/json'];
-      content['application/json'] = { schema: json === undefined ? FAILURE_REF : { oneOf: [json.schema, FAILURE_REF] } };
+      const json = content[JSON_TYPE];
+      content[JSON_TYPE] = { schema: json === undefined ? FAILURE_REF : { oneOf: [json.schema, FAILURE_REF] } };
       if (json !== undefined) r.reasons.push('the answer the route declares');
     }
     if (reason !== undefined && !r.reasons.includes(reason)) r.reasons.push(reason);

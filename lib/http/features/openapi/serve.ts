@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Bytes, headers, toContract, type HeaderList } from '../../core/answers';
+import { JSON_TYPE } from '../../core/media-types';
 import type { Host } from '../../route/extensions';
 import { builtInRecord, type RouteRecord } from '../../route/route-record';
 import { buildDocument, type OpenApiDocument } from './build-document';
@@ -63,7 +64,7 @@ export function addOpenApi(app: Host, options: OpenApiOptions): void {
   }
   const serve = options.serve ?? '/openapi.json';
   if (serve !== false) {
-    addHiddenRoute(app, { path: serve, name: 'openapi', answer: () => new Bytes(documentOf(app).bytes, 'application/json') });
+    addHiddenRoute(app, { path: serve, name: 'openapi', answer: () => new Bytes(documentOf(app).bytes, JSON_TYPE) });
   }
 }
 

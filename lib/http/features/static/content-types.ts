@@ -1,4 +1,6 @@
 // Static content types by file extension (OPEN-29). Unknown extensions are application/octet-stream.
+import { OCTET_STREAM } from '../../core/media-types';
+
 const UTF8 = '; charset=utf-8';
 
 const TYPES: Readonly<Record<string, string>> = {
@@ -51,7 +53,7 @@ function extension(path: string): string {
 
 /** The `Content-Type` of a static file, by its extension. */
 export function contentTypeOf(path: string): string {
-  return TYPES[extension(path)] ?? 'application/octet-stream';
+  return TYPES[extension(path)] ?? OCTET_STREAM;
 }
 
 /** Whether a file's type is already compressed, so no gzipped copy is made (STATIC-29). */
