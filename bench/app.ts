@@ -1,6 +1,18 @@
 // The fw side of the benchmark: one app holding every case's route, served by servers.ts.
 import { IsArray, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
-import { App, Body, Bound, Controller, Form, Get, Idempotent, Post, Returns, Status, Versioned } from 'fw';
+import {
+  App,
+  Body,
+  Bound,
+  Controller,
+  Form,
+  Get,
+  Idempotent,
+  Post,
+  Returns,
+  Status,
+  Versioned,
+} from 'fw';
 import { MemoryStore, Space } from 'fw/cache';
 
 // Every first POST comes from one caller: its per-caller bound is lifted so the case measures the
@@ -8,11 +20,20 @@ import { MemoryStore, Space } from 'fw/cache';
 // a whole run of first POSTs (about 0.4 M records).
 const Kept = Space('bench', { ttlSeconds: 3600, maxBytes: 64 * 1024, maxBytesPerCaller: 1 << 30 });
 /** About 16 KiB of JSON. */
-export const BIG = Array.from({ length: 160 }, (_, i) => ({ sku: `sku-${i}`, name: `Catalog item number ${i}`, unitPrice: 100 + i, tags: ['a', 'b'] }));
+export const BIG = Array.from({ length: 160 }, (_, i) => ({
+  sku: `sku-${i}`,
+  name: `Catalog item number ${i}`,
+  unitPrice: 100 + i,
+  tags: ['a', 'b'],
+}));
 export const KIB = JSON.stringify({ pad: 'x'.repeat(1012) });
 
 class Small {
-  constructor(readonly id: number, readonly name: string, readonly tags: string[]) {}
+  constructor(
+    readonly id: number,
+    readonly name: string,
+    readonly tags: string[],
+  ) {}
 }
 export const SMALL = new Small(1, 'small answer', ['a', 'b']);
 
@@ -85,5 +106,8 @@ class BenchController {
 /** The app every fw case is served by. */
 export function benchApp(): App {
   // maxParams lifted so that the 1 MiB forms are read in full rather than refused at 10,000.
-  return new App({ log: () => {}, maxParams: 1 << 20 }).controllers(BenchController).provide(Kept.open(new MemoryStore({ bytes: 256 << 20 }))).compress();
+  return new App({ log: () => {}, maxParams: 1 << 20 })
+    .controllers(BenchController)
+    .provide(Kept.open(new MemoryStore({ bytes: 256 << 20 })))
+    .compress();
 }

@@ -22,13 +22,22 @@ function rawHandler(req: IncomingMessage, res: ServerResponse): void {
       return;
     }
     const body = JSON.stringify(SMALL);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), etag: 'W/"7"' });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      etag: 'W/"7"',
+    });
     res.end(body);
     return;
   }
   if (req.method === 'GET' && req.url === '/big') {
     const body = gzipSync(JSON.stringify(BIG), { level: 6 });
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length, 'content-encoding': 'gzip', vary: 'Accept-Encoding' });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': body.length,
+      'content-encoding': 'gzip',
+      vary: 'Accept-Encoding',
+    });
     res.end(body);
     return;
   }
@@ -36,14 +45,21 @@ function rawHandler(req: IncomingMessage, res: ServerResponse): void {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(REPLAY), 'idempotent-replayed': 'true' });
+      res.writeHead(201, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(REPLAY),
+        'idempotent-replayed': 'true',
+      });
       res.end(REPLAY);
     });
     return;
   }
   if (req.method === 'GET' && req.url === '/small') {
     const body = JSON.stringify(SMALL);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+    });
     res.end(body);
     return;
   }
@@ -58,10 +74,15 @@ function rawHandler(req: IncomingMessage, res: ServerResponse): void {
         return fail(res, 'body: invalid JSON');
       }
       if (typeof v !== 'object' || v === null) return fail(res, 'body: must be a JSON object');
-      if (typeof v.sku !== 'string' || v.sku.length < 1 || v.sku.length > 32) return fail(res, 'body.sku: bad');
-      if (typeof v.qty !== 'number' || !Number.isInteger(v.qty) || v.qty < 1 || v.qty > 100) return fail(res, 'body.qty: bad');
+      if (typeof v.sku !== 'string' || v.sku.length < 1 || v.sku.length > 32)
+        return fail(res, 'body.sku: bad');
+      if (typeof v.qty !== 'number' || !Number.isInteger(v.qty) || v.qty < 1 || v.qty > 100)
+        return fail(res, 'body.qty: bad');
       const body = JSON.stringify({ sku: v.sku, qty: v.qty });
-      res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.writeHead(201, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      });
       res.end(body);
     });
     return;
@@ -71,7 +92,10 @@ function rawHandler(req: IncomingMessage, res: ServerResponse): void {
 
 function fail(res: ServerResponse, message: string): void {
   const body = JSON.stringify({ error: message, status: 400 });
-  res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.writeHead(400, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+  });
   res.end(body);
 }
 

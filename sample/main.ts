@@ -11,17 +11,20 @@ async function main(): Promise<void> {
   const stops: (() => Promise<void>)[] = [];
   if (!warehouseUrl) {
     const w = warehouse({ delayMs: Number(process.env.WAREHOUSE_DELAY_MS ?? 0) });
-    warehouseUrl = (await w.listen({ host: '127.0.0.1', port: Number(process.env.WAREHOUSE_PORT ?? 0) })).url;
+    warehouseUrl = (
+      await w.listen({ host: '127.0.0.1', port: Number(process.env.WAREHOUSE_PORT ?? 0) })
+    ).url;
     stops.push(() => w.close());
   }
   const app = shop({ redisUrl: process.env.REDIS_URL, warehouseUrl });
   const { url } = await app.listen({ host, port: Number(process.env.PORT ?? 3000) });
   stops.unshift(() => app.close());
   console.log(`listening on ${url}`);
-  const stop = () => void (async () => {
-    for (const s of stops) await s();
-    process.exit(0);
-  })();
+  const stop = () =>
+    void (async () => {
+      for (const s of stops) await s();
+      process.exit(0);
+    })();
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }

@@ -95,14 +95,19 @@ describe('the layers of lib (docs/design.md)', () => {
     for (const [file, imports] of graph) {
       if (!file.startsWith(`http${path.sep}`)) continue;
       for (const target of imports) {
-        if (target.startsWith(`http${path.sep}`) && rank(target) > rank(file)) upward.push(`${file} -> ${target}`);
+        if (target.startsWith(`http${path.sep}`) && rank(target) > rank(file))
+          upward.push(`${file} -> ${target}`);
       }
     }
     expect(upward).toEqual([]);
   });
 
   it('lib/cache, lib/fetch and lib/json never import lib/http', () => {
-    const wrong = [...graph].flatMap(([file, imports]) => (file.startsWith(`http${path.sep}`) ? [] : imports.filter((t) => t.startsWith(`http${path.sep}`)).map((t) => `${file} -> ${t}`)));
+    const wrong = [...graph].flatMap(([file, imports]) =>
+      file.startsWith(`http${path.sep}`)
+        ? []
+        : imports.filter((t) => t.startsWith(`http${path.sep}`)).map((t) => `${file} -> ${t}`),
+    );
     expect(wrong).toEqual([]);
   });
 

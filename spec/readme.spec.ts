@@ -17,7 +17,8 @@ const pages = [
 ];
 
 /** Markdown without its fenced code blocks (a `# comment` in a shell block is not a heading). */
-const withoutFences = (text: string): string => text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[ \t]*$/gm, '');
+const withoutFences = (text: string): string =>
+  text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[ \t]*$/gm, '');
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens, repeats numbered. */
 function anchorsOf(text: string): Set<string> {
@@ -62,34 +63,51 @@ describe('the README and the docs', () => {
 
   it("the README's contents link to every page of docs/ and to CONTRIBUTING.md", () => {
     const links = new Set(linksOf(read('README.md')).map((l) => l.split('#')[0]));
-    for (const page of pages.filter((p) => p !== 'README.md')) expect({ page, linked: links.has(page) }).toEqual({ page, linked: true });
+    for (const page of pages.filter((p) => p !== 'README.md'))
+      expect({ page, linked: links.has(page) }).toEqual({ page, linked: true });
   });
 
-  it.each(pages)('every relative link in %s leads to a file that exists, and to a heading that exists', (page) => {
-    const links = linksOf(read(page)).filter((l) => !/^[a-z][a-z0-9+.-]*:/i.test(l));
-    expect(links.length).toBeGreaterThan(0);
-    const dead: string[] = [];
-    for (const link of links) {
-      const hash = link.indexOf('#');
-      const path = hash === -1 ? link : link.slice(0, hash);
-      const anchor = hash === -1 ? null : decodeURIComponent(link.slice(hash + 1));
-      const target = path === '' ? join(root, page) : resolve(dirname(join(root, page)), decodeURIComponent(path));
-      if (!target.startsWith(root + '/') || !existsSync(target)) {
-        dead.push(`${link}: no file ${relative(root, target)}`);
-        continue;
+  it.each(pages)(
+    'every relative link in %s leads to a file that exists, and to a heading that exists',
+    (page) => {
+      const links = linksOf(read(page)).filter((l) => !/^[a-z][a-z0-9+.-]*:/i.test(l));
+      expect(links.length).toBeGreaterThan(0);
+      const dead: string[] = [];
+      for (const link of links) {
+        const hash = link.indexOf('#');
+        const path = hash === -1 ? link : link.slice(0, hash);
+        const anchor = hash === -1 ? null : decodeURIComponent(link.slice(hash + 1));
+        const target =
+          path === ''
+            ? join(root, page)
+            : resolve(dirname(join(root, page)), decodeURIComponent(path));
+        if (!target.startsWith(root + '/') || !existsSync(target)) {
+          dead.push(`${link}: no file ${relative(root, target)}`);
+          continue;
+        }
+        if (anchor === null) continue;
+        if (!target.endsWith('.md') || statSync(target).isDirectory()) {
+          dead.push(`${link}: an anchor into a file that is not markdown`);
+          continue;
+        }
+        if (!anchorsOf(readFileSync(target, 'utf8')).has(anchor))
+          dead.push(`${link}: no heading #${anchor} in ${relative(root, target)}`);
       }
-      if (anchor === null) continue;
-      if (!target.endsWith('.md') || statSync(target).isDirectory()) {
-        dead.push(`${link}: an anchor into a file that is not markdown`);
-        continue;
-      }
-      if (!anchorsOf(readFileSync(target, 'utf8')).has(anchor)) dead.push(`${link}: no heading #${anchor} in ${relative(root, target)}`);
-    }
-    expect(dead).toEqual([]);
-  });
+      expect(dead).toEqual([]);
+    },
+  );
 
   it('works out anchors as GitHub does', () => {
-    const anchors = anchorsOf('# fw\n## Idempotent replay and fw/cache\n## Outbound calls: fw/fetch\n### `Upgrade` on other routes\n## Notes\n## Notes\n```sh\n# not a heading\n```\n');
-    expect([...anchors]).toEqual(['fw', 'idempotent-replay-and-fwcache', 'outbound-calls-fwfetch', 'upgrade-on-other-routes', 'notes', 'notes-1']);
+    const anchors = anchorsOf(
+      '# fw\n## Idempotent replay and fw/cache\n## Outbound calls: fw/fetch\n### `Upgrade` on other routes\n## Notes\n## Notes\n```sh\n# not a heading\n```\n',
+    );
+    expect([...anchors]).toEqual([
+      'fw',
+      'idempotent-replay-and-fwcache',
+      'outbound-calls-fwfetch',
+      'upgrade-on-other-routes',
+      'notes',
+      'notes-1',
+    ]);
   });
 });

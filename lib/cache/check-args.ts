@@ -7,7 +7,10 @@ import { CacheError } from './errors';
  */
 export function checkTtlMs(ttlMs: number, key: string): number {
   if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0) {
-    throw new CacheError('InvalidArgument', `cache key "${key}": TTL must be a positive number of milliseconds, got ${String(ttlMs)}`);
+    throw new CacheError(
+      'InvalidArgument',
+      `cache key "${key}": TTL must be a positive number of milliseconds, got ${String(ttlMs)}`,
+    );
   }
   return Math.ceil(ttlMs);
 }

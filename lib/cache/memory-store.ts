@@ -65,7 +65,10 @@ export class MemoryStore implements Store {
   constructor(options: MemoryStoreOptions) {
     const bytes = options?.bytes;
     if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes <= 0) {
-      throw new CacheError('InvalidArgument', `MemoryStore: bytes must be a positive integer, got ${String(bytes)}`);
+      throw new CacheError(
+        'InvalidArgument',
+        `MemoryStore: bytes must be a positive integer, got ${String(bytes)}`,
+      );
     }
     this.bytes = bytes;
   }
@@ -154,25 +157,39 @@ export class MemoryStore implements Store {
     // Refused before anything is touched, so an entry that can never fit leaves the store as it was.
     if (size > this.bytes) return false;
     let old = this.#entries.get(key);
-    let room = this.bytes - this.#used + this.#evictable + (old !== undefined && old.held ? old.size : 0);
+    let room =
+      this.bytes - this.#used + this.#evictable + (old !== undefined && old.held ? old.size : 0);
     // Held entries that lapsed unread still take room; eviction never reaches them, so look for
     // them when short of room (a whole pass, at most once a second however many writes are refused).
     if (size > room && held && performance.now() - this.#sweptAt >= MemoryStore.sweepEveryMs) {
       this.#sweepExpired();
       old = this.#entries.get(key);
-      room = this.bytes - this.#used + this.#evictable + (old !== undefined && old.held ? old.size : 0);
+      room =
+        this.bytes - this.#used + this.#evictable + (old !== undefined && old.held ? old.size : 0);
     }
     if (size > room) {
       if (!held) return false;
-      throw new CacheError('Full', `MemoryStore: no room for "${key}" (${size} bytes): the budget of ${this.bytes} bytes is held by claims and kept answers, which are never evicted`);
+      throw new CacheError(
+        'Full',
+        `MemoryStore: no room for "${key}" (${size} bytes): the budget of ${this.bytes} bytes is held by claims and kept answers, which are never evicted`,
+      );
     }
     if (old !== undefined) this.#remove(key, old);
-    while (this.#used + size > this.bytes && this.#oldest !== null) this.#remove(this.#oldest.key, this.#oldest);
+    while (this.#used + size > this.bytes && this.#oldest !== null)
+      this.#remove(this.#oldest.key, this.#oldest);
     // Copied into memory of its own: the caller may reuse its buffer, and a small Buffer is often
     // a view into an 8 KiB shared pool that keeping the view would keep alive whole.
     const own = Buffer.allocUnsafeSlow(value.length);
     value.copy(own);
-    const entry: Entry = { key, value: own, expiresAt: performance.now() + ttlMs, size, held, newer: null, older: null };
+    const entry: Entry = {
+      key,
+      value: own,
+      expiresAt: performance.now() + ttlMs,
+      size,
+      held,
+      newer: null,
+      older: null,
+    };
     this.#entries.set(key, entry);
     this.#used += size;
     if (!held) {

@@ -39,9 +39,14 @@ export class OpenSpace {
 
   constructor(space: SpaceDecl, store: Store) {
     const ops = ['get', 'putIfAbsent', 'put', 'del'] as const;
-    const missing = ops.filter((op) => typeof (store as Partial<Store> | null | undefined)?.[op] !== 'function');
+    const missing = ops.filter(
+      (op) => typeof (store as Partial<Store> | null | undefined)?.[op] !== 'function',
+    );
     if (missing.length > 0) {
-      throw new CacheError('InvalidArgument', `Space "${space.name}": open() was given no store (missing ${missing.join(', ')})`);
+      throw new CacheError(
+        'InvalidArgument',
+        `Space "${space.name}": open() was given no store (missing ${missing.join(', ')})`,
+      );
     }
     this.space = space;
     this.maxBytes = space.maxBytes;
@@ -104,7 +109,9 @@ export class OpenSpace {
   /** Keeps `value` only if nothing live is kept under `key`, for `ttlMs` or the space's `ttlSeconds`. */
   async putIfAbsent(key: string, value: Buffer, ttlMs?: number): Promise<boolean> {
     if (!this.#fits(key, value)) return false;
-    return this.#call('putIfAbsent', key, (k) => this.#store.putIfAbsent(k, value, this.#ttl(ttlMs, key)));
+    return this.#call('putIfAbsent', key, (k) =>
+      this.#store.putIfAbsent(k, value, this.#ttl(ttlMs, key)),
+    );
   }
 
   /**
@@ -144,6 +151,10 @@ export class OpenSpace {
   #unavailable(op: string, key: string, err: unknown): CacheError {
     if (err instanceof CacheError) return err;
     const why = err instanceof Error ? err.message : String(err);
-    return new CacheError('Unavailable', `Space "${this.space.name}": ${op} "${key}" failed: ${why}`, { cause: err });
+    return new CacheError(
+      'Unavailable',
+      `Space "${this.space.name}": ${op} "${key}" failed: ${why}`,
+      { cause: err },
+    );
   }
 }

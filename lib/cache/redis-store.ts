@@ -62,10 +62,20 @@ export class RedisStore implements Store {
     const keyPrefix = options?.keyPrefix ?? '';
     const commandTimeoutMs = options?.commandTimeoutMs ?? 1000;
     if (typeof url !== 'string' || url === '') {
-      throw new CacheError('InvalidArgument', 'RedisStore: url must be a non-empty string such as redis://127.0.0.1:6379');
+      throw new CacheError(
+        'InvalidArgument',
+        'RedisStore: url must be a non-empty string such as redis://127.0.0.1:6379',
+      );
     }
-    if (typeof commandTimeoutMs !== 'number' || !Number.isFinite(commandTimeoutMs) || commandTimeoutMs <= 0) {
-      throw new CacheError('InvalidArgument', `RedisStore: commandTimeoutMs must be a positive number, got ${String(commandTimeoutMs)}`);
+    if (
+      typeof commandTimeoutMs !== 'number' ||
+      !Number.isFinite(commandTimeoutMs) ||
+      commandTimeoutMs <= 0
+    ) {
+      throw new CacheError(
+        'InvalidArgument',
+        `RedisStore: commandTimeoutMs must be a positive number, got ${String(commandTimeoutMs)}`,
+      );
     }
     this.#prefix = keyPrefix;
     this.#timeoutMs = commandTimeoutMs;
@@ -105,7 +115,11 @@ export class RedisStore implements Store {
   async putIfAbsent(key: string, value: Buffer, ttlMs: number): Promise<boolean> {
     checkBytes(value, key);
     const ms = checkTtlMs(ttlMs, key);
-    return this.#run('putIfAbsent', key, async (k) => (await this.#redis.set(k, value, 'PX', ms, 'NX')) === 'OK');
+    return this.#run(
+      'putIfAbsent',
+      key,
+      async (k) => (await this.#redis.set(k, value, 'PX', ms, 'NX')) === 'OK',
+    );
   }
 
   async put(key: string, value: Buffer, ttlMs: number, opts?: ExpectOptions): Promise<boolean> {
@@ -113,15 +127,24 @@ export class RedisStore implements Store {
     const ms = checkTtlMs(ttlMs, key);
     const expect = opts?.expect;
     if (expect === undefined) {
-      return this.#run('put', key, async (k) => (await this.#redis.set(k, value, 'PX', ms)) === 'OK');
+      return this.#run(
+        'put',
+        key,
+        async (k) => (await this.#redis.set(k, value, 'PX', ms)) === 'OK',
+      );
     }
     checkBytes(expect, key, 'expect');
-    return this.#run('put', key, async (k) => (await this.#redis.fwPutIfEqual(k, expect, value, ms)) === 1);
+    return this.#run(
+      'put',
+      key,
+      async (k) => (await this.#redis.fwPutIfEqual(k, expect, value, ms)) === 1,
+    );
   }
 
   async del(key: string, opts?: ExpectOptions): Promise<boolean> {
     const expect = opts?.expect;
-    if (expect === undefined) return this.#run('del', key, async (k) => (await this.#redis.del(k)) > 0);
+    if (expect === undefined)
+      return this.#run('del', key, async (k) => (await this.#redis.del(k)) > 0);
     checkBytes(expect, key, 'expect');
     return this.#run('del', key, async (k) => (await this.#redis.fwDelIfEqual(k, expect)) > 0);
   }
@@ -162,8 +185,15 @@ export class RedisStore implements Store {
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       // Redis at maxmemory under `noeviction` refuses writes with OOM: the store is up but full.
-      if (why.startsWith('OOM')) throw new CacheError('Full', `RedisStore ${this.#where}: ${op} "${key}" failed: ${why}`, { cause: err });
-      throw new CacheError('Unavailable', `RedisStore ${this.#where}: ${op} "${key}" failed: ${why}`, { cause: err });
+      if (why.startsWith('OOM'))
+        throw new CacheError('Full', `RedisStore ${this.#where}: ${op} "${key}" failed: ${why}`, {
+          cause: err,
+        });
+      throw new CacheError(
+        'Unavailable',
+        `RedisStore ${this.#where}: ${op} "${key}" failed: ${why}`,
+        { cause: err },
+      );
     }
   }
 

@@ -36,23 +36,42 @@ export const DEFAULT_LEASE_MS = 30_000;
  */
 export function Space(name: string, options: SpaceOptions): SpaceDecl {
   if (typeof name !== 'string' || name === '') {
-    throw new CacheError('InvalidArgument', `Space: name must be a non-empty string, got ${JSON.stringify(name)}`);
+    throw new CacheError(
+      'InvalidArgument',
+      `Space: name must be a non-empty string, got ${JSON.stringify(name)}`,
+    );
   }
   const ttlSeconds = options?.ttlSeconds;
   const maxBytes = options?.maxBytes;
   if (typeof ttlSeconds !== 'number' || !Number.isFinite(ttlSeconds) || ttlSeconds <= 0) {
-    throw new CacheError('InvalidArgument', `Space "${name}": ttlSeconds must be a positive number, got ${String(ttlSeconds)}`);
+    throw new CacheError(
+      'InvalidArgument',
+      `Space "${name}": ttlSeconds must be a positive number, got ${String(ttlSeconds)}`,
+    );
   }
   if (typeof maxBytes !== 'number' || !Number.isSafeInteger(maxBytes) || maxBytes < 0) {
-    throw new CacheError('InvalidArgument', `Space "${name}": maxBytes must be a non-negative integer, got ${String(maxBytes)}`);
+    throw new CacheError(
+      'InvalidArgument',
+      `Space "${name}": maxBytes must be a non-negative integer, got ${String(maxBytes)}`,
+    );
   }
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   if (typeof leaseMs !== 'number' || !Number.isFinite(leaseMs) || leaseMs <= 0) {
-    throw new CacheError('InvalidArgument', `Space "${name}": leaseMs must be a positive number, got ${String(leaseMs)}`);
+    throw new CacheError(
+      'InvalidArgument',
+      `Space "${name}": leaseMs must be a positive number, got ${String(leaseMs)}`,
+    );
   }
   const maxBytesPerCaller = options.maxBytesPerCaller ?? Math.max(16 * 1024 * 1024, 64 * maxBytes);
-  if (typeof maxBytesPerCaller !== 'number' || !Number.isSafeInteger(maxBytesPerCaller) || maxBytesPerCaller <= 0) {
-    throw new CacheError('InvalidArgument', `Space "${name}": maxBytesPerCaller must be a positive integer, got ${String(maxBytesPerCaller)}`);
+  if (
+    typeof maxBytesPerCaller !== 'number' ||
+    !Number.isSafeInteger(maxBytesPerCaller) ||
+    maxBytesPerCaller <= 0
+  ) {
+    throw new CacheError(
+      'InvalidArgument',
+      `Space "${name}": maxBytesPerCaller must be a positive integer, got ${String(maxBytesPerCaller)}`,
+    );
   }
   const decl: SpaceDecl = Object.freeze({
     name,

@@ -119,6 +119,10 @@ export class CallGuard implements CallEnd {
   }
 
   readonly #onScopeAbort = (): void => {
-    this.fail(new FetchError('Canceled', 'the scope of the call was aborted', { cause: this.#scopeSignal?.reason }));
+    this.fail(
+      new FetchError('Canceled', 'the scope of the call was aborted', {
+        cause: this.#scopeSignal?.reason,
+      }),
+    );
   };
 }

@@ -51,16 +51,26 @@ export function callLimits(call: Call, base: Limits): Limits {
 export function bodyBytes(body: Body | null | undefined): Buffer | null {
   if (body === null || body === undefined) return null;
   if (typeof body === 'string') return Buffer.from(body, 'utf8');
-  if (body instanceof Uint8Array) return Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  if (body instanceof Uint8Array)
+    return Buffer.isBuffer(body)
+      ? body
+      : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   throw new FetchError('BadBody', `a body is text or bytes, got a ${typeof body}`);
 }
 
 /** JSON text of `value`; text and undefined are refused at run time as well as by the type (REF-34). */
 export function jsonBytes(value: JsonValue): Buffer {
   if (typeof value === 'string' || value instanceof String) {
-    throw new FetchError('BadBody', 'a JSON call was given text; send text with post/put/patch/send');
+    throw new FetchError(
+      'BadBody',
+      'a JSON call was given text; send text with post/put/patch/send',
+    );
   }
   const text: string | undefined = JSON.stringify(spell(value));
-  if (text === undefined) throw new FetchError('BadBody', `a JSON call was given a value JSON cannot write (${typeof value})`);
+  if (text === undefined)
+    throw new FetchError(
+      'BadBody',
+      `a JSON call was given a value JSON cannot write (${typeof value})`,
+    );
   return Buffer.from(text, 'utf8');
 }

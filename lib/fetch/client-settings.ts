@@ -23,7 +23,9 @@ export interface ClientSettings {
   readonly forwardRequestId?: boolean;
 }
 
-export type ResolvedClientSettings = { readonly [K in keyof ClientSettings]-?: NonNullable<ClientSettings[K]> };
+export type ResolvedClientSettings = {
+  readonly [K in keyof ClientSettings]-?: NonNullable<ClientSettings[K]>;
+};
 
 export const CLIENT_DEFAULTS: ResolvedClientSettings = Object.freeze({
   maxInFlight: 32,
@@ -39,7 +41,10 @@ export const CLIENT_DEFAULTS: ResolvedClientSettings = Object.freeze({
 export function checkLimit(where: string, field: string, value: number | undefined, min = 0): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw new FetchError('BadSettings', `${where} ${field} must be an integer ≥ ${min}, got ${String(value)}`);
+    throw new FetchError(
+      'BadSettings',
+      `${where} ${field} must be an integer ≥ ${min}, got ${String(value)}`,
+    );
   }
 }
 
@@ -50,7 +55,9 @@ export function resolveClientSettings(settings: ClientSettings): ResolvedClientS
   checkLimit('client', 'maxBody', settings.maxBody);
   checkLimit('client', 'maxDrain', settings.maxDrain);
   checkLimit('client', 'readBufferSize', settings.readBufferSize, 1);
-  const resolved: { -readonly [K in keyof ResolvedClientSettings]: ResolvedClientSettings[K] } = { ...CLIENT_DEFAULTS };
+  const resolved: { -readonly [K in keyof ResolvedClientSettings]: ResolvedClientSettings[K] } = {
+    ...CLIENT_DEFAULTS,
+  };
   for (const key of Object.keys(CLIENT_DEFAULTS) as (keyof ResolvedClientSettings)[]) {
     const value = settings[key];
     if (value !== undefined) (resolved as Record<string, unknown>)[key] = value;

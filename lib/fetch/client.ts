@@ -1,5 +1,9 @@
 import { bodyBytes, callLimits, jsonBytes, type Body, type Call, type JsonValue } from './call';
-import { resolveClientSettings, type ClientSettings, type ResolvedClientSettings } from './client-settings';
+import {
+  resolveClientSettings,
+  type ClientSettings,
+  type ResolvedClientSettings,
+} from './client-settings';
 import { bindEngine, Engine, type StartMode } from './engine';
 import type { Response } from './response';
 import type { Scope } from './scope';
@@ -67,7 +71,13 @@ export class Client {
   }
 
   /** Any method, e.g. `send(c, 'HEAD', url, null, {})`. */
-  send(c: Scope, method: string, url: string | URL, body: Body | null, call: Call = {}): Promise<Response> {
+  send(
+    c: Scope,
+    method: string,
+    url: string | URL,
+    body: Body | null,
+    call: Call = {},
+  ): Promise<Response> {
     return this.#send(c, method, url, body, call, null);
   }
 
@@ -84,15 +94,34 @@ export class Client {
     return this.#sendJson(c, 'PATCH', url, value, call);
   }
 
-  sendJson(c: Scope, method: string, url: string | URL, value: JsonValue, call: Call = {}): Promise<Response> {
+  sendJson(
+    c: Scope,
+    method: string,
+    url: string | URL,
+    value: JsonValue,
+    call: Call = {},
+  ): Promise<Response> {
     return this.#sendJson(c, method, url, value, call);
   }
 
-  async #sendJson(c: Scope, method: string, url: string | URL, value: JsonValue, call: Call): Promise<Response> {
+  async #sendJson(
+    c: Scope,
+    method: string,
+    url: string | URL,
+    value: JsonValue,
+    call: Call,
+  ): Promise<Response> {
     return this.#send(c, method, url, jsonBytes(value), call, 'application/json');
   }
 
-  async #send(c: Scope, method: string, url: string | URL, body: Body | Buffer | null, call: Call, contentType: string | null): Promise<Response> {
+  async #send(
+    c: Scope,
+    method: string,
+    url: string | URL,
+    body: Body | Buffer | null,
+    call: Call,
+    contentType: string | null,
+  ): Promise<Response> {
     const engine = this.#engine;
     // A URL that does not parse surfaces as the parser's TypeError, unchanged (FETCH-97).
     const u = typeof url === 'string' ? new URL(url) : url;

@@ -33,7 +33,10 @@ export class Engine {
 
   start(mode: StartMode): void {
     if (mode !== 'none' && mode !== 'off') {
-      throw new FetchError('BadSettings', `start mode must be 'none' (or its older name 'off'), got ${JSON.stringify(mode)}`);
+      throw new FetchError(
+        'BadSettings',
+        `start mode must be 'none' (or its older name 'off'), got ${JSON.stringify(mode)}`,
+      );
     }
     if (this.#state === 'started') return;
     // undici spreads `connect` into net.connect(), which takes highWaterMark (undici sets its own
@@ -53,7 +56,8 @@ export class Engine {
   /** Cancels every call in flight (and every caller waiting for a permit) with `Canceled`, then drops all connections. */
   async close(): Promise<void> {
     this.#state = 'closed';
-    for (const guard of [...this.active]) guard.fail(new FetchError('Canceled', 'the client was closed under the call'));
+    for (const guard of [...this.active])
+      guard.fail(new FetchError('Canceled', 'the client was closed under the call'));
     const agent = this.#agent;
     this.#agent = null;
     if (agent) await agent.destroy();
@@ -63,7 +67,10 @@ export class Engine {
   get dispatcher(): Agent {
     if (this.#agent) return this.#agent;
     if (this.#state === 'closed') throw new FetchError('Canceled', 'the client is closed');
-    throw new FetchError('NotStarted', 'call made before client.start() (app.listen() starts the provided client)');
+    throw new FetchError(
+      'NotStarted',
+      'call made before client.start() (app.listen() starts the provided client)',
+    );
   }
 
   /** Opens the books of one call: throws unless started, then starts its deadline. */

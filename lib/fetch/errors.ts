@@ -8,24 +8,63 @@ import { CodedError, type ErrorRow } from '../errors';
  */
 export const FETCH_ERRORS = {
   // The spec's codes (FETCH-93).
-  TimedOut: { status: 503, doc: "the call's own deadline (timeoutMs) ran out, counted from the call, permit wait included" },
-  Stalled: { status: 503, doc: 'nothing arrived for stallMs while the client was waiting for bytes' },
-  Canceled: { status: 503, doc: 'the client was closed (server shutting down) or the scope was aborted under the call' },
-  RedirectRefused: { status: 500, doc: "a redirect the policy does not follow: a 3xx with Location under redirects 'refuse', a Location that is not http(s), or a 307/308 that would resend a stream body" },
-  BodyTooLarge: { status: 500, doc: 'the response body passed maxBody (or the max of take), found from Content-Length or while reading' },
-  BodyTooShort: { status: 500, doc: 'the response body ended before its Content-Length, or before readInto filled its buffer' },
+  TimedOut: {
+    status: 503,
+    doc: "the call's own deadline (timeoutMs) ran out, counted from the call, permit wait included",
+  },
+  Stalled: {
+    status: 503,
+    doc: 'nothing arrived for stallMs while the client was waiting for bytes',
+  },
+  Canceled: {
+    status: 503,
+    doc: 'the client was closed (server shutting down) or the scope was aborted under the call',
+  },
+  RedirectRefused: {
+    status: 500,
+    doc: "a redirect the policy does not follow: a 3xx with Location under redirects 'refuse', a Location that is not http(s), or a 307/308 that would resend a stream body",
+  },
+  BodyTooLarge: {
+    status: 500,
+    doc: 'the response body passed maxBody (or the max of take), found from Content-Length or while reading',
+  },
+  BodyTooShort: {
+    status: 500,
+    doc: 'the response body ended before its Content-Length, or before readInto filled its buffer',
+  },
   NotStarted: { status: 500, doc: 'a call made before client.start() (app.listen() calls it)' },
   BaseNotAbsolute: { status: 500, doc: 'a target base that is not an absolute http(s) URL' },
   BaseHasQuery: { status: 500, doc: 'a target base with a query or a fragment' },
-  HttpContentEncodingUnsupported: { status: 500, doc: 'the server sent a Content-Encoding other than identity; the client decodes none' },
+  HttpContentEncodingUnsupported: {
+    status: 500,
+    doc: 'the server sent a Content-Encoding other than identity; the client decodes none',
+  },
   // Ours: refusals made at run time, before anything is sent (OPEN-52), and the redirect bound.
   TooManyRedirects: { status: 500, doc: 'a followed redirect chain needed a fourth hop (OPEN-37)' },
-  BadTemplate: { status: 500, doc: 'path template and arguments do not fit: mixed {} and {name}, a missing field, a tuple for names, an object for positions, a wrong count, or a segment that is not an int, bool or non-empty text' },
-  BadQueryValue: { status: 500, doc: 'a withQuery parameter or target query field that is not an int, bool, text, null or undefined' },
-  BadHeader: { status: 500, doc: 'a header name that is not an HTTP token, a value holding CR, LF, NUL or another control byte, or a host given twice' },
-  BadBody: { status: 500, doc: 'a JSON call given text or undefined, or a stream body without a valid length' },
-  BadSettings: { status: 500, doc: 'a client, target or call limit that is not a non-negative integer (maxInFlight and readBufferSize: positive)' },
-  ExchangeMisuse: { status: 500, doc: 'an Exchange used out of order: begun twice, or read before begin or after end' },
+  BadTemplate: {
+    status: 500,
+    doc: 'path template and arguments do not fit: mixed {} and {name}, a missing field, a tuple for names, an object for positions, a wrong count, or a segment that is not an int, bool or non-empty text',
+  },
+  BadQueryValue: {
+    status: 500,
+    doc: 'a withQuery parameter or target query field that is not an int, bool, text, null or undefined',
+  },
+  BadHeader: {
+    status: 500,
+    doc: 'a header name that is not an HTTP token, a value holding CR, LF, NUL or another control byte, or a host given twice',
+  },
+  BadBody: {
+    status: 500,
+    doc: 'a JSON call given text or undefined, or a stream body without a valid length',
+  },
+  BadSettings: {
+    status: 500,
+    doc: 'a client, target or call limit that is not a non-negative integer (maxInFlight and readBufferSize: positive)',
+  },
+  ExchangeMisuse: {
+    status: 500,
+    doc: 'an Exchange used out of order: begun twice, or read before begin or after end',
+  },
 } as const satisfies Record<string, ErrorRow & { status: 500 | 503 }>;
 
 export type FetchErrorCode = keyof typeof FETCH_ERRORS;
@@ -42,7 +81,12 @@ export class FetchError extends CodedError<FetchErrorCode> {
   declare readonly status: 500 | 503;
 
   constructor(code: FetchErrorCode, detail?: string, options?: { cause?: unknown }) {
-    super(code, FETCH_ERRORS[code], detail ? `${code}: ${detail}` : `${code}: ${FETCH_ERRORS[code].doc}`, options);
+    super(
+      code,
+      FETCH_ERRORS[code],
+      detail ? `${code}: ${detail}` : `${code}: ${FETCH_ERRORS[code].doc}`,
+      options,
+    );
     this.name = 'FetchError';
   }
 }

@@ -96,7 +96,13 @@ export class Exchange {
       const { transfer, redirected } = await fetchHead(
         engine,
         guard,
-        { origin: url.origin, path: url.pathname + url.search, method: args.method ?? 'GET', headers, body },
+        {
+          origin: url.origin,
+          path: url.pathname + url.search,
+          method: args.method ?? 'GET',
+          headers,
+          body,
+        },
         {
           redirects: args.redirects ?? 'refuse',
           stallMs: args.stallMs ?? engine.settings.stallMs,
@@ -107,7 +113,12 @@ export class Exchange {
       this.#guard = guard;
       this.#transfer = transfer;
       this.#state = 'begun';
-      return new Head({ status: transfer.status, rawHeaders: transfer.rawHeaders, headers: transfer.headers, redirected });
+      return new Head({
+        status: transfer.status,
+        rawHeaders: transfer.rawHeaders,
+        headers: transfer.headers,
+        redirected,
+      });
     } catch (e) {
       guard.release();
       throw e;
@@ -127,7 +138,11 @@ export class Exchange {
     let filled = 0;
     while (filled < buf.length) {
       const chunk = await t.next();
-      if (chunk === null) throw new FetchError('BodyTooShort', `body ended after ${filled} of the ${buf.length} bytes asked for`);
+      if (chunk === null)
+        throw new FetchError(
+          'BodyTooShort',
+          `body ended after ${filled} of the ${buf.length} bytes asked for`,
+        );
       const n = Math.min(chunk.length, buf.length - filled);
       buf.set(n === chunk.length ? chunk : chunk.subarray(0, n), filled);
       filled += n;
@@ -202,20 +217,33 @@ export class Exchange {
   }
 }
 
-function requestBody(body: RequestBody | undefined): { body: Buffer | Readable | null; length: number | null } {
+function requestBody(body: RequestBody | undefined): {
+  body: Buffer | Readable | null;
+  length: number | null;
+} {
   if (!body || body.kind === 'none') return { body: null, length: null };
   if (body.kind === 'slice') {
     const b = body.bytes;
     if (typeof b === 'string') return { body: Buffer.from(b, 'utf8'), length: null };
-    if (b instanceof Uint8Array) return { body: Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength), length: null };
+    if (b instanceof Uint8Array)
+      return {
+        body: Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength),
+        length: null,
+      };
     throw new FetchError('BadBody', 'a slice body holds text or bytes');
   }
   if (body.kind === 'stream') {
     const len: unknown = (body as { length?: unknown }).length;
     if (typeof len !== 'number' || !Number.isSafeInteger(len) || len < 0) {
-      throw new FetchError('BadBody', 'a stream body must carry its length (a non-negative integer)');
+      throw new FetchError(
+        'BadBody',
+        'a stream body must carry its length (a non-negative integer)',
+      );
     }
     return { body: body.stream, length: len };
   }
-  throw new FetchError('BadBody', `unknown body kind ${JSON.stringify((body as { kind?: unknown }).kind)}`);
+  throw new FetchError(
+    'BadBody',
+    `unknown body kind ${JSON.stringify((body as { kind?: unknown }).kind)}`,
+  );
 }

@@ -21,7 +21,7 @@ export interface HeadOptions {
   readonly stallMs: number;
   readonly highWaterMark: number;
   /** Header names (lowercase) dropped, besides the credentials every call drops, when a hop leaves the origin. */
-  readonly secret?: ReadonlySet<string> | null;
+  readonly secret?: ReadonlySet<string> | null | undefined;
 }
 
 export interface HeadResult {
@@ -47,22 +47,35 @@ function encoded(transfer: Transfer): string | null {
  * final head is refused with `HttpContentEncodingUnsupported` when its body is encoded (FETCH-24):
  * the client asked for identity and decodes nothing.
  */
-export async function fetchHead(engine: Engine, guard: CallGuard, first: TransferRequest, opts: HeadOptions): Promise<HeadResult> {
+export async function fetchHead(
+  engine: Engine,
+  guard: CallGuard,
+  first: TransferRequest,
+  opts: HeadOptions,
+): Promise<HeadResult> {
   let req = first;
   let redirected: URL | null = null;
   const limits = { stallMs: opts.stallMs, highWaterMark: opts.highWaterMark };
   for (let hops = 0; ; hops++) {
     const transfer = new Transfer(engine.dispatcher, req, limits, guard);
     await transfer.head;
-    const location = REDIRECT_STATUS.has(transfer.status) ? headerOf(transfer.headers, 'location') : null;
+    const location = REDIRECT_STATUS.has(transfer.status)
+      ? headerOf(transfer.headers, 'location')
+      : null;
     if (location !== null && opts.redirects !== 'expose') {
       const from = req.origin + req.path;
       await transfer.drain(engine.settings.maxDrain);
       if (opts.redirects === 'refuse') {
-        throw new FetchError('RedirectRefused', `${transfer.status} to ${location} while redirects are 'refuse'`);
+        throw new FetchError(
+          'RedirectRefused',
+          `${transfer.status} to ${location} while redirects are 'refuse'`,
+        );
       }
       if (hops === MAX_REDIRECTS) {
-        throw new FetchError('TooManyRedirects', `more than ${MAX_REDIRECTS} redirects (the last to ${location})`);
+        throw new FetchError(
+          'TooManyRedirects',
+          `more than ${MAX_REDIRECTS} redirects (the last to ${location})`,
+        );
       }
       req = nextHop(req, transfer.status, new URL(location, from), opts.secret ?? null);
       redirected = new URL(req.origin + req.path);
@@ -71,7 +84,10 @@ export async function fetchHead(engine: Engine, guard: CallGuard, first: Transfe
     }
     const coding = transfer.bodyLength === 0 ? null : encoded(transfer);
     if (coding !== null) {
-      const err = new FetchError('HttpContentEncodingUnsupported', `the answer is encoded as ${coding}; identity was asked`);
+      const err = new FetchError(
+        'HttpContentEncodingUnsupported',
+        `the answer is encoded as ${coding}; identity was asked`,
+      );
       transfer.abort(err);
       throw err;
     }
@@ -85,13 +101,23 @@ export async function fetchHead(engine: Engine, guard: CallGuard, first: Transfe
  * cannot do. Leaving the origin drops Authorization, Cookie, Proxy-Authorization, Host and the
  * `secret` lines (a target's standing headers): once dropped they stay dropped for the chain.
  */
-function nextHop(req: TransferRequest, status: number, to: URL, secret: ReadonlySet<string> | null): TransferRequest {
+function nextHop(
+  req: TransferRequest,
+  status: number,
+  to: URL,
+  secret: ReadonlySet<string> | null,
+): TransferRequest {
   if (to.protocol !== 'http:' && to.protocol !== 'https:') {
     throw new FetchError('RedirectRefused', `redirect to a ${to.protocol} URL`);
   }
-  const toGet = (status === 303 && req.method !== 'HEAD') || ((status === 301 || status === 302) && req.method === 'POST');
+  const toGet =
+    (status === 303 && req.method !== 'HEAD') ||
+    ((status === 301 || status === 302) && req.method === 'POST');
   if (!toGet && req.body !== null && !Buffer.isBuffer(req.body)) {
-    throw new FetchError('RedirectRefused', `${status} asks to resend a stream body, which cannot be replayed`);
+    throw new FetchError(
+      'RedirectRefused',
+      `${status} asks to resend a stream body, which cannot be replayed`,
+    );
   }
   const crossOrigin = to.origin !== req.origin;
   return {

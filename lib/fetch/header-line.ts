@@ -16,15 +16,30 @@ export function checkHeader(name: string, value: string): void {
     throw new FetchError('BadHeader', `header name ${JSON.stringify(name)} is not an HTTP token`);
   }
   if (typeof value !== 'string' || BAD_VALUE.test(value)) {
-    throw new FetchError('BadHeader', `header ${name}: value holds a control byte (CR, LF, NUL, …) or is not text`);
+    throw new FetchError(
+      'BadHeader',
+      `header ${name}: value holds a control byte (CR, LF, NUL, …) or is not text`,
+    );
   }
 }
 
 /** The headers the client has a slot of its own for: a call's line for one of them is sent once (FETCH-19). */
-export const SLOT_HEADERS: ReadonlySet<string> = new Set(['host', 'authorization', 'user-agent', 'content-type', 'connection', 'accept-encoding']);
+export const SLOT_HEADERS: ReadonlySet<string> = new Set([
+  'host',
+  'authorization',
+  'user-agent',
+  'content-type',
+  'connection',
+  'accept-encoding',
+]);
 
 /** Dropped when a followed redirect leaves the origin (OPEN-37; as undici and browsers do). `host` too: it named the old origin. */
-const CROSS_ORIGIN_DROPPED: ReadonlySet<string> = new Set(['authorization', 'cookie', 'proxy-authorization', 'host']);
+const CROSS_ORIGIN_DROPPED: ReadonlySet<string> = new Set([
+  'authorization',
+  'cookie',
+  'proxy-authorization',
+  'host',
+]);
 
 /** Dropped when a redirect turns the request into a GET without body. */
 const BODY_HEADERS: ReadonlySet<string> = new Set(['content-type', 'content-length']);
@@ -33,11 +48,11 @@ export interface CallHeaderPlan {
   /** The call's own lines, in order. */
   readonly call: readonly HeaderLine[] | undefined;
   /** A target's standing lines; a call line of the same name shadows them (FETCH-61). */
-  readonly standing?: readonly HeaderLine[];
+  readonly standing?: readonly HeaderLine[] | undefined;
   /** Slot defaults, used when no line names the slot. */
-  readonly authorization?: string | null;
-  readonly userAgent?: string | null;
-  readonly contentType?: string | null;
+  readonly authorization?: string | null | undefined;
+  readonly userAgent?: string | null | undefined;
+  readonly contentType?: string | null | undefined;
   /** The scope's id, sent as `X-Request-Id` unless a line names one (RID-10..13). */
   readonly requestId: string | null;
 }
@@ -75,9 +90,11 @@ export function callHeaders(plan: CallHeaderPlan): string[] {
     if (SLOT_HEADERS.has(lower) && lastSlot.get(lower) !== i) continue;
     out.push(l.name, l.value);
   }
-  if (plan.authorization != null && !lastSlot.has('authorization')) out.push('authorization', plan.authorization);
+  if (plan.authorization != null && !lastSlot.has('authorization'))
+    out.push('authorization', plan.authorization);
   if (plan.userAgent != null && !lastSlot.has('user-agent')) out.push('user-agent', plan.userAgent);
-  if (plan.contentType != null && !lastSlot.has('content-type')) out.push('content-type', plan.contentType);
+  if (plan.contentType != null && !lastSlot.has('content-type'))
+    out.push('content-type', plan.contentType);
   if (!lastSlot.has('accept-encoding')) out.push('accept-encoding', 'identity');
   if (plan.requestId != null && !has(lines, 'x-request-id')) {
     checkHeader('x-request-id', plan.requestId);
@@ -88,10 +105,10 @@ export function callHeaders(plan: CallHeaderPlan): string[] {
 
 export interface ExchangeHeaderPlan {
   readonly headers: readonly HeaderLine[] | undefined;
-  readonly host?: string | null;
-  readonly authorization?: string | null;
-  readonly contentType?: string | null;
-  readonly userAgent?: string | null;
+  readonly host?: string | null | undefined;
+  readonly authorization?: string | null | undefined;
+  readonly contentType?: string | null | undefined;
+  readonly userAgent?: string | null | undefined;
   readonly contentLength: number | null;
   readonly requestId: string | null;
 }
@@ -107,7 +124,11 @@ export function exchangeHeaders(plan: ExchangeHeaderPlan): string[] {
   const out: string[] = [];
   if (plan.host != null) {
     checkHeader('host', plan.host);
-    if (has(lines, 'host')) throw new FetchError('BadHeader', 'host given both as the host field and as a header line; HTTP allows one');
+    if (has(lines, 'host'))
+      throw new FetchError(
+        'BadHeader',
+        'host given both as the host field and as a header line; HTTP allows one',
+      );
     out.push('host', plan.host);
   }
   if (plan.authorization != null) out.push('authorization', plan.authorization);
@@ -131,13 +152,20 @@ export function exchangeHeaders(plan: ExchangeHeaderPlan): string[] {
  * The header block for the next hop of a followed redirect. `secret` names more lines to drop
  * across origins, lowercase: a target's standing headers, where API keys live.
  */
-export function redirectHeaders(flat: readonly string[], opts: { crossOrigin: boolean; dropBody: boolean; secret?: ReadonlySet<string> | null }): string[] {
+export function redirectHeaders(
+  flat: readonly string[],
+  opts: { crossOrigin: boolean; dropBody: boolean; secret?: ReadonlySet<string> | null },
+): string[] {
   if (!opts.crossOrigin && !opts.dropBody) return flat as string[];
   const secret = opts.secret;
   const out: string[] = [];
   for (let i = 0; i < flat.length; i += 2) {
     const lower = flat[i].toLowerCase();
-    if (opts.crossOrigin && (CROSS_ORIGIN_DROPPED.has(lower) || (secret != null && secret.has(lower)))) continue;
+    if (
+      opts.crossOrigin &&
+      (CROSS_ORIGIN_DROPPED.has(lower) || (secret != null && secret.has(lower)))
+    )
+      continue;
     if (opts.dropBody && BODY_HEADERS.has(lower)) continue;
     out.push(flat[i], flat[i + 1]);
   }
@@ -147,12 +175,16 @@ export function redirectHeaders(flat: readonly string[], opts: { crossOrigin: bo
 /** Received raw header buffers → lines in wire order. Header bytes are read as latin1, as Node does. */
 export function linesOf(raw: readonly Buffer[]): HeaderLine[] {
   const out: HeaderLine[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) out.push({ name: raw[i].toString('latin1'), value: raw[i + 1].toString('latin1') });
+  for (let i = 0; i + 1 < raw.length; i += 2)
+    out.push({ name: raw[i].toString('latin1'), value: raw[i + 1].toString('latin1') });
   return out;
 }
 
 /** Case-insensitive lookup in undici's parsed header object; repeated lines are joined with ", ". */
-export function headerOf(parsed: Record<string, string | string[] | undefined>, name: string): string | null {
+export function headerOf(
+  parsed: Record<string, string | string[] | undefined>,
+  name: string,
+): string | null {
   const key = name.toLowerCase();
   // undici's object has a prototype: `constructor` must not be found there.
   if (!Object.hasOwn(parsed, key)) return null;

@@ -9,9 +9,10 @@ export type TemplateNames<P extends string> = P extends `${string}{${infer N}}${
   : never;
 
 /** One `Scalar` per `{}` segment of `P`. */
-export type TemplatePositions<P extends string, Acc extends Scalar[] = []> = P extends `${string}{}${infer Rest}`
-  ? TemplatePositions<Rest, [...Acc, Scalar]>
-  : Acc;
+export type TemplatePositions<
+  P extends string,
+  Acc extends Scalar[] = [],
+> = P extends `${string}{}${infer Rest}` ? TemplatePositions<Rest, [...Acc, Scalar]> : Acc;
 
 /**
  * The arguments a template takes: a tuple as long as its `{}` segments; an object with a field
@@ -57,7 +58,10 @@ function parse(template: string): ParsedTemplate {
   const hit = parsed.get(template);
   if (hit) return hit;
   if (typeof template !== 'string' || (template !== '' && !template.startsWith('/'))) {
-    throw new FetchError('BadTemplate', `path template ${JSON.stringify(template)} must start with "/"`);
+    throw new FetchError(
+      'BadTemplate',
+      `path template ${JSON.stringify(template)} must start with "/"`,
+    );
   }
   const parts: string[] = [];
   const slots: string[] = [];
@@ -85,9 +89,16 @@ function parse(template: string): ParsedTemplate {
  */
 function segment(value: unknown, label: string, template: string): string {
   const text = scalarText(value, `path template ${template}, segment ${label}`, 'BadTemplate');
-  if (text === null) throw new FetchError('BadTemplate', `path template ${template}: missing value for segment ${label}`);
+  if (text === null)
+    throw new FetchError(
+      'BadTemplate',
+      `path template ${template}: missing value for segment ${label}`,
+    );
   if (text === '' || text === '.' || text === '..') {
-    throw new FetchError('BadTemplate', `path template ${template}, segment ${label}: ${JSON.stringify(text)} would name another path`);
+    throw new FetchError(
+      'BadTemplate',
+      `path template ${template}, segment ${label}: ${JSON.stringify(text)} would name another path`,
+    );
   }
   return encodeURIComponent(text);
 }
@@ -98,21 +109,40 @@ export function fillTemplate(template: string, args: unknown): string {
   const isArray = Array.isArray(args);
   const isObject = args !== null && typeof args === 'object' && !isArray;
   if (args !== null && args !== undefined && !isArray && !isObject) {
-    throw new FetchError('BadTemplate', `path template ${template}: arguments must be a tuple or an object, got a ${typeof args}`);
+    throw new FetchError(
+      'BadTemplate',
+      `path template ${template}: arguments must be a tuple or an object, got a ${typeof args}`,
+    );
   }
   if (t.positional > 0) {
-    if (!isArray) throw new FetchError('BadTemplate', `path template ${template} has {} segments: give a tuple of ${t.positional}, not an object`);
+    if (!isArray)
+      throw new FetchError(
+        'BadTemplate',
+        `path template ${template} has {} segments: give a tuple of ${t.positional}, not an object`,
+      );
     const list = args as readonly unknown[];
     if (list.length !== t.positional) {
-      throw new FetchError('BadTemplate', `path template ${template} has ${t.positional} {} segment(s); the tuple has ${list.length}`);
+      throw new FetchError(
+        'BadTemplate',
+        `path template ${template} has ${t.positional} {} segment(s); the tuple has ${list.length}`,
+      );
     }
     let out = t.parts[0];
-    for (let i = 0; i < list.length; i++) out += segment(list[i], `#${i + 1}`, template) + t.parts[i + 1];
+    for (let i = 0; i < list.length; i++)
+      out += segment(list[i], `#${i + 1}`, template) + t.parts[i + 1];
     return out;
   }
   if (isArray) {
-    if (t.names.size > 0) throw new FetchError('BadTemplate', `path template ${template} has {name} segments: give an object, not a tuple`);
-    if ((args as readonly unknown[]).length > 0) throw new FetchError('BadTemplate', `path template ${template} has no {} segment; the tuple has ${(args as readonly unknown[]).length}`);
+    if (t.names.size > 0)
+      throw new FetchError(
+        'BadTemplate',
+        `path template ${template} has {name} segments: give an object, not a tuple`,
+      );
+    if ((args as readonly unknown[]).length > 0)
+      throw new FetchError(
+        'BadTemplate',
+        `path template ${template} has no {} segment; the tuple has ${(args as readonly unknown[]).length}`,
+      );
     return template;
   }
   let out = t.parts[0];

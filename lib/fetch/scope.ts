@@ -7,5 +7,5 @@ export interface Scope {
   /** The id to forward as `X-Request-Id`; `null` under a `Run`, which never forwards one. */
   requestId(): string | null;
   /** Aborted when the scope ends early (client gone, server shutting down); calls under it fail `Canceled`. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }

@@ -49,10 +49,21 @@ export async function sendCall(engine: Engine, spec: CallSpec): Promise<Response
       engine,
       guard,
       { origin: spec.origin, path: spec.path, method: spec.method, headers, body: spec.body },
-      { redirects: 'follow', stallMs: spec.limits.stallMs, highWaterMark: engine.settings.readBufferSize, secret: spec.standing?.secret },
+      {
+        redirects: 'follow',
+        stallMs: spec.limits.stallMs,
+        highWaterMark: engine.settings.readBufferSize,
+        secret: spec.standing?.secret,
+      },
     );
     const bytes = await transfer.collect(spec.limits.maxBody);
-    return new Response({ status: transfer.status, rawHeaders: transfer.rawHeaders, headers: transfer.headers, bytes, redirected });
+    return new Response({
+      status: transfer.status,
+      rawHeaders: transfer.rawHeaders,
+      headers: transfer.headers,
+      bytes,
+      redirected,
+    });
   } finally {
     guard.release();
   }

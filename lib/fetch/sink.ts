@@ -52,7 +52,9 @@ export class Sink {
     const w = this.#w;
     if (w.errored) throw w.errored;
     if (w.destroyed || w.writableEnded) {
-      throw Object.assign(new Error('write to a destroyed or ended writer'), { code: 'ERR_STREAM_DESTROYED' });
+      throw Object.assign(new Error('write to a destroyed or ended writer'), {
+        code: 'ERR_STREAM_DESTROYED',
+      });
     }
   }
 

@@ -1,4 +1,12 @@
-import { bodyBytes, callLimits, jsonBytes, type Body, type Call, type JsonValue, type Limits } from './call';
+import {
+  bodyBytes,
+  callLimits,
+  jsonBytes,
+  type Body,
+  type Call,
+  type JsonValue,
+  type Limits,
+} from './call';
 import type { CallGuard } from './call-guard';
 import { checkLimit } from './client-settings';
 import type { Client } from './client';
@@ -42,9 +50,10 @@ export interface OpenOptions {
 }
 
 /** The arguments after the template of `get`, `delete` and `url`: optional for a template without placeholders. */
-export type ArgsThenCall<P extends string> = TemplateIsPlain<P> extends true
-  ? [args?: PathArgs<P>, call?: Call]
-  : [args: PathArgs<P>, call?: Call];
+export type ArgsThenCall<P extends string> =
+  TemplateIsPlain<P> extends true
+    ? [args?: PathArgs<P>, call?: Call]
+    : [args: PathArgs<P>, call?: Call];
 
 /** The target's own probe scope: no request, so no request id. */
 const PROBE_SCOPE: Scope = { requestId: () => null };
@@ -57,13 +66,18 @@ function parseBase(base: string): { origin: string; prefix: string } {
   try {
     url = new URL(base);
   } catch (cause) {
-    throw new FetchError('BaseNotAbsolute', `base ${JSON.stringify(base)} is not an absolute URL`, { cause });
+    throw new FetchError('BaseNotAbsolute', `base ${JSON.stringify(base)} is not an absolute URL`, {
+      cause,
+    });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new FetchError('BaseNotAbsolute', `base ${JSON.stringify(base)} is not http(s)`);
   }
   if (url.username || url.password) {
-    throw new FetchError('BaseNotAbsolute', 'base carries credentials; use the authorization open option');
+    throw new FetchError(
+      'BaseNotAbsolute',
+      'base carries credentials; use the authorization open option',
+    );
   }
   // OPEN-38: a fragment is refused as a query is.
   if (base.includes('?') || base.includes('#')) {
@@ -87,7 +101,10 @@ export class TargetType {
     checkLimit(`target ${name}`, 'maxBody', options.maxBody);
     const ready = options.ready ?? null;
     if (ready !== null && (typeof ready !== 'string' || !ready.startsWith('/'))) {
-      throw new FetchError('BadSettings', `target ${name} ready must be a path starting with "/", got ${JSON.stringify(ready)}`);
+      throw new FetchError(
+        'BadSettings',
+        `target ${name} ready must be a path starting with "/", got ${JSON.stringify(ready)}`,
+      );
     }
     this.name = name;
     this.options = Object.freeze({ ...options, ready });
@@ -129,12 +146,19 @@ export class OpenTarget {
   readonly #prefix: string;
   readonly #gate: Gate | null;
   readonly #limits: Limits;
-  readonly #standing: { headers: readonly HeaderLine[]; authorization: string | null; userAgent: string | null; secret: ReadonlySet<string> | null };
+  readonly #standing: {
+    headers: readonly HeaderLine[];
+    authorization: string | null;
+    userAgent: string | null;
+    secret: ReadonlySet<string> | null;
+  };
 
   constructor(type: TargetType, client: Client, options: OpenOptions) {
     const { origin, prefix } = parseBase(options.base);
     const engine = engineOf(client);
-    const headers = Object.freeze([...(options.headers ?? [])].map((l) => ({ name: l.name, value: l.value })));
+    const headers = Object.freeze(
+      [...(options.headers ?? [])].map((l) => ({ name: l.name, value: l.value })),
+    );
     for (const l of headers) checkHeader(l.name, l.value);
     if (options.authorization != null) checkHeader('authorization', options.authorization);
     if (options.userAgent != null) checkHeader('user-agent', options.userAgent);
@@ -154,7 +178,12 @@ export class OpenTarget {
     };
     // Standing headers are where API keys live: a redirect that leaves the origin drops them (with Authorization).
     const secret = headers.length ? new Set(headers.map((l) => l.name.toLowerCase())) : null;
-    this.#standing = { headers, authorization: options.authorization ?? null, userAgent: options.userAgent ?? null, secret };
+    this.#standing = {
+      headers,
+      authorization: options.authorization ?? null,
+      userAgent: options.userAgent ?? null,
+      secret,
+    };
   }
 
   /** The full URL a call would use: base, filled path and query (FETCH-63). */
@@ -184,9 +213,25 @@ export class OpenTarget {
     }
     try {
       const s = this.#standing;
-      const headers = callHeaders({ call: [], standing: s.headers, authorization: s.authorization, userAgent: s.userAgent, requestId: null });
-      const request = { origin: this.#origin, path: this.#prefix + this.ready, method: 'GET', headers, body: null };
-      const head = { redirects: 'expose', stallMs: this.#limits.stallMs, highWaterMark: this.#engine.settings.readBufferSize } as const;
+      const headers = callHeaders({
+        call: [],
+        standing: s.headers,
+        authorization: s.authorization,
+        userAgent: s.userAgent,
+        requestId: null,
+      });
+      const request = {
+        origin: this.#origin,
+        path: this.#prefix + this.ready,
+        method: 'GET',
+        headers,
+        body: null,
+      };
+      const head = {
+        redirects: 'expose',
+        stallMs: this.#limits.stallMs,
+        highWaterMark: this.#engine.settings.readBufferSize,
+      } as const;
       const { transfer } = await fetchHead(this.#engine, guard, request, head);
       await transfer.drain(this.#engine.settings.maxDrain);
       return transfer.status >= 200 && transfer.status < 300;
@@ -205,50 +250,122 @@ export class OpenTarget {
     return this.#templated(c, 'DELETE', path, args, null, call, null);
   }
 
-  post<P extends string>(c: Scope, path: P, args: PathArgs<P>, body: Body, call?: Call): Promise<Response> {
+  post<P extends string>(
+    c: Scope,
+    path: P,
+    args: PathArgs<P>,
+    body: Body,
+    call?: Call,
+  ): Promise<Response> {
     return this.#templated(c, 'POST', path, args, body, call, null);
   }
 
-  put<P extends string>(c: Scope, path: P, args: PathArgs<P>, body: Body, call?: Call): Promise<Response> {
+  put<P extends string>(
+    c: Scope,
+    path: P,
+    args: PathArgs<P>,
+    body: Body,
+    call?: Call,
+  ): Promise<Response> {
     return this.#templated(c, 'PUT', path, args, body, call, null);
   }
 
-  patch<P extends string>(c: Scope, path: P, args: PathArgs<P>, body: Body | null, call?: Call): Promise<Response> {
+  patch<P extends string>(
+    c: Scope,
+    path: P,
+    args: PathArgs<P>,
+    body: Body | null,
+    call?: Call,
+  ): Promise<Response> {
     return this.#templated(c, 'PATCH', path, args, body, call, null);
   }
 
-  send<P extends string>(c: Scope, method: string, path: P, args: PathArgs<P>, body: Body | null, call?: Call): Promise<Response> {
+  send<P extends string>(
+    c: Scope,
+    method: string,
+    path: P,
+    args: PathArgs<P>,
+    body: Body | null,
+    call?: Call,
+  ): Promise<Response> {
     return this.#templated(c, method, path, args, body, call, null);
   }
 
-  postJson<P extends string>(c: Scope, path: P, args: PathArgs<P>, value: JsonValue, call?: Call): Promise<Response> {
+  postJson<P extends string>(
+    c: Scope,
+    path: P,
+    args: PathArgs<P>,
+    value: JsonValue,
+    call?: Call,
+  ): Promise<Response> {
     return this.#json(c, 'POST', path, args, value, call);
   }
 
-  putJson<P extends string>(c: Scope, path: P, args: PathArgs<P>, value: JsonValue, call?: Call): Promise<Response> {
+  putJson<P extends string>(
+    c: Scope,
+    path: P,
+    args: PathArgs<P>,
+    value: JsonValue,
+    call?: Call,
+  ): Promise<Response> {
     return this.#json(c, 'PUT', path, args, value, call);
   }
 
-  patchJson<P extends string>(c: Scope, path: P, args: PathArgs<P>, value: JsonValue, call?: Call): Promise<Response> {
+  patchJson<P extends string>(
+    c: Scope,
+    path: P,
+    args: PathArgs<P>,
+    value: JsonValue,
+    call?: Call,
+  ): Promise<Response> {
     return this.#json(c, 'PATCH', path, args, value, call);
   }
 
-  sendJson<P extends string>(c: Scope, method: string, path: P, args: PathArgs<P>, value: JsonValue, call?: Call): Promise<Response> {
+  sendJson<P extends string>(
+    c: Scope,
+    method: string,
+    path: P,
+    args: PathArgs<P>,
+    value: JsonValue,
+    call?: Call,
+  ): Promise<Response> {
     return this.#json(c, method, path, args, value, call);
   }
 
-  async #json(c: Scope, method: string, path: string, args: unknown, value: JsonValue, call: Call | undefined): Promise<Response> {
+  async #json(
+    c: Scope,
+    method: string,
+    path: string,
+    args: unknown,
+    value: JsonValue,
+    call: Call | undefined,
+  ): Promise<Response> {
     const path_ = this.#prefix + fillTemplate(path, args);
     return this.#call(c, method, path_, jsonBytes(value), call ?? {}, 'application/json');
   }
 
-  async #templated(c: Scope, method: string, path: string, args: unknown, body: Body | null, call: Call | undefined, contentType: string | null): Promise<Response> {
+  async #templated(
+    c: Scope,
+    method: string,
+    path: string,
+    args: unknown,
+    body: Body | null,
+    call: Call | undefined,
+    contentType: string | null,
+  ): Promise<Response> {
     // Filled before anything is sent: a template refusal never reaches the wire (OPEN-52).
     const path_ = this.#prefix + fillTemplate(path, args);
     return this.#call(c, method, path_, bodyBytes(body), call ?? {}, contentType);
   }
 
-  #call(c: Scope, method: string, path: string, body: Buffer | null, call: Call, contentType: string | null): Promise<Response> {
+  #call(
+    c: Scope,
+    method: string,
+    path: string,
+    body: Buffer | null,
+    call: Call,
+    contentType: string | null,
+  ): Promise<Response> {
     return sendCall(this.#engine, {
       scope: c,
       method,

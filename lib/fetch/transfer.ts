@@ -80,7 +80,13 @@ export class Transfer implements Dispatcher.DispatchHandler {
     end.onEnd(this.#onAbort);
     if (this.stallMs > 0) this.#stallTimer = setTimeout(onStall, this.stallMs, this);
     dispatcher.dispatch(
-      { origin: req.origin, path: req.path, method: req.method as Dispatcher.HttpMethod, headers: req.headers as string[], body: req.body },
+      {
+        origin: req.origin,
+        path: req.path,
+        method: req.method as Dispatcher.HttpMethod,
+        headers: req.headers as string[],
+        body: req.body,
+      },
       this,
     );
   }
@@ -101,7 +107,11 @@ export class Transfer implements Dispatcher.DispatchHandler {
     if (this.#error) controller.abort(this.#error);
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
     if (status < 200) return; // 1xx: informational, the real head follows
     this.status = status;
     this.rawHeaders = (controller.rawHeaders as Buffer[] | null) ?? [];
@@ -128,7 +138,9 @@ export class Transfer implements Dispatcher.DispatchHandler {
     this.#queued += chunk.length;
     if (this.#mode === 'collect') {
       if (this.consumed + this.#queued > this.#limitEnd) {
-        this.abort(new FetchError('BodyTooLarge', `body passed ${this.#limitEnd - this.consumed} bytes`));
+        this.abort(
+          new FetchError('BodyTooLarge', `body passed ${this.#limitEnd - this.consumed} bytes`),
+        );
       }
       return;
     }
@@ -184,7 +196,10 @@ export class Transfer implements Dispatcher.DispatchHandler {
     this.#limitEnd = this.consumed + limit;
     if (this.bodyLength !== null && this.bodyLength > this.#limitEnd) {
       // Content-Length already says it is too long: fail before reading any of it.
-      const err = new FetchError('BodyTooLarge', `Content-Length ${this.bodyLength - this.consumed} is over ${limit}`);
+      const err = new FetchError(
+        'BodyTooLarge',
+        `Content-Length ${this.bodyLength - this.consumed} is over ${limit}`,
+      );
       this.abort(err);
       return Promise.reject(err);
     }
@@ -256,7 +271,8 @@ export class Transfer implements Dispatcher.DispatchHandler {
   }
 
   #takeAll(): Buffer {
-    const all = this.#queue.length === 1 ? this.#queue[0] : Buffer.concat(this.#queue, this.#queued);
+    const all =
+      this.#queue.length === 1 ? this.#queue[0] : Buffer.concat(this.#queue, this.#queued);
     this.consumed += this.#queued;
     this.#queue = [];
     this.#queued = 0;
@@ -317,7 +333,11 @@ export class Transfer implements Dispatcher.DispatchHandler {
       this.received < this.bodyLength &&
       (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH' || code === 'UND_ERR_SOCKET')
     ) {
-      return new FetchError('BodyTooShort', `body ended after ${this.received} of ${this.bodyLength} bytes`, { cause: err });
+      return new FetchError(
+        'BodyTooShort',
+        `body ended after ${this.received} of ${this.bodyLength} bytes`,
+        { cause: err },
+      );
     }
     return err;
   }

@@ -15,7 +15,11 @@ export type QueryParams = { readonly [name: string]: QueryValue };
  * naming `what` for any other type, and for numbers that are not integers (the spec's fields
  * are ints; a float has no single spelling worth guessing).
  */
-export function scalarText(value: unknown, what: string, code: 'BadQueryValue' | 'BadTemplate'): string | null {
+export function scalarText(
+  value: unknown,
+  what: string,
+  code: 'BadQueryValue' | 'BadTemplate',
+): string | null {
   switch (typeof value) {
     case 'string':
       return value;
@@ -29,7 +33,10 @@ export function scalarText(value: unknown, what: string, code: 'BadQueryValue' |
       return null;
     default:
       if (value === null) return null;
-      throw new FetchError(code, `${what}: a ${Array.isArray(value) ? 'array' : typeof value} is not an int, bool or text`);
+      throw new FetchError(
+        code,
+        `${what}: a ${Array.isArray(value) ? 'array' : typeof value} is not an int, bool or text`,
+      );
   }
 }
 
@@ -48,7 +55,11 @@ export function appendQuery(base: string, pairs: string[]): string {
 export function queryPairs(params: object, pairs: string[], skip?: ReadonlySet<string>): string[] {
   for (const name of Object.keys(params)) {
     if (skip?.has(name)) continue;
-    const text = scalarText((params as Record<string, unknown>)[name], `query field "${name}"`, 'BadQueryValue');
+    const text = scalarText(
+      (params as Record<string, unknown>)[name],
+      `query field "${name}"`,
+      'BadQueryValue',
+    );
     if (text !== null) pairs.push(`${encodeURIComponent(name)}=${encodeURIComponent(text)}`);
   }
   return pairs;
@@ -65,7 +76,10 @@ export function queryPairs(params: object, pairs: string[], skip?: ReadonlySet<s
  */
 export function withQuery(_c: Scope, base: string, params: QueryParams): string {
   if (params === null || typeof params !== 'object' || Array.isArray(params)) {
-    throw new FetchError('BadQueryValue', 'withQuery params must be an object of int, bool or text fields');
+    throw new FetchError(
+      'BadQueryValue',
+      'withQuery params must be an object of int, bool or text fields',
+    );
   }
   return appendQuery(base, queryPairs(params, []));
 }

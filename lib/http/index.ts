@@ -2,10 +2,41 @@
 import 'reflect-metadata';
 
 export { App, type AppOptions, type Middleware } from './app/app';
-export { Controller, Get, Post, Put, Patch, Delete, Head, Options, Returns, Body, Form, Query, Param, Header, Authorization, type RouteOptions } from './route/decorators';
+export {
+  Controller,
+  Get,
+  Post,
+  Put,
+  Patch,
+  Delete,
+  Head,
+  Options,
+  Returns,
+  Body,
+  Form,
+  Query,
+  Param,
+  Header,
+  Authorization,
+  type RouteOptions,
+} from './route/decorators';
 export { Idempotent, IDEMPOTENT, type IdempotentMark } from './features/idempotency';
 export { RateLimit, RATE, type RateMark } from './features/rate-limit';
-export { Status, Optional, Reply, Redirect, Bytes, headers, type HeaderEntry, type HeaderList, type ReplyValue, type RedirectValue, type RedirectStatus, type Contract, type ContractLike } from './core/answers';
+export {
+  Status,
+  Optional,
+  Reply,
+  Redirect,
+  Bytes,
+  headers,
+  type HeaderEntry,
+  type HeaderList,
+  type ReplyValue,
+  type RedirectValue,
+  type RedirectStatus,
+  type Contract,
+  type ContractLike,
+} from './core/answers';
 export { Ctx, type Resolvable } from './request/ctx';
 export { Run } from './request/run';
 export { fail } from './core/fail';
@@ -26,10 +57,28 @@ export { FileBody, type FileBodyInit } from './features/files/file-body';
 export type { SendFileOptions } from './features/files/send-file';
 export type { CompressOptions } from './features/compress';
 export type { StaticOptions, EmbeddedOptions, EmbeddedEntry } from './features/static/static-tree';
-export { Json, jsonEnum, Union, type JsonOptions, type JsonEnumOptions, type RenameAll, type UnionType, type UnitVariant } from '../json';
+export {
+  Json,
+  jsonEnum,
+  Union,
+  type JsonOptions,
+  type JsonEnumOptions,
+  type RenameAll,
+  type UnionType,
+  type UnitVariant,
+} from '../json';
 export { Bound } from './core/bound';
 export { EventStream, type ServerEvent } from './request/events';
 export { Session, type SessionOptions, type SessionValue } from './features/sessions';
 export type { CookieOptions } from './core/cookies';
 export type { HealthOptions } from './features/health';
-export { WebSocket, UPGRADE, WEBSOCKET_DEFAULTS, type WebSocketOptions, type OriginRule, type UpgradeMark, type UpgradeLoop, type WebSocketLimits } from './features/websocket';
+export {
+  WebSocket,
+  UPGRADE,
+  WEBSOCKET_DEFAULTS,
+  type WebSocketOptions,
+  type OriginRule,
+  type UpgradeMark,
+  type UpgradeLoop,
+  type WebSocketLimits,
+} from './features/websocket';

@@ -1,6 +1,12 @@
 import 'reflect-metadata';
 import { getMetadataStorage, ValidationTypes } from 'class-validator';
-import { classSpelling, enumSpelling, unionOf, type EnumSpelling, type UnionSpelling } from './marks';
+import {
+  classSpelling,
+  enumSpelling,
+  unionOf,
+  type EnumSpelling,
+  type UnionSpelling,
+} from './marks';
 
 /** What a property holds, as far as its declaration tells. `null`: nothing the spelling cares about. */
 export type FieldType =
@@ -13,11 +19,31 @@ export type FieldType =
 // class-transformer keeps @Type in a storage it does not export from its index (see
 // lib/http/schema/read-shape.ts for the same reach); its package has no "exports" map.
 interface TypeStorage {
-  findTypeMetadata(target: Function, property: string): { typeFunction: (o?: unknown) => Function } | undefined;
+  findTypeMetadata(
+    target: Function,
+    property: string,
+  ): { typeFunction: (o?: unknown) => Function } | undefined;
 }
-const typeStorage = (require('class-transformer/cjs/storage') as { defaultMetadataStorage: TypeStorage }).defaultMetadataStorage;
+const typeStorage =
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- class-transformer exports no path to its storage
+  (require('class-transformer/cjs/storage') as { defaultMetadataStorage: TypeStorage })
+    .defaultMetadataStorage;
 
-const NOT_CLASSES: readonly unknown[] = [Object, Array, Function, String, Number, Boolean, BigInt, Symbol, Promise, Map, Set, RegExp, Error];
+const NOT_CLASSES: readonly unknown[] = [
+  Object,
+  Array,
+  Function,
+  String,
+  Number,
+  Boolean,
+  BigInt,
+  Symbol,
+  Promise,
+  Map,
+  Set,
+  RegExp,
+  Error,
+];
 
 const cache = new WeakMap<Function, ReadonlyMap<string, FieldType | null>>();
 
@@ -46,7 +72,9 @@ export function blank(cls: Function): Record<string, unknown> | null {
   }
 }
 
-type Meta = ReturnType<ReturnType<typeof getMetadataStorage>['getTargetValidationMetadatas']>[number];
+type Meta = ReturnType<
+  ReturnType<typeof getMetadataStorage>['getTargetValidationMetadatas']
+>[number];
 
 function readFields(cls: Function): ReadonlyMap<string, FieldType | null> {
   const byName = new Map<string, Meta[]>();
@@ -70,13 +98,17 @@ function fieldType(cls: Function, name: string, metas: readonly Meta[]): FieldTy
     declared = undefined;
   }
   const isEnum = metas.find((m) => m.name === 'isEnum');
-  const each = metas.some((m) => m.each === true && (m.type === ValidationTypes.NESTED_VALIDATION || m.name === 'isEnum'));
+  const each = metas.some(
+    (m) => m.each === true && (m.type === ValidationTypes.NESTED_VALIDATION || m.name === 'isEnum'),
+  );
   const isArray = design === Array || each || metas.some((m) => m.name === 'isArray');
   let item: FieldType | null = null;
-  const marked = isEnum === undefined ? null : enumSpelling((isEnum.constraints as unknown[] | undefined)?.[0]);
+  const marked =
+    isEnum === undefined ? null : enumSpelling((isEnum.constraints as unknown[] | undefined)?.[0]);
   if (marked !== null) item = { kind: 'enum', spelling: marked };
   else item = typeOf(declared ?? (isArray ? undefined : design));
-  if (isArray) return item === null ? { kind: 'array', items: null } : { kind: 'array', items: item };
+  if (isArray)
+    return item === null ? { kind: 'array', items: null } : { kind: 'array', items: item };
   return item;
 }
 

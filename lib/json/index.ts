@@ -4,8 +4,25 @@
  * module's only door; `lib/http` and `lib/fetch` both use it, and it imports neither. `fw`
  * re-exports the public part.
  */
-export { Json, jsonEnum, Union, UnitVariant, classSpelling, enumSpelling, unionOf, markersDeclared } from './marks';
-export type { JsonOptions, JsonEnumOptions, Spelling, EnumSpelling, UnionSpelling, UnionType, VariantSpelling } from './marks';
+export {
+  Json,
+  jsonEnum,
+  Union,
+  UnitVariant,
+  classSpelling,
+  enumSpelling,
+  unionOf,
+  markersDeclared,
+} from './marks';
+export type {
+  JsonOptions,
+  JsonEnumOptions,
+  Spelling,
+  EnumSpelling,
+  UnionSpelling,
+  UnionType,
+  VariantSpelling,
+} from './marks';
 export { RENAME_ALL, renameWith, words, type RenameAll } from './rename';
 export { compileWriter, spell, type Spell } from './writer';
 export { unspell, type Unspell } from './reader';

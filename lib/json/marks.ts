@@ -42,17 +42,23 @@ let anyMarker = false;
 export const markersDeclared = (): boolean => anyMarker;
 
 function spelling(where: string, options: JsonOptions, allowTag: boolean): Spelling {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`${where}: options must be an object`);
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`${where}: options must be an object`);
   const { tag, renameAll, rename } = options;
   if (tag !== undefined && (!allowTag || typeof tag !== 'string' || tag === '')) {
-    throw new TypeError(allowTag ? `${where}: tag must be a non-empty string` : `${where}: an enum has no tag`);
+    throw new TypeError(
+      allowTag ? `${where}: tag must be a non-empty string` : `${where}: an enum has no tag`,
+    );
   }
   if (renameAll !== undefined && !RENAME_ALL.includes(renameAll)) {
-    throw new TypeError(`${where}: renameAll must be one of ${RENAME_ALL.map((r) => `'${r}'`).join(', ')} (there is no snake case), got ${JSON.stringify(renameAll)}`);
+    throw new TypeError(
+      `${where}: renameAll must be one of ${RENAME_ALL.map((r) => `'${r}'`).join(', ')} (there is no snake case), got ${JSON.stringify(renameAll)}`,
+    );
   }
   const own = new Map<string, string>();
   for (const [name, spelled] of Object.entries(rename ?? {})) {
-    if (typeof spelled !== 'string' || spelled === '') throw new TypeError(`${where}: rename.${name} must be a non-empty string`);
+    if (typeof spelled !== 'string' || spelled === '')
+      throw new TypeError(`${where}: rename.${name} must be a non-empty string`);
     own.set(name, spelled);
   }
   const cache = new Map<string, string>();
@@ -109,7 +115,11 @@ export function jsonEnum<E extends object>(e: E, options: JsonEnumOptions<E>): E
     toName.set(value, name);
     toValue.set(name, value);
   }
-  Reflect.defineMetadata(ENUM_MARK, Object.freeze({ toName, toValue, names: Object.freeze([...toValue.keys()]) }), e);
+  Reflect.defineMetadata(
+    ENUM_MARK,
+    Object.freeze({ toName, toValue, names: Object.freeze([...toValue.keys()]) }),
+    e,
+  );
   anyMarker = true;
   return e;
 }
@@ -144,7 +154,10 @@ type Variants = { readonly [name: string]: (abstract new (...args: never[]) => o
 export class UnitVariant<N extends string = string> {
   readonly #union: UnionSpelling;
   /** @internal made by `Union` only */
-  constructor(union: UnionSpelling, readonly variant: N) {
+  constructor(
+    union: UnionSpelling,
+    readonly variant: N,
+  ) {
     this.#union = union;
   }
   /** The variant as JSON writes it: `{ "empty": {} }` (OPEN-55), or `{ "<tag>": "empty" }` when tagged. */
@@ -159,8 +172,14 @@ export class UnitVariant<N extends string = string> {
   }
 }
 
-type ValueOf<V extends Variants> = { [K in keyof V]: V[K] extends abstract new (...args: never[]) => infer I ? I : UnitVariant<K & string> }[keyof V];
-type Units<V extends Variants> = { readonly [K in keyof V as V[K] extends null ? K : never]: UnitVariant<K & string> };
+type ValueOf<V extends Variants> = {
+  [K in keyof V]: V[K] extends abstract new (...args: never[]) => infer I
+    ? I
+    : UnitVariant<K & string>;
+}[keyof V];
+type Units<V extends Variants> = {
+  readonly [K in keyof V as V[K] extends null ? K : never]: UnitVariant<K & string>;
+};
 
 /**
  * A union declared with `Union(...)`: usable wherever a class is (`@Returns(Shape)`,
@@ -193,7 +212,18 @@ export interface UnionSpelling {
 }
 
 // A payload-less variant is a property of the union function: these names are the function's own.
-const FUNCTION_OWN = new Set(['name', 'length', 'prototype', 'caller', 'arguments', 'apply', 'bind', 'call', 'toString', 'constructor']);
+const FUNCTION_OWN = new Set([
+  'name',
+  'length',
+  'prototype',
+  'caller',
+  'arguments',
+  'apply',
+  'bind',
+  'call',
+  'toString',
+  'constructor',
+]);
 
 /**
  * Declares a union of classes (and payload-less variants, given as `null`). A value of it is
@@ -208,13 +238,21 @@ const FUNCTION_OWN = new Set(['name', 'length', 'prototype', 'caller', 'argument
  * type Shape = InstanceType<typeof Shape>;   // Circle | Square | UnitVariant<'empty'>
  * class Drawing { @ValidateNested() @Type(() => Shape) shape!: Shape }
  */
-export function Union<const V extends Variants>(name: string, variants: V, options: JsonOptions = {}): UnionType<V> {
+export function Union<const V extends Variants>(
+  name: string,
+  variants: V,
+  options: JsonOptions = {},
+): UnionType<V> {
   const where = `Union ${JSON.stringify(name)}`;
-  if (typeof name !== 'string' || !/^[A-Za-z_$][\w$]*$/.test(name)) throw new TypeError(`Union: the name must be an identifier, got ${JSON.stringify(name)}`);
-  if (typeof variants !== 'object' || variants === null || Object.keys(variants).length === 0) throw new TypeError(`${where}: give at least one variant`);
+  if (typeof name !== 'string' || !/^[A-Za-z_$][\w$]*$/.test(name))
+    throw new TypeError(`Union: the name must be an identifier, got ${JSON.stringify(name)}`);
+  if (typeof variants !== 'object' || variants === null || Object.keys(variants).length === 0)
+    throw new TypeError(`${where}: give at least one variant`);
   const s = spelling(where, options, true);
   const target = function (): never {
-    throw new TypeError(`${name} is a union: use an instance of one of its variant classes, or one of its constants`);
+    throw new TypeError(
+      `${name} is a union: use an instance of one of its variant classes, or one of its constants`,
+    );
   } as unknown as Function;
   Object.defineProperty(target, 'name', { value: name });
   const list: VariantSpelling[] = [];
@@ -230,7 +268,8 @@ export function Union<const V extends Variants>(name: string, variants: V, optio
     byName,
     variantOf(value: unknown): VariantSpelling | null {
       if (value === null || typeof value !== 'object') return null;
-      if (value instanceof UnitVariant) return UnitVariant.unionOf(value) === union ? byKey.get(value.variant)! : null;
+      if (value instanceof UnitVariant)
+        return UnitVariant.unionOf(value) === union ? byKey.get(value.variant)! : null;
       const exact = byClass.get(value.constructor);
       if (exact !== undefined) return exact;
       for (const v of list) if (v.type !== null && value instanceof v.type) return v;
@@ -238,13 +277,22 @@ export function Union<const V extends Variants>(name: string, variants: V, optio
     },
   });
   for (const [key, type] of Object.entries(variants)) {
-    if (type !== null && typeof type !== 'function') throw new TypeError(`${where}: variant ${key} must be a class, or null for a variant without payload`);
-    if (type !== null && byClass.has(type)) throw new TypeError(`${where}: ${type.name} is given for two variants; the writer tells variants apart by their class`);
+    if (type !== null && typeof type !== 'function')
+      throw new TypeError(
+        `${where}: variant ${key} must be a class, or null for a variant without payload`,
+      );
+    if (type !== null && byClass.has(type))
+      throw new TypeError(
+        `${where}: ${type.name} is given for two variants; the writer tells variants apart by their class`,
+      );
     const spelled = s.spell(key);
     if (byName.has(spelled)) throw new TypeError(`${where}: two variants are spelled "${spelled}"`);
     let unit: UnitVariant | null = null;
     if (type === null) {
-      if (FUNCTION_OWN.has(key)) throw new TypeError(`${where}: a variant without payload cannot be called "${key}" (it becomes ${name}.${key})`);
+      if (FUNCTION_OWN.has(key))
+        throw new TypeError(
+          `${where}: a variant without payload cannot be called "${key}" (it becomes ${name}.${key})`,
+        );
       unit = new UnitVariant(union, key);
       Object.freeze(unit);
       Object.defineProperty(target, key, { value: unit, enumerable: true });
@@ -263,5 +311,7 @@ export function Union<const V extends Variants>(name: string, variants: V, optio
 
 /** The union a value declared with `Union(...)` stands for, or null. */
 export function unionOf(x: unknown): UnionSpelling | null {
-  return typeof x === 'function' && Object.prototype.hasOwnProperty.call(x, UNION_MARK) ? (x as unknown as { [UNION_MARK]: UnionSpelling })[UNION_MARK] : null;
+  return typeof x === 'function' && Object.prototype.hasOwnProperty.call(x, UNION_MARK)
+    ? (x as unknown as { [UNION_MARK]: UnionSpelling })[UNION_MARK]
+    : null;
 }

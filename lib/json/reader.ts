@@ -33,7 +33,8 @@ function classReader(cls: Function): Unspell {
   let r = classReaders.get(cls);
   if (r !== undefined) return r;
   if (!reachesMarker(cls)) {
-    r = (v) => (v !== null && typeof v === 'object' ? plainToInstance(cls as new () => object, v) : v);
+    r = (v) =>
+      v !== null && typeof v === 'object' ? plainToInstance(cls as new () => object, v) : v;
     classReaders.set(cls, r);
     return r;
   }
@@ -51,7 +52,10 @@ function classReader(cls: Function): Unspell {
   }
   const tag = mark?.tag ?? null;
   // Field initializers run as `plainToInstance` runs them: a fresh `new T()` per value.
-  const make = blank(cls) !== null ? () => new (cls as new () => Record<string, unknown>)() : () => Object.create(cls.prototype as object) as Record<string, unknown>;
+  const make =
+    blank(cls) !== null
+      ? () => new (cls as new () => Record<string, unknown>)()
+      : () => Object.create(cls.prototype as object) as Record<string, unknown>;
   body = (v) => {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
     const src = v as Record<string, unknown>;
@@ -101,7 +105,10 @@ function unionReader(u: UnionSpelling): Unspell {
     const name = tag === null ? (keys.length === 1 ? keys[0] : undefined) : src[tag];
     const variant = typeof name === 'string' ? u.byName.get(name) : undefined;
     if (variant === undefined) {
-      const why = tag === null ? `an object with one key naming the variant (${names})` : `"${tag}" naming the variant (${names})`;
+      const why =
+        tag === null
+          ? `an object with one key naming the variant (${names})`
+          : `"${tag}" naming the variant (${names})`;
       throw new TypeError(`a value of the union ${u.name} must be ${why}`);
     }
     if (variant.type === null) return variant.unit;

@@ -2,9 +2,17 @@
  * How `renameAll` spells a name. There is deliberately no snake case (JSON-06): the six below are
  * the whole list, so `renameAll: 'snake_case'` is a type error.
  */
-export type RenameAll = 'lowercase' | 'UPPERCASE' | 'camelCase' | 'PascalCase' | 'SCREAMING_SNAKE_CASE' | 'kebab-case';
+export type RenameAll =
+  'lowercase' | 'UPPERCASE' | 'camelCase' | 'PascalCase' | 'SCREAMING_SNAKE_CASE' | 'kebab-case';
 
-export const RENAME_ALL: readonly RenameAll[] = Object.freeze(['lowercase', 'UPPERCASE', 'camelCase', 'PascalCase', 'SCREAMING_SNAKE_CASE', 'kebab-case']);
+export const RENAME_ALL: readonly RenameAll[] = Object.freeze([
+  'lowercase',
+  'UPPERCASE',
+  'camelCase',
+  'PascalCase',
+  'SCREAMING_SNAKE_CASE',
+  'kebab-case',
+]);
 
 // A word is a run of capitals not followed by a lower-case letter (an acronym: `HTTP` in
 // `HTTPServer`), an optional capital and lower-case letters, a run of digits, or anything else
@@ -35,14 +43,15 @@ const capital = (w: string): string => w.charAt(0).toUpperCase() + w.slice(1).to
  */
 export function renameWith(rule: RenameAll, name: string): string {
   const ws = words(name);
-  if (ws.length === 0) return name;
+  const first = ws[0];
+  if (first === undefined) return name;
   switch (rule) {
     case 'lowercase':
       return ws.join('').toLowerCase();
     case 'UPPERCASE':
       return ws.join('').toUpperCase();
     case 'camelCase':
-      return ws[0].toLowerCase() + ws.slice(1).map(capital).join('');
+      return first.toLowerCase() + ws.slice(1).map(capital).join('');
     case 'PascalCase':
       return ws.map(capital).join('');
     case 'SCREAMING_SNAKE_CASE':

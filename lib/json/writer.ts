@@ -1,5 +1,11 @@
 import { declaredFields, reachesMarker, type FieldType } from './fields';
-import { classSpelling, markersDeclared, unionOf, type EnumSpelling, type UnionSpelling } from './marks';
+import {
+  classSpelling,
+  markersDeclared,
+  unionOf,
+  type EnumSpelling,
+  type UnionSpelling,
+} from './marks';
 
 /** Turns a value into the plain value whose `JSON.stringify` is its spelled JSON. */
 export type Spell = (value: unknown) => unknown;
@@ -47,12 +53,20 @@ function dynamic(x: unknown): unknown {
     return out ?? x;
   }
   const ctor = (x as { constructor?: unknown }).constructor;
-  return typeof ctor === 'function' && ctor !== Object && reachesMarker(ctor) ? classWriter(ctor)(x) : x;
+  return typeof ctor === 'function' && ctor !== Object && reachesMarker(ctor)
+    ? classWriter(ctor)(x)
+    : x;
 }
 
 /** Sets a key on a plain object; `__proto__` becomes an own property instead of a prototype. */
 function put(out: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(out, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   else out[key] = value;
 }
 
@@ -79,7 +93,11 @@ function classWriter(cls: Function): Spell {
     if (tag !== null) put(out, tag, className);
     for (const k of Object.keys(src)) {
       const f = fields.get(k);
-      put(out, spellName === null ? k : spellName(k), f === undefined ? dynamic(src[k]) : f(src[k]));
+      put(
+        out,
+        spellName === null ? k : spellName(k),
+        f === undefined ? dynamic(src[k]) : f(src[k]),
+      );
     }
     return out;
   };
@@ -112,12 +130,15 @@ function unionWriter(u: UnionSpelling): Spell {
   let w = unionWriters.get(u);
   if (w !== undefined) return w;
   const tag = u.tag;
-  const expected = u.variants.map((v) => (v.type === null ? `${u.name}.${v.key}` : v.type.name)).join(', ');
+  const expected = u.variants
+    .map((v) => (v.type === null ? `${u.name}.${v.key}` : v.type.name))
+    .join(', ');
   w = (v) => {
     if (v === null || v === undefined) return v;
     const variant = u.variantOf(v);
     if (variant === null) {
-      const what = typeof v === 'object' ? ((v as object).constructor?.name ?? 'an object') : typeof v;
+      const what =
+        typeof v === 'object' ? ((v as object).constructor?.name ?? 'an object') : typeof v;
       throw new TypeError(`a value of the union ${u.name} must be one of ${expected}, got ${what}`);
     }
     const out: Record<string, unknown> = {};

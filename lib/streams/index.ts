@@ -23,7 +23,11 @@ export interface WaitEnd {
  *
  * @example if (!res.write(chunk)) await waitForDrain(res, clientWentAway);
  */
-export function waitForDrain(w: Drainable, gone: (() => Error) | null = null, end: WaitEnd | null = null): Promise<void> {
+export function waitForDrain(
+  w: Drainable,
+  gone: (() => Error) | null = null,
+  end: WaitEnd | null = null,
+): Promise<void> {
   if (w.destroyed === true) return gone === null ? Promise.resolve() : Promise.reject(gone());
   return new Promise<void>((resolve, reject) => {
     const off = (): void => {

@@ -8,7 +8,11 @@ export class CatalogItem {
 }
 
 const ITEMS: CatalogItem[] = Array.from({ length: 240 }, (_, i) =>
-  Object.assign(new CatalogItem(), { sku: `sku-${String(i + 1).padStart(4, '0')}`, name: `Catalog item number ${i + 1}`, unitPrice: 100 + ((i * 37) % 900) }),
+  Object.assign(new CatalogItem(), {
+    sku: `sku-${String(i + 1).padStart(4, '0')}`,
+    name: `Catalog item number ${i + 1}`,
+    unitPrice: 100 + ((i * 37) % 900),
+  }),
 );
 
 @Controller()

@@ -1,7 +1,8 @@
 import type { Order } from './order';
 
 const HEADER = 'id,sku,qty,status\n';
-const cell = (v: string | number) => (/[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
+const cell = (v: string | number) =>
+  /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v);
 const row = (o: Order) => `${cell(o.id)},${cell(o.sku)},${o.qty},${o.status}\n`;
 
 /** One order as CSV: written by the answer type itself. */

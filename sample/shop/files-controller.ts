@@ -8,6 +8,11 @@ export class FilesController {
   @Get('/{name}')
   @Returns(FileBody)
   file(@Param('name') name: string): FileBody {
-    return new FileBody({ dir: this.dir, name, contentType: name.endsWith('.txt') ? 'text/plain; charset=utf-8' : 'application/octet-stream', cacheControl: 'public, max-age=60' });
+    return new FileBody({
+      dir: this.dir,
+      name,
+      contentType: name.endsWith('.txt') ? 'text/plain; charset=utf-8' : 'application/octet-stream',
+      cacheControl: 'public, max-age=60',
+    });
   }
 }

@@ -30,7 +30,10 @@ export class LiveController {
     events.close();
   }
 
-  @WebSocket('/ws/echo', { origins: sameService, summary: 'WebSocket echo (origins: this service on 127.0.0.1 or localhost)' })
+  @WebSocket('/ws/echo', {
+    origins: sameService,
+    summary: 'WebSocket echo (origins: this service on 127.0.0.1 or localhost)',
+  })
   echo(c: Ctx): void {
     c.upgrade(echo, null);
   }

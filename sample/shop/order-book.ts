@@ -11,14 +11,24 @@ export class OrderBook {
   readonly #byId = new Map<string, Entry>();
 
   place(account: string, sku: string, qty: number): Order {
-    const order = Order.of({ id: randomUUID(), sku, qty, account, status: 'placed', createdAt: new Date().toISOString() });
+    const order = Order.of({
+      id: randomUUID(),
+      sku,
+      qty,
+      account,
+      status: 'placed',
+      createdAt: new Date().toISOString(),
+    });
     this.#byId.set(order.id, { order, version: 1 });
     return order;
   }
 
   /** The account's orders, newest first. */
   list(account: string): Order[] {
-    return [...this.#byId.values()].filter((e) => e.order.account === account).map((e) => e.order).reverse();
+    return [...this.#byId.values()]
+      .filter((e) => e.order.account === account)
+      .map((e) => e.order)
+      .reverse();
   }
 
   /** An order of this account with its version, or null (another account's order is null too). */

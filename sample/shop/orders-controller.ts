@@ -1,4 +1,18 @@
-import { Body, Controller, Ctx, Get, Idempotent, Param, Post, Reply, Returns, Status, Versioned, fail, headers } from 'fw';
+import {
+  Body,
+  Controller,
+  Ctx,
+  Get,
+  Idempotent,
+  Param,
+  Post,
+  Reply,
+  Returns,
+  Status,
+  Versioned,
+  fail,
+  headers,
+} from 'fw';
 import { Account } from './account';
 import { OrdersCsv, Receipt } from './csv';
 import { AlreadyCancelled, NewOrder, Order } from './order';
@@ -23,7 +37,11 @@ export class OrdersController {
   async create(@Body() order: NewOrder, account: Account, c: Ctx) {
     await this.warehouse.reserve(c, order.sku, order.qty);
     const placed = this.book.place(account.id, order.sku, order.qty);
-    return { status: 201, headers: headers.of([{ name: 'Location', value: `/orders/${placed.id}` }]), value: placed };
+    return {
+      status: 201,
+      headers: headers.of([{ name: 'Location', value: `/orders/${placed.id}` }]),
+      value: placed,
+    };
   }
 
   @Get()

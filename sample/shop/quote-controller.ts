@@ -22,6 +22,12 @@ export class QuoteController {
   @Returns(Quote)
   async quote(@Param('sku') sku: string, @Query() q: QuoteQuery, c: Ctx): Promise<Quote> {
     const stock = await this.warehouse.stock(c, sku);
-    return Object.assign(new Quote(), { sku, qty: q.qty, available: stock.available, unitPrice: stock.unitPrice, total: stock.unitPrice * q.qty });
+    return Object.assign(new Quote(), {
+      sku,
+      qty: q.qty,
+      available: stock.available,
+      unitPrice: stock.unitPrice,
+      total: stock.unitPrice * q.qty,
+    });
   }
 }

@@ -13,9 +13,9 @@ import { Warehouse, WarehouseClient } from './warehouse-client';
 import { Client } from 'fw/fetch';
 
 export interface ShopOptions {
-  readonly log?: (line: string) => void;
+  readonly log?: ((line: string) => void) | undefined;
   /** Where idempotency records live: Redis when given (shared by every instance), memory otherwise. */
-  readonly redisUrl?: string;
+  readonly redisUrl?: string | undefined;
   /** The warehouse's base URL; the shop reaches it only through its Target. Default WAREHOUSE_URL, else http://127.0.0.1:4001. */
   readonly warehouseUrl?: string;
   /**
@@ -29,8 +29,13 @@ export interface ShopOptions {
 /** The shop service: every capability of fw, used as a program would. */
 export function shop(options: ShopOptions = {}): App {
   const client = new Client();
-  const warehouse = Warehouse.open(client, { base: options.warehouseUrl ?? process.env.WAREHOUSE_URL ?? 'http://127.0.0.1:4001', userAgent: 'fw-sample-shop' });
-  const store: Store = options.redisUrl ? new RedisStore({ url: options.redisUrl }) : new MemoryStore({ bytes: 64 * 1024 * 1024 });
+  const warehouse = Warehouse.open(client, {
+    base: options.warehouseUrl ?? process.env.WAREHOUSE_URL ?? 'http://127.0.0.1:4001',
+    userAgent: 'fw-sample-shop',
+  });
+  const store: Store = options.redisUrl
+    ? new RedisStore({ url: options.redisUrl })
+    : new MemoryStore({ bytes: 64 * 1024 * 1024 });
   return new App({ title: 'fw sample shop', version: '1.0.0', log: options.log })
     .use(logger.with({ format: 'json', requestId: true }))
     .compress({ minBytes: 1024 })
@@ -40,13 +45,22 @@ export function shop(options: ShopOptions = {}): App {
     .provide(new OrderBook())
     .provide(Orders.open(store))
     .provide(Dir.open(resolve(process.cwd(), 'sample/files')))
-    .controllers(OrdersController, ExportsController, CatalogController, QuoteController, FilesController)
+    .controllers(
+      OrdersController,
+      ExportsController,
+      CatalogController,
+      QuoteController,
+      FilesController,
+    )
     .controllers(LiveController, SessionController)
     .sessions({ sessionSecret: sessionSecret(options.log ?? console.log) })
     .health('/healthz')
     .openapi({ path: openapiPath(options) })
     .docs()
-    .static('/', resolve(process.cwd(), 'sample/public'), { maxFileBytes: 256 * 1024, spaFallback: 'index.html' })
+    .static('/', resolve(process.cwd(), 'sample/public'), {
+      maxFileBytes: 256 * 1024,
+      spaFallback: 'index.html',
+    })
     .onClose(() => store.close());
 }
 
@@ -61,13 +75,21 @@ function sessionSecret(log: (line: string) => void): string {
   const given = process.env.SESSION_SECRET;
   if (given && given !== DEV_SESSION_SECRET) return given;
   if (process.env.NODE_ENV === 'production') {
-    throw new Error('SESSION_SECRET must be set to a secret of at least 32 bytes when NODE_ENV=production (e.g. openssl rand -base64 32); the development default is public');
+    throw new Error(
+      'SESSION_SECRET must be set to a secret of at least 32 bytes when NODE_ENV=production (e.g. openssl rand -base64 32); the development default is public',
+    );
   }
-  log('warning: SESSION_SECRET is not set: sessions are signed with the public development default, which anyone can forge; set SESSION_SECRET (32 bytes or more) outside development');
+  log(
+    'warning: SESSION_SECRET is not set: sessions are signed with the public development default, which anyone can forge; set SESSION_SECRET (32 bytes or more) outside development',
+  );
   return DEV_SESSION_SECRET;
 }
 
 function openapiPath(options: ShopOptions): string | undefined {
-  const out = options.openapiOut !== undefined ? options.openapiOut : (process.env.OPENAPI_OUT ?? (process.env.NODE_ENV === 'test' ? null : 'openapi/openapi.json'));
+  const out =
+    options.openapiOut !== undefined
+      ? options.openapiOut
+      : (process.env.OPENAPI_OUT ??
+        (process.env.NODE_ENV === 'test' ? null : 'openapi/openapi.json'));
   return out === null ? undefined : resolve(process.cwd(), out);
 }

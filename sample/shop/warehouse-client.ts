@@ -3,7 +3,11 @@ import { fail, type Ctx } from 'fw';
 import { Target, type OpenTarget } from 'fw/fetch';
 
 /** The warehouse as the shop sees it: a typed outbound service with a readiness probe. */
-export const Warehouse = Target('warehouse', { timeoutMs: 5_000, maxInFlight: 16, ready: '/ready' });
+export const Warehouse = Target('warehouse', {
+  timeoutMs: 5_000,
+  maxInFlight: 16,
+  ready: '/ready',
+});
 
 export class StockLevel {
   @IsString() sku!: string;

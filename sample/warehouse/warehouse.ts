@@ -1,5 +1,17 @@
 import { IsInt, IsString, Length, Max, Min } from 'class-validator';
-import { App, Body, Controller, Get, Param, Post, Returns, Status, fail, logger, type Middleware } from 'fw';
+import {
+  App,
+  Body,
+  Controller,
+  Get,
+  Param,
+  Post,
+  Returns,
+  Status,
+  fail,
+  logger,
+  type Middleware,
+} from 'fw';
 
 export class Stock {
   @IsString() sku!: string;
@@ -16,7 +28,11 @@ export class Reservation {
 function stockOf(sku: string): Stock {
   let h = 7;
   for (const ch of sku) h = (h * 31 + ch.charCodeAt(0)) % 997;
-  return Object.assign(new Stock(), { sku, available: sku === 'sold-out' ? 0 : 1000, unitPrice: 100 + h });
+  return Object.assign(new Stock(), {
+    sku,
+    available: sku === 'sold-out' ? 0 : 1000,
+    unitPrice: 100 + h,
+  });
 }
 
 @Controller()
@@ -42,14 +58,18 @@ class WarehouseController {
 }
 
 /** Makes every answer `ms` late, to show what slow upstreams do. */
-const delay = (ms: number): Middleware => async (_c, next) => {
-  await new Promise((r) => setTimeout(r, ms));
-  await next();
-};
+const delay =
+  (ms: number): Middleware =>
+  async (_c, next) => {
+    await new Promise((r) => setTimeout(r, ms));
+    await next();
+  };
 
 /** The warehouse: a second service the shop reaches only through its outbound Target. */
 export function warehouse(options: { delayMs?: number; log?: (line: string) => void } = {}): App {
-  const app = new App({ title: 'fw sample warehouse', version: '1.0.0', log: options.log }).use(logger.with({ format: 'json', requestId: true }));
+  const app = new App({ title: 'fw sample warehouse', version: '1.0.0', log: options.log }).use(
+    logger.with({ format: 'json', requestId: true }),
+  );
   if (options.delayMs) app.use(delay(options.delayMs));
   return app.controllers(WarehouseController);
 }

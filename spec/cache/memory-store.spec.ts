@@ -8,7 +8,8 @@ describeStoreContract('MemoryStore', () => new MemoryStore({ bytes: 1024 * 1024 
 describe('MemoryStore', () => {
   const overhead = MemoryStore.entryOverheadBytes;
   /** What one entry counts against the budget. */
-  const cost = (key: string, valueBytes: number): number => Buffer.byteLength(key) + valueBytes + overhead;
+  const cost = (key: string, valueBytes: number): number =>
+    Buffer.byteLength(key) + valueBytes + overhead;
 
   it('CACHE-09 when the budget is full the least recently used entry goes, and a recently read one stays', async () => {
     const store = new MemoryStore({ bytes: 3 * cost('a', 100) });
@@ -98,7 +99,13 @@ describe('MemoryStore', () => {
 
   it('peek on a space over a store without peek answers undefined: ask get', async () => {
     const inner = new MemoryStore({ bytes: 1 << 16 });
-    const remote = { get: (k: string) => inner.get(k), putIfAbsent: inner.putIfAbsent.bind(inner), put: inner.put.bind(inner), del: inner.del.bind(inner), close: () => inner.close() };
+    const remote = {
+      get: (k: string) => inner.get(k),
+      putIfAbsent: inner.putIfAbsent.bind(inner),
+      put: inner.put.bind(inner),
+      del: inner.del.bind(inner),
+      close: () => inner.close(),
+    };
     const space = Space('remote', { ttlSeconds: 60, maxBytes: 64 }).open(remote);
     await space.put('k', Buffer.from('v'));
     expect(space.peek('k')).toBeUndefined();
@@ -116,13 +123,16 @@ describe('MemoryStore', () => {
     let runs = 0;
     @Controller()
     class Shop {
-      @Post('/orders') @Idempotent(Orders, { by: () => 'one' }) @Returns(Status(201, Object))
+      @Post('/orders')
+      @Idempotent(Orders, { by: () => 'one' })
+      @Returns(Status(201, Object))
       create() {
         return { n: ++runs };
       }
     }
     const app = new App({ log: () => {} }).controllers(Shop).provide(Orders.open(store));
-    const send = () => app.inject({ method: 'POST', url: '/orders', headers: { 'idempotency-key': 'k' } });
+    const send = () =>
+      app.inject({ method: 'POST', url: '/orders', headers: { 'idempotency-key': 'k' } });
     const first = await send();
     const again = await send();
     expect(first.status).toBe(201);
@@ -137,15 +147,22 @@ describe('MemoryStore', () => {
 
   it('IDEM-26 an entry written by putIfAbsent is held: a flood of other writes never evicts it; with no room left a claim fails CacheError Full and plain entries still come and go', async () => {
     const store = new MemoryStore({ bytes: 8 * cost('claim-0', 100) });
-    for (let i = 0; i < 4; i++) expect(await store.putIfAbsent(`claim-${i}`, Buffer.alloc(100, i), 60_000)).toBe(true);
+    for (let i = 0; i < 4; i++)
+      expect(await store.putIfAbsent(`claim-${i}`, Buffer.alloc(100, i), 60_000)).toBe(true);
     // A compare-and-set of a claim (a kept answer replacing it, a lease renewal) stays held.
-    expect(await store.put('claim-0', Buffer.alloc(100, 9), 60_000, { expect: Buffer.alloc(100, 0) })).toBe(true);
+    expect(
+      await store.put('claim-0', Buffer.alloc(100, 9), 60_000, { expect: Buffer.alloc(100, 0) }),
+    ).toBe(true);
     for (let i = 0; i < 100; i++) await store.put(`plain-${i}`, Buffer.alloc(100), 60_000);
     expect(await store.get('claim-0')).toEqual(Buffer.alloc(100, 9));
     for (let i = 1; i < 4; i++) expect(await store.get(`claim-${i}`)).toEqual(Buffer.alloc(100, i));
     // Claims may push plain entries out, never held ones.
-    for (let i = 4; i < 8; i++) expect(await store.putIfAbsent(`claim-${i}`, Buffer.alloc(100, i), 60_000)).toBe(true);
-    const err = await store.putIfAbsent('claim-8', Buffer.alloc(100), 60_000).then(() => null, (e: unknown) => e);
+    for (let i = 4; i < 8; i++)
+      expect(await store.putIfAbsent(`claim-${i}`, Buffer.alloc(100, i), 60_000)).toBe(true);
+    const err = await store.putIfAbsent('claim-8', Buffer.alloc(100), 60_000).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(CacheError);
     expect((err as CacheError).code).toBe('Full');
     expect((err as CacheError).message).toContain('claim-8');
@@ -159,7 +176,8 @@ describe('MemoryStore', () => {
 
   it('CACHE-07 held entries that lapsed unread give their room back to a new claim', async () => {
     const store = new MemoryStore({ bytes: 4 * cost('claim-0', 100) });
-    for (let i = 0; i < 4; i++) expect(await store.putIfAbsent(`claim-${i}`, Buffer.alloc(100, i), 40)).toBe(true);
+    for (let i = 0; i < 4; i++)
+      expect(await store.putIfAbsent(`claim-${i}`, Buffer.alloc(100, i), 40)).toBe(true);
     await sleep(80);
     expect(await store.putIfAbsent('claim-4', Buffer.alloc(100), 60_000)).toBe(true);
     expect(await store.putIfAbsent('claim-5', Buffer.alloc(100), 60_000)).toBe(true);
@@ -175,7 +193,8 @@ describe('MemoryStore', () => {
       const store = new MemoryStore({ bytes: budget });
       const value = Buffer.alloc(valueBytes, 1);
       let i = 0;
-      while (store.bytesUsed < budget - 4096) await store.put(`6:orders:5:alice:key-${String(i++).padStart(20, '0')}`, value, 600_000);
+      while (store.bytesUsed < budget - 4096)
+        await store.put(`6:orders:5:alice:key-${String(i++).padStart(20, '0')}`, value, 600_000);
       const grown = (await heapAfterGc()) - heap0 + process.memoryUsage().external - ext0;
       expect({ valueBytes, within: grown <= 1.25 * budget }).toEqual({ valueBytes, within: true });
       expect(store.bytesUsed).toBeLessThanOrEqual(budget);

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { CacheError, RedisStore, Space, type Store } from 'fw/cache';
+import { CacheError, RedisStore, Space } from 'fw/cache';
 import { startRedis, type RedisServer } from '../support/redis';
 import { describeStoreContract, sleep } from './store-contract';
 
@@ -26,7 +26,10 @@ function open(url: string, keyPrefix = ''): RedisStore {
 }
 
 // Each test gets its own prefix, so tests share the server but no keys.
-describeStoreContract('RedisStore', () => new RedisStore({ url: server.url, keyPrefix: `contract-${++prefixes}:` }));
+describeStoreContract(
+  'RedisStore',
+  () => new RedisStore({ url: server.url, keyPrefix: `contract-${++prefixes}:` }),
+);
 
 describe('RedisStore', () => {
   it('CACHE-11 several instances pointed at one Redis share entries', async () => {
@@ -35,7 +38,9 @@ describe('RedisStore', () => {
     expect(await a.putIfAbsent('k', Buffer.from('from a'), 60_000)).toBe(true);
     expect(await b.get('k')).toEqual(Buffer.from('from a'));
     expect(await b.putIfAbsent('k', Buffer.from('from b'), 60_000)).toBe(false);
-    expect(await b.put('k', Buffer.from('by b'), 60_000, { expect: Buffer.from('from a') })).toBe(true);
+    expect(await b.put('k', Buffer.from('by b'), 60_000, { expect: Buffer.from('from a') })).toBe(
+      true,
+    );
     expect(await a.get('k')).toEqual(Buffer.from('by b'));
     expect(await a.del('k', { expect: Buffer.from('from a') })).toBe(false);
     expect(await a.del('k', { expect: Buffer.from('by b') })).toBe(true);
@@ -54,7 +59,9 @@ describe('RedisStore', () => {
   it('CACHE-11 an entry outlives the program that wrote it: a new instance after the first closed reads it', async () => {
     const Orders = Space('orders', { ttlSeconds: 60, maxBytes: 1024 });
     const first = new RedisStore({ url: server.url, keyPrefix: 'restart:' });
-    expect(await Orders.open(first).putIfAbsent('key-1', Buffer.from([0xff, 0x00, 0x01]))).toBe(true);
+    expect(await Orders.open(first).putIfAbsent('key-1', Buffer.from([0xff, 0x00, 0x01]))).toBe(
+      true,
+    );
     await first.close();
     const next = open(server.url, 'restart:');
     expect(await Orders.open(next).get('key-1')).toEqual(Buffer.from([0xff, 0x00, 0x01]));
@@ -68,7 +75,7 @@ describe('RedisStore', () => {
       await store.put('brief', Buffer.from('expires'), 300);
       await durable.restart();
       let got: Buffer | null | undefined;
-      for (const deadline = Date.now() + 5000; got === undefined && Date.now() < deadline; ) {
+      for (const deadline = Date.now() + 5000; got === undefined && Date.now() < deadline;) {
         try {
           got = await store.get('kept');
         } catch (err) {
@@ -89,7 +96,9 @@ describe('RedisStore', () => {
     const a = open(server.url, 'claim:');
     const b = open(server.url, 'claim:');
     const results = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? a : b).putIfAbsent('race', Buffer.from([i]), 60_000)),
+      Array.from({ length: 100 }, (_, i) =>
+        (i % 2 === 0 ? a : b).putIfAbsent('race', Buffer.from([i]), 60_000),
+      ),
     );
     expect(results.filter((won) => won)).toHaveLength(1);
     expect(await a.get('race')).toEqual(Buffer.from([results.indexOf(true)]));
@@ -111,7 +120,8 @@ describe('RedisStore', () => {
       // MONITOR lines may trail the replies: wait for a marker sent last.
       await store.get('marker');
       const deadline = Date.now() + 2000;
-      while (!sent.some((args) => args.includes('mon:marker')) && Date.now() < deadline) await sleep(10);
+      while (!sent.some((args) => args.includes('mon:marker')) && Date.now() < deadline)
+        await sleep(10);
       const onKey = sent.filter((args) => args.includes('mon:k'));
       expect(onKey.map((args) => args[0].toLowerCase())).toEqual([
         'set',
@@ -137,7 +147,10 @@ describe('RedisStore', () => {
       ['get', () => store.get('k')],
       ['putIfAbsent', () => store.putIfAbsent('k', Buffer.from('x'), 60_000)],
       ['put', () => store.put('k', Buffer.from('x'), 60_000)],
-      ['put expect', () => store.put('k', Buffer.from('x'), 60_000, { expect: Buffer.from('claim') })],
+      [
+        'put expect',
+        () => store.put('k', Buffer.from('x'), 60_000, { expect: Buffer.from('claim') }),
+      ],
       ['del', () => store.del('k')],
       ['del expect', () => store.del('k', { expect: Buffer.from('claim') })],
       ['space get', () => orders.get('k')],
@@ -157,7 +170,10 @@ describe('RedisStore', () => {
       }),
     );
     for (const { name, error, ms } of outcomes) {
-      expect({ name, isCacheError: error instanceof CacheError }).toEqual({ name, isCacheError: true });
+      expect({ name, isCacheError: error instanceof CacheError }).toEqual({
+        name,
+        isCacheError: true,
+      });
       expect({ name, code: (error as CacheError).code }).toEqual({ name, code: 'Unavailable' });
       expect({ name, fast: ms < 2000 }).toEqual({ name, fast: true });
     }

@@ -1,7 +1,8 @@
 import { CacheError, OpenSpace, Space, type Store } from 'fw/cache';
 
 /** Real waits, never fake timers: the Redis store keeps time on the Redis server. */
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, ms));
 
 const bytes = (...b: number[]): Buffer => Buffer.from(b);
 const text = (s: string): Buffer => Buffer.from(s, 'utf8');
@@ -23,7 +24,11 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
  * fw's own stores promise beyond the contract (refusing bad TTLs, failing every call after close),
  * for a program's own store.
  */
-export function describeStoreContract(name: string, makeStore: () => Store | Promise<Store>, { ours = true }: { ours?: boolean } = {}): void {
+export function describeStoreContract(
+  name: string,
+  makeStore: () => Store | Promise<Store>,
+  { ours = true }: { ours?: boolean } = {},
+): void {
   // Not registered at all for a program's own store: those are not part of the contract.
   const ourIt = ours ? it : (_name: string, _fn: () => Promise<void>) => undefined;
   describe(`CACHE-13 store contract: ${name}`, () => {
@@ -46,18 +51,23 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
       expect(await Promise.all(calls)).toEqual([true, true, text('a'), true]);
     });
 
-    ourIt('CACHE-05 a TTL that is not a positive number is refused with InvalidArgument naming the key', async () => {
-      for (const ttl of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
-        const err = await rejection(store.putIfAbsent('ttl-key', text('v'), ttl));
-        expect(err).toBeInstanceOf(CacheError);
-        expect((err as CacheError).code).toBe('InvalidArgument');
-        expect((err as CacheError).message).toContain('ttl-key');
-      }
-      expect(await store.get('ttl-key')).toBeNull();
-    });
+    ourIt(
+      'CACHE-05 a TTL that is not a positive number is refused with InvalidArgument naming the key',
+      async () => {
+        for (const ttl of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
+          const err = await rejection(store.putIfAbsent('ttl-key', text('v'), ttl));
+          expect(err).toBeInstanceOf(CacheError);
+          expect((err as CacheError).code).toBe('InvalidArgument');
+          expect((err as CacheError).message).toContain('ttl-key');
+        }
+        expect(await store.get('ttl-key')).toBeNull();
+      },
+    );
 
     it('CACHE-06 100 parallel putIfAbsent on one key: exactly one wins and its value is kept', async () => {
-      const results = await Promise.all(Array.from({ length: 100 }, (_, i) => store.putIfAbsent('race', bytes(i), 10_000)));
+      const results = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => store.putIfAbsent('race', bytes(i), 10_000)),
+      );
       expect(results.filter((won) => won)).toHaveLength(1);
       expect(await store.get('race')).toEqual(bytes(results.indexOf(true)));
     });
@@ -141,12 +151,15 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
       expect(await store.putIfAbsent('lease', text('claim-B'), 10_000)).toBe(true);
     });
 
-    ourIt('HEALTH-02 ping answers while the store is open and fails Unavailable after close', async () => {
-      await expect(store.ping!()).resolves.toBeUndefined();
-      await store.close();
-      const err = await rejection(store.ping!());
-      expect((err as CacheError).code).toBe('Unavailable');
-    });
+    ourIt(
+      'HEALTH-02 ping answers while the store is open and fails Unavailable after close',
+      async () => {
+        await expect(store.ping!()).resolves.toBeUndefined();
+        await store.close();
+        const err = await rejection(store.ping!());
+        expect((err as CacheError).code).toBe('Unavailable');
+      },
+    );
 
     it('CACHE-01 values are bytes: non-UTF-8 bytes and the empty value round-trip exactly', async () => {
       const odd = bytes(0xff, 0xfe, 0x00, 0x80, 0xc3, 0x28, 0x0d, 0x0a, 0x00);
@@ -166,7 +179,9 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
       // Both decode to the same replacement characters as UTF-8; only a byte comparison tells them apart.
       expect(await store.del('k', { expect: bytes(0xff, 0xfd, 0x00) })).toBe(false);
       expect(await store.del('k', { expect: bytes(0xff, 0xfe) })).toBe(false);
-      expect(await store.put('k', text('x'), 10_000, { expect: bytes(0xff, 0xfe, 0x00, 0x00) })).toBe(false);
+      expect(
+        await store.put('k', text('x'), 10_000, { expect: bytes(0xff, 0xfe, 0x00, 0x00) }),
+      ).toBe(false);
       expect(await store.get('k')).toEqual(bytes(0xff, 0xfe, 0x00));
       expect(await store.del('k', { expect: bytes(0xff, 0xfe, 0x00) })).toBe(true);
     });
@@ -204,10 +219,17 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
         expect(Orders.ttlSeconds).toBe(86400);
         expect(Orders.maxBytes).toBe(64 * 1024);
         expect(Object.isFrozen(Orders)).toBe(true);
-        for (const bad of [() => Space('', { ttlSeconds: 1, maxBytes: 1 }), () => Space('s', { ttlSeconds: 0, maxBytes: 1 }), () => Space('s', { ttlSeconds: 1, maxBytes: -1 }), () => Space('s', { ttlSeconds: 1, maxBytes: 1.5 })]) {
+        for (const bad of [
+          () => Space('', { ttlSeconds: 1, maxBytes: 1 }),
+          () => Space('s', { ttlSeconds: 0, maxBytes: 1 }),
+          () => Space('s', { ttlSeconds: 1, maxBytes: -1 }),
+          () => Space('s', { ttlSeconds: 1, maxBytes: 1.5 }),
+        ]) {
           expect(bad).toThrow(CacheError);
         }
-        expect(() => Space('pay', { ttlSeconds: -1, maxBytes: 1 })).toThrow(/Space "pay": ttlSeconds/);
+        expect(() => Space('pay', { ttlSeconds: -1, maxBytes: 1 })).toThrow(
+          /Space "pay": ttlSeconds/,
+        );
       });
 
       it('CACHE-04 space.open(store) gives an OpenSpace that knows its declaration', async () => {
@@ -219,10 +241,16 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
         expect(await opened.putIfAbsent('key-1', text('claim'))).toBe(true);
         expect(await opened.get('key-1')).toEqual(text('claim'));
         // The Store argument order: the TTL (undefined for the space's) before the options.
-        expect(await opened.put('key-1', text('record'), undefined, { expect: text('claim') })).toBe(true);
+        expect(
+          await opened.put('key-1', text('record'), undefined, { expect: text('claim') }),
+        ).toBe(true);
         expect(await opened.get('key-1')).toEqual(text('record'));
-        expect(await opened.put('key-1', text('x'), undefined, { expect: text('claim') })).toBe(false);
-        expect(await opened.put('key-1', text('record'), 60_000, { expect: text('record') })).toBe(true);
+        expect(await opened.put('key-1', text('x'), undefined, { expect: text('claim') })).toBe(
+          false,
+        );
+        expect(await opened.put('key-1', text('record'), 60_000, { expect: text('record') })).toBe(
+          true,
+        );
         expect(await opened.del('key-1', { expect: text('claim') })).toBe(false);
         expect(await opened.del('key-1', { expect: text('record') })).toBe(true);
         expect(await opened.get('key-1')).toBeNull();
@@ -240,7 +268,9 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
           const err = await rejection(call());
           expect(err).toBeInstanceOf(CacheError);
           expect((err as CacheError).code).toBe('InvalidArgument');
-          expect((err as CacheError).message).toMatch(/cache key "order\/[kj]": TTL must be a positive number/);
+          expect((err as CacheError).message).toMatch(
+            /cache key "order\/[kj]": TTL must be a positive number/,
+          );
         }
         expect(await opened.get('k')).toEqual(text('claim'));
         expect(await opened.get('j')).toBeNull();
@@ -252,7 +282,12 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
         const asStore: Omit<Store, 'close'> = opened;
         expect(asStore).toBe(opened);
         expect(opened.maxBytes).toBe(10);
-        const calls: Promise<unknown>[] = [opened.putIfAbsent('a', text('1')), opened.put('b', text('2')), opened.get('a'), opened.del('b')];
+        const calls: Promise<unknown>[] = [
+          opened.putIfAbsent('a', text('1')),
+          opened.put('b', text('2')),
+          opened.get('a'),
+          opened.del('b'),
+        ];
         for (const call of calls) expect(call).toBeInstanceOf(Promise);
         expect(await Promise.all(calls)).toEqual([true, true, text('1'), true]);
       });
@@ -283,7 +318,9 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
         expect(await s.put('big', Buffer.alloc(9, 1))).toBe(false);
         expect(await s.get('big')).toBeNull();
         // An oversized write leaves what was there, including a claim waiting to be replaced.
-        expect(await s.put('fits', Buffer.alloc(9, 2), undefined, { expect: Buffer.alloc(8, 1) })).toBe(false);
+        expect(
+          await s.put('fits', Buffer.alloc(9, 2), undefined, { expect: Buffer.alloc(8, 1) }),
+        ).toBe(false);
         expect(await s.get('fits')).toEqual(Buffer.alloc(8, 1));
       });
 
@@ -307,17 +344,22 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
         expect(await brief.putIfAbsent('k', text('again'))).toBe(true);
       });
 
-      ourIt('HEALTH-02 an opened space is probed by app.health(): named space:<name>, its probe true while the store answers and false once it is closed', async () => {
-        const opened = Space('probed', { ttlSeconds: 60, maxBytes: 10 }).open(store);
-        expect(opened.name).toBe('space:probed');
-        expect(await opened.probe()).toBe(true);
-        await store.close();
-        expect(await opened.probe()).toBe(false);
-      });
+      ourIt(
+        'HEALTH-02 an opened space is probed by app.health(): named space:<name>, its probe true while the store answers and false once it is closed',
+        async () => {
+          const opened = Space('probed', { ttlSeconds: 60, maxBytes: 10 }).open(store);
+          expect(opened.name).toBe('space:probed');
+          expect(await opened.probe()).toBe(true);
+          await store.close();
+          expect(await opened.probe()).toBe(false);
+        },
+      );
 
       it('CACHE-06 100 parallel putIfAbsent on one key of a space: exactly one wins', async () => {
         const s = Space('race', { ttlSeconds: 60, maxBytes: 100 }).open(store);
-        const results = await Promise.all(Array.from({ length: 100 }, (_, i) => s.putIfAbsent('k', bytes(i))));
+        const results = await Promise.all(
+          Array.from({ length: 100 }, (_, i) => s.putIfAbsent('k', bytes(i))),
+        );
         expect(results.filter((won) => won)).toHaveLength(1);
       });
     });

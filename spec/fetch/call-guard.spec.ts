@@ -9,7 +9,8 @@ describe('CallGuard: how a call ends early', () => {
   afterEach(() => {
     for (const g of guards) g.release();
   });
-  const guard = (timeoutMs = 0, scope: { signal?: AbortSignal; requestId(): null } | null = null) => new CallGuard(guards, scope, timeoutMs);
+  const guard = (timeoutMs = 0, scope: { signal?: AbortSignal; requestId(): null } | null = null) =>
+    new CallGuard(guards, scope, timeoutMs);
 
   it('runs every listener once with the first reason; a later end changes nothing', () => {
     const g = guard();
@@ -43,7 +44,9 @@ describe('CallGuard: how a call ends early', () => {
     expect(g.reason?.code).toBe('Canceled');
     const before = new AbortController();
     before.abort();
-    expect(guard(0, { signal: before.signal, requestId: () => null }).reason?.code).toBe('Canceled');
+    expect(guard(0, { signal: before.signal, requestId: () => null }).reason?.code).toBe(
+      'Canceled',
+    );
   });
 
   it('OPEN-40 the deadline runs while the call waits for a permit, and the waiter leaves the queue', async () => {
@@ -62,7 +65,7 @@ describe('CallGuard: how a call ends early', () => {
   it('FETCH-03 a queued caller gets the freed permit, and release gives back exactly what was taken', async () => {
     const gate = new Gate(1);
     const first = guard();
-    first.acquire(gate);
+    void first.acquire(gate);
     const second = guard();
     const waiting = second.acquire(gate);
     first.release();

@@ -18,7 +18,16 @@ beforeAll(async () => {
         res.end(`status ${res.statusCode}`);
         return;
       case '/headers':
-        res.writeHead(200, ['X-One', 'a', 'x-multi', '1', 'X-Multi', '2', 'Content-Type', 'text/plain']);
+        res.writeHead(200, [
+          'X-One',
+          'a',
+          'x-multi',
+          '1',
+          'X-Multi',
+          '2',
+          'Content-Type',
+          'text/plain',
+        ]);
         res.end('hi');
         return;
       case '/user':
@@ -74,7 +83,9 @@ describe('settings and lifecycle', () => {
     expect(() => new Client({ maxInFlight: 0 })).toThrow(/maxInFlight/);
     expect(() => new Client({ timeoutMs: -1 })).toThrow(/timeoutMs/);
     expect(() => new Client({ maxBody: 1.5 })).toThrow(/maxBody/);
-    expect(() => new Client({ readBufferSize: 0 })).toThrow(expect.objectContaining({ code: 'BadSettings' }));
+    expect(() => new Client({ readBufferSize: 0 })).toThrow(
+      expect.objectContaining({ code: 'BadSettings' }),
+    );
   });
 
   it('FETCH-14 a call before start fails with NotStarted, and nothing is sent', async () => {
@@ -145,13 +156,26 @@ describe('operations', () => {
   });
 
   it('FETCH-33 patch takes a body or null', async () => {
-    expect((await client.patch(run, peer.url + 'echo', 'x', {})).json()).toEqual({ method: 'PATCH', url: '/echo', body: 'x' });
-    expect((await client.patch(run, peer.url + 'echo', null, {})).json()).toEqual({ method: 'PATCH', url: '/echo', body: '' });
+    expect((await client.patch(run, peer.url + 'echo', 'x', {})).json()).toEqual({
+      method: 'PATCH',
+      url: '/echo',
+      body: 'x',
+    });
+    expect((await client.patch(run, peer.url + 'echo', null, {})).json()).toEqual({
+      method: 'PATCH',
+      url: '/echo',
+      body: '',
+    });
   });
 
   it('FETCH-34 send works for any method', async () => {
-    expect((await client.send(run, 'OPTIONS', peer.url + 'echo', null, {})).json()).toMatchObject({ method: 'OPTIONS' });
-    expect((await client.send(run, 'PROPFIND', peer.url + 'echo', 'b', {})).json()).toMatchObject({ method: 'PROPFIND', body: 'b' });
+    expect((await client.send(run, 'OPTIONS', peer.url + 'echo', null, {})).json()).toMatchObject({
+      method: 'OPTIONS',
+    });
+    expect((await client.send(run, 'PROPFIND', peer.url + 'echo', 'b', {})).json()).toMatchObject({
+      method: 'PROPFIND',
+      body: 'b',
+    });
     const head = await client.send(run, 'HEAD', peer.url + 'echo', null, {});
     expect(head.status).toBe(200);
     expect(head.body).toBe('');
@@ -172,7 +196,12 @@ describe('operations', () => {
   });
 
   it('FETCH-36 a JSON call whose headers name a content type sends that one, once', async () => {
-    await client.postJson(run, peer.url + 'echo', { a: 1 }, { headers: [{ name: 'Content-Type', value: 'application/merge-patch+json' }] });
+    await client.postJson(
+      run,
+      peer.url + 'echo',
+      { a: 1 },
+      { headers: [{ name: 'Content-Type', value: 'application/merge-patch+json' }] },
+    );
     expect(linesNamed(last(), 'content-type')).toEqual(['application/merge-patch+json']);
   });
 
@@ -207,7 +236,15 @@ describe('operations', () => {
 
 describe('Response', () => {
   it('FETCH-25 FETCH-26 status is numeric and ok is true exactly for 200..299', async () => {
-    for (const [s, ok] of [[200, true], [204, true], [299, true], [199 + 101, false], [302, false], [404, false], [500, false]] as const) {
+    for (const [s, ok] of [
+      [200, true],
+      [204, true],
+      [299, true],
+      [199 + 101, false],
+      [302, false],
+      [404, false],
+      [500, false],
+    ] as const) {
       const res = await client.get(run, peer.url + `status?s=${s}`, {});
       expect(res.status).toBe(s);
       expect(res.ok).toBe(ok);
@@ -268,8 +305,16 @@ describe('Response', () => {
 
 describe('headers', () => {
   it('FETCH-18 call headers are written in the order given', async () => {
-    await client.get(run, peer.url, { headers: [{ name: 'X-B', value: '1' }, { name: 'X-A', value: '2' }, { name: 'X-B', value: '3' }] });
-    const names = last().rawHeaders.filter((_, i) => i % 2 === 0).filter((n) => n.startsWith('X-'));
+    await client.get(run, peer.url, {
+      headers: [
+        { name: 'X-B', value: '1' },
+        { name: 'X-A', value: '2' },
+        { name: 'X-B', value: '3' },
+      ],
+    });
+    const names = last()
+      .rawHeaders.filter((_, i) => i % 2 === 0)
+      .filter((n) => n.startsWith('X-'));
     expect(names).toEqual(['X-B', 'X-A', 'X-B']);
     expect(linesNamed(last(), 'x-b')).toEqual(['1', '3']);
   });
@@ -295,7 +340,12 @@ describe('headers', () => {
   });
 
   it('FETCH-19 a slot header named twice in a call is sent once, the last value', async () => {
-    await client.get(run, peer.url, { headers: [{ name: 'authorization', value: 'first' }, { name: 'Authorization', value: 'second' }] });
+    await client.get(run, peer.url, {
+      headers: [
+        { name: 'authorization', value: 'first' },
+        { name: 'Authorization', value: 'second' },
+      ],
+    });
     expect(linesNamed(last(), 'authorization')).toEqual(['second']);
   });
 
@@ -307,7 +357,9 @@ describe('headers', () => {
   });
 
   it('FETCH-23 an accept-encoding call header is sent as written', async () => {
-    await client.get(run, peer.url, { headers: [{ name: 'accept-encoding', value: 'gzip;q=1.0, br' }] });
+    await client.get(run, peer.url, {
+      headers: [{ name: 'accept-encoding', value: 'gzip;q=1.0, br' }],
+    });
     expect(linesNamed(last(), 'accept-encoding')).toEqual(['gzip;q=1.0, br']);
   });
 
@@ -315,7 +367,9 @@ describe('headers', () => {
     const a = await rejection(client.get(run, peer.url + 'gzip', {}));
     expect(a).toBeInstanceOf(FetchError);
     expect(a.code).toBe('HttpContentEncodingUnsupported');
-    const b = await rejection(client.get(run, peer.url + 'gzip', { headers: [{ name: 'Accept-Encoding', value: 'gzip' }] }));
+    const b = await rejection(
+      client.get(run, peer.url + 'gzip', { headers: [{ name: 'Accept-Encoding', value: 'gzip' }] }),
+    );
     expect(b.code).toBe('HttpContentEncodingUnsupported');
     // identity is no encoding
     expect((await client.get(run, peer.url + 'identity', {})).body).toBe('plain');
@@ -356,14 +410,18 @@ describe('request ids', () => {
   });
 
   it('RID-13 a call naming its own X-Request-Id keeps it, sent once', async () => {
-    await client.get(ctx('from-ctx'), peer.url, { headers: [{ name: 'X-Request-Id', value: 'mine' }] });
+    await client.get(ctx('from-ctx'), peer.url, {
+      headers: [{ name: 'X-Request-Id', value: 'mine' }],
+    });
     expect(linesNamed(last(), 'x-request-id')).toEqual(['mine']);
   });
 });
 
 describe('withQuery', () => {
   it('FETCH-38 appends the params percent-encoded', () => {
-    expect(withQuery(run, 'http://h/p', { q: 'a b&c', n: 7, yes: true, big: 9007199254740993n })).toBe('http://h/p?q=a%20b%26c&n=7&yes=true&big=9007199254740993');
+    expect(
+      withQuery(run, 'http://h/p', { q: 'a b&c', n: 7, yes: true, big: 9007199254740993n }),
+    ).toBe('http://h/p?q=a%20b%26c&n=7&yes=true&big=9007199254740993');
   });
 
   it('FETCH-39 a null (or undefined) param is left out', () => {
@@ -378,7 +436,13 @@ describe('withQuery', () => {
   });
 
   it('FETCH-41 REF-22 params are int, bool or text; anything else is refused naming the field', () => {
-    const bad: Array<[string, unknown]> = [['obj', { a: 1 }], ['list', [1]], ['when', new Date()], ['price', 9.5], ['fn', () => 1]];
+    const bad: Array<[string, unknown]> = [
+      ['obj', { a: 1 }],
+      ['list', [1]],
+      ['when', new Date()],
+      ['price', 9.5],
+      ['fn', () => 1],
+    ];
     for (const [name, value] of bad) {
       let err: unknown;
       try {
@@ -400,7 +464,18 @@ describe('withQuery', () => {
 
 describe('errors', () => {
   it('FETCH-93 the codes table holds the spec codes, each a FetchError code', () => {
-    for (const code of ['TimedOut', 'Stalled', 'Canceled', 'RedirectRefused', 'BodyTooLarge', 'BodyTooShort', 'NotStarted', 'BaseNotAbsolute', 'BaseHasQuery', 'HttpContentEncodingUnsupported'] as const) {
+    for (const code of [
+      'TimedOut',
+      'Stalled',
+      'Canceled',
+      'RedirectRefused',
+      'BodyTooLarge',
+      'BodyTooShort',
+      'NotStarted',
+      'BaseNotAbsolute',
+      'BaseHasQuery',
+      'HttpContentEncodingUnsupported',
+    ] as const) {
       expect(FETCH_ERRORS[code].doc.length).toBeGreaterThan(0);
       const e = new FetchError(code);
       expect(e).toBeInstanceOf(Error);

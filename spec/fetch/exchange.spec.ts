@@ -1,7 +1,17 @@
 import type net from 'node:net';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { Client, Exchange, FetchError, Head } from 'fw/fetch';
-import { ctx, httpPeer, linesNamed, rawPeer, rejection, run, sleep, type HttpPeer, type RawPeer } from './loopback';
+import {
+  ctx,
+  httpPeer,
+  linesNamed,
+  rawPeer,
+  rejection,
+  run,
+  sleep,
+  type HttpPeer,
+  type RawPeer,
+} from './loopback';
 
 let peer: HttpPeer;
 let client: Client;
@@ -16,7 +26,11 @@ beforeAll(async () => {
         res.end(JSON.stringify({ method: seen.method, body: seen.body }));
         return;
       case '/sized':
-        res.writeHead(200, { 'content-length': n, 'content-type': 'application/octet-stream', 'x-kind': 'sized' });
+        res.writeHead(200, {
+          'content-length': n,
+          'content-type': 'application/octet-stream',
+          'x-kind': 'sized',
+        });
         res.end(Buffer.alloc(n, 'abcdefghij'));
         return;
       case '/chunked':
@@ -180,7 +194,13 @@ describe('begin and Head', () => {
   it('FETCH-73 host is the exception: given as field and line it is refused before sending (HTTP allows one Host)', async () => {
     const before = peer.seen.length;
     const ex = new Exchange();
-    const err = await rejection(ex.begin(client, { url: peer.url, host: 'a.test', headers: [{ name: 'Host', value: 'b.test' }] }));
+    const err = await rejection(
+      ex.begin(client, {
+        url: peer.url,
+        host: 'a.test',
+        headers: [{ name: 'Host', value: 'b.test' }],
+      }),
+    );
     expect(err.code).toBe('BadHeader');
     expect(peer.seen.length).toBe(before);
     await ex.end();
@@ -189,7 +209,11 @@ describe('begin and Head', () => {
   it('FETCH-74 a stream body is sent with its Content-Length', async () => {
     const ex = new Exchange();
     const stream = Readable.from([Buffer.from('abc'), Buffer.from('defg')]);
-    await ex.begin(client, { method: 'POST', url: peer.url + 'echo', body: { kind: 'stream', stream, length: 7 } });
+    await ex.begin(client, {
+      method: 'POST',
+      url: peer.url + 'echo',
+      body: { kind: 'stream', stream, length: 7 },
+    });
     expect(JSON.parse(await ex.take(run, 1000))).toEqual({ method: 'POST', body: 'abcdefg' });
     await ex.end();
     expect(linesNamed(last(), 'content-length')).toEqual(['7']);
@@ -202,15 +226,27 @@ describe('begin and Head', () => {
 
   it('FETCH-75 a stream body without a length is refused at run time too (BadBody)', async () => {
     const ex = new Exchange();
-    const body = { kind: 'stream', stream: Readable.from(['x']) } as unknown as { kind: 'stream'; stream: Readable; length: number };
-    expect((await rejection(ex.begin(client, { method: 'POST', url: peer.url, body }))).code).toBe('BadBody');
+    const body = { kind: 'stream', stream: Readable.from(['x']) } as unknown as {
+      kind: 'stream';
+      stream: Readable;
+      length: number;
+    };
+    expect((await rejection(ex.begin(client, { method: 'POST', url: peer.url, body }))).code).toBe(
+      'BadBody',
+    );
   });
 
   it('header values with CR, LF or NUL are refused before sending (BadHeader)', async () => {
     const before = peer.seen.length;
-    for (const args of [{ headers: [{ name: 'X-A', value: 'a\r\nb' }] }, { authorization: 'Bearer a\nb' }, { userAgent: 'x\0' }]) {
+    for (const args of [
+      { headers: [{ name: 'X-A', value: 'a\r\nb' }] },
+      { authorization: 'Bearer a\nb' },
+      { userAgent: 'x\0' },
+    ]) {
       const ex = new Exchange();
-      expect((await rejection(ex.begin(client, { url: peer.url, ...args }))).code).toBe('BadHeader');
+      expect((await rejection(ex.begin(client, { url: peer.url, ...args }))).code).toBe(
+        'BadHeader',
+      );
       await ex.end();
     }
     expect(peer.seen.length).toBe(before);
@@ -218,7 +254,9 @@ describe('begin and Head', () => {
 
   it('a compressed answer fails begin with HttpContentEncodingUnsupported', async () => {
     const ex = new Exchange();
-    expect((await rejection(ex.begin(client, { url: peer.url + 'gzip' }))).code).toBe('HttpContentEncodingUnsupported');
+    expect((await rejection(ex.begin(client, { url: peer.url + 'gzip' }))).code).toBe(
+      'HttpContentEncodingUnsupported',
+    );
     await ex.end();
   });
 
@@ -399,11 +437,19 @@ describe('end, drain and discard', () => {
    * Runs one Exchange on `path` with a fresh client (one connection in its pool), then a plain
    * call, and tells whether the plain call came on the same connection (the server sees the same socket).
    */
-  async function reused(path: string, act: (ex: Exchange) => Promise<void> | void = () => undefined, settings = {}): Promise<boolean> {
+  async function reused(
+    path: string,
+    act: (ex: Exchange) => Promise<void> | void = () => undefined,
+    settings = {},
+  ): Promise<boolean> {
     return freshClient((c) => reusedOn(c, path, act), settings);
   }
 
-  async function reusedOn(c: Client, path: string, act: (ex: Exchange) => Promise<void> | void): Promise<boolean> {
+  async function reusedOn(
+    c: Client,
+    path: string,
+    act: (ex: Exchange) => Promise<void> | void,
+  ): Promise<boolean> {
     const ex = new Exchange();
     await ex.begin(c, { url: peer.url + path });
     const first = last();
@@ -429,7 +475,13 @@ describe('end, drain and discard', () => {
   it('FETCH-11 maxDrain is the client setting, and counts only what the reader has not taken', async () => {
     const settings = { maxDrain: 1024 };
     expect(await reused('slow-rest?n=2048&first=1500', undefined, settings)).toBe(false);
-    expect(await reused('slow-rest?n=2048&first=1500', async (ex) => void (await ex.readInto(new Uint8Array(1024))), settings)).toBe(true);
+    expect(
+      await reused(
+        'slow-rest?n=2048&first=1500',
+        async (ex) => void (await ex.readInto(new Uint8Array(1024))),
+        settings,
+      ),
+    ).toBe(true);
   });
 
   it('FETCH-89 discard() closes the connection whatever maxDrain says', async () => {
@@ -440,13 +492,17 @@ describe('end, drain and discard', () => {
         e.discard();
       }),
     ).toBe(false);
-    expect((await rejection((ex as unknown as Exchange).take(run, 10))).code).toBe('ExchangeMisuse');
+    expect((await rejection((ex as unknown as Exchange).take(run, 10))).code).toBe(
+      'ExchangeMisuse',
+    );
     // the same small body without discard() is drained and its connection kept
     expect(await reused('slow-rest?n=100&first=10')).toBe(true);
   });
 
   it('FETCH-91 a body read to its end keeps the connection too', async () => {
-    expect(await reused('sized?n=100000', async (ex) => void (await ex.pipe(collector().w)))).toBe(true);
+    expect(await reused('sized?n=100000', async (ex) => void (await ex.pipe(collector().w)))).toBe(
+      true,
+    );
   });
 
   it('FETCH-04 an Exchange deadline covers the body: a trickle past timeoutMs fails TimedOut while reading', async () => {

@@ -68,7 +68,9 @@ beforeAll(async () => {
       case '/order':
         return res.end(JSON.stringify(ORDER));
       case '/orders':
-        return res.end(JSON.stringify([ORDER, { ...ORDER, order_id: '8', shape: { kind: 'empty' } }]));
+        return res.end(
+          JSON.stringify([ORDER, { ...ORDER, order_id: '8', shape: { kind: 'empty' } }]),
+        );
       case '/shape':
         return res.end('{"kind":"square","side":3}');
       case '/odd-shape':
@@ -95,7 +97,13 @@ describe('res.json(T) and the JSON spelling marker', () => {
   it('JSON-13 res.json(T) reads spelled names back into the class, nested classes, unions and enums included', async () => {
     const order = (await client.get(run, peer.url + 'order')).json(Order);
     expect(order).toBeInstanceOf(Order);
-    expect([order.id, order.createdAt, order.color, order.untouched, order.total()]).toEqual(['7', '2024-05-01', Color.DarkBlue, 'default', 2]);
+    expect([order.id, order.createdAt, order.color, order.untouched, order.total()]).toEqual([
+      '7',
+      '2024-05-01',
+      Color.DarkBlue,
+      'default',
+      2,
+    ]);
     expect(order.lines.map((l) => [l instanceof Line, l.skuCode])).toEqual([
       [true, 'A1'],
       [true, 'B2'],
@@ -117,7 +125,9 @@ describe('res.json(T) and the JSON spelling marker', () => {
     expect(shape).toBeInstanceOf(Square);
     expect((shape as Square).side).toBe(3);
     const odd = await client.get(run, peer.url + 'odd-shape');
-    expect(() => odd.json(Shape)).toThrow('a value of the union Shape must be "kind" naming the variant (circle, square, empty)');
+    expect(() => odd.json(Shape)).toThrow(
+      'a value of the union Shape must be "kind" naming the variant (circle, square, empty)',
+    );
   });
 
   it('JSON-13 a class that reaches no marker is read by class-transformer as before', async () => {

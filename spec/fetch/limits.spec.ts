@@ -1,7 +1,18 @@
 import type http from 'node:http';
 import type net from 'node:net';
 import { Client, Exchange, FetchError } from 'fw/fetch';
-import { closedPort, httpPeer, rawPeer, rejection, run, sleep, until, withClient, type HttpPeer, type RawPeer } from './loopback';
+import {
+  closedPort,
+  httpPeer,
+  rawPeer,
+  rejection,
+  run,
+  sleep,
+  until,
+  withClient,
+  type HttpPeer,
+  type RawPeer,
+} from './loopback';
 
 // One peer, many behaviours, chosen by path.
 let peer: HttpPeer;
@@ -68,7 +79,7 @@ beforeAll(async () => {
         res.write(Buffer.alloc(Math.floor(n / 2), 3));
         setImmediate(() => res.end(Buffer.alloc(n - Math.floor(n / 2), 3)));
         return;
-      case '/trickle':
+      case '/late-half':
         // The rest comes well after the reader has started collecting: the limit is met while reading.
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.write(Buffer.alloc(Math.floor(n / 2), 4));
@@ -143,7 +154,9 @@ describe('maxInFlight', () => {
       const order: string[] = [];
       const first = c.get(run, peer.url + 'hold', {});
       await until(() => held.length === 1);
-      const waiters = ['a', 'b', 'c'].map((name) => c.get(run, peer.url + `x?${name}`, {}).then(() => order.push(name)));
+      const waiters = ['a', 'b', 'c'].map((name) =>
+        c.get(run, peer.url + `x?${name}`, {}).then(() => order.push(name)),
+      );
       await sleep(50);
       releaseAll();
       await first;
@@ -155,13 +168,16 @@ describe('maxInFlight', () => {
   it('FETCH-03 permits come back on every way out: success, error, timeout, abort, oversize, bad encoding, refused redirect, unread body', async () => {
     const dead = await closedPort();
     await withClient({ maxInFlight: 1, maxBody: 10 }, async (c) => {
-      const next = async () => expect((await c.get(run, peer.url, { timeoutMs: 5000 })).status).toBe(200);
+      const next = async () =>
+        expect((await c.get(run, peer.url, { timeoutMs: 5000 })).status).toBe(200);
       await c.get(run, peer.url, {}); // success
       await next();
       const refused = await rejection(c.get(run, `http://127.0.0.1:${dead}/`, {})); // connect error
       expect(refused).not.toBeInstanceOf(FetchError);
       await next();
-      expect((await rejection(c.get(run, peer.url + 'hold', { timeoutMs: 100 }))).code).toBe('TimedOut');
+      expect((await rejection(c.get(run, peer.url + 'hold', { timeoutMs: 100 }))).code).toBe(
+        'TimedOut',
+      );
       await next();
       const ac = new AbortController();
       const aborted = c.get({ requestId: () => null, signal: ac.signal }, peer.url + 'hold', {});
@@ -171,10 +187,14 @@ describe('maxInFlight', () => {
       await next();
       expect((await rejection(c.get(run, peer.url + 'sized?n=100', {}))).code).toBe('BodyTooLarge');
       await next();
-      expect((await rejection(c.get(run, peer.url + 'gzip', {}))).code).toBe('HttpContentEncodingUnsupported');
+      expect((await rejection(c.get(run, peer.url + 'gzip', {}))).code).toBe(
+        'HttpContentEncodingUnsupported',
+      );
       await next();
       const ex = new Exchange();
-      expect((await rejection(ex.begin(c, { url: peer.url + 'redirect' }))).code).toBe('RedirectRefused');
+      expect((await rejection(ex.begin(c, { url: peer.url + 'redirect' }))).code).toBe(
+        'RedirectRefused',
+      );
       await ex.end();
       await next();
       const unread = new Exchange();
@@ -282,7 +302,10 @@ describe('readBufferSize', () => {
   // socket is paused; once paused, the silence is the reader's, so the stall clock stops (VERS-04).
   // So a body part bigger than the buffer survives an idle reader past stallMs, and a smaller one
   // (with the server silent after it) is a stall. The default, 8 KiB, sits between the two cases.
-  async function idleReader(settings: ConstructorParameters<typeof Client>[0], n: number): Promise<string | Error> {
+  async function idleReader(
+    settings: ConstructorParameters<typeof Client>[0],
+    n: number,
+  ): Promise<string | Error> {
     let out: string | Error = new Error('not read');
     await withClient({ stallMs: 200, timeoutMs: 10_000, ...settings }, async (c) => {
       const ex = new Exchange();
@@ -304,7 +327,9 @@ describe('readBufferSize', () => {
   });
 
   it('FETCH-12 a non-default readBufferSize takes effect: 64 KiB is not filled by a 16 KiB part, so the silence is a stall', async () => {
-    expect(((await idleReader({ readBufferSize: 64 * 1024 }, 16 * 1024)) as FetchError).code).toBe('Stalled');
+    expect(((await idleReader({ readBufferSize: 64 * 1024 }, 16 * 1024)) as FetchError).code).toBe(
+      'Stalled',
+    );
     // the same part under the default 8 KiB fills the buffer: the reader's idleness is not a stall
     expect(await idleReader({}, 16 * 1024)).toBe('\x07'.repeat(16 * 1024) + 'released');
   });
@@ -336,11 +361,19 @@ describe('maxBody', () => {
 
   it('LIMITS-12 a body of exactly maxBody is accepted; one byte more fails BodyTooLarge', async () => {
     await withClient({ maxBody: 5000 }, async (c) => {
-      // sized: found from Content-Length; chunked: queued before collecting; trickle: met while reading.
-      for (const [kind, why] of [['sized', 'Content-Length 5001 is over 5000'], ['chunked', 'body passed 5000 bytes'], ['trickle', 'body passed 5000 bytes']]) {
+      // sized: found from Content-Length; chunked: queued before collecting; late-half: met while reading.
+      for (const [kind, why] of [
+        ['sized', 'Content-Length 5001 is over 5000'],
+        ['chunked', 'body passed 5000 bytes'],
+        ['late-half', 'body passed 5000 bytes'],
+      ]) {
         expect((await c.get(run, peer.url + `${kind}?n=5000`, {})).bytes.length).toBe(5000);
         const err = await rejection(c.get(run, peer.url + `${kind}?n=5001`, {}));
-        expect([kind, err.code, err.message]).toEqual([kind, 'BodyTooLarge', expect.stringContaining(why)]);
+        expect([kind, err.code, err.message]).toEqual([
+          kind,
+          'BodyTooLarge',
+          expect.stringContaining(why),
+        ]);
       }
     });
   });
@@ -351,7 +384,9 @@ describe('short bodies and other failures', () => {
   beforeAll(async () => {
     liar = await rawPeer((socket: net.Socket, head: string) => {
       const close = head.includes('/close');
-      socket.write(`HTTP/1.1 200 OK\r\nContent-Length: 100\r\n${close ? 'Connection: close\r\n' : ''}\r\n`);
+      socket.write(
+        `HTTP/1.1 200 OK\r\nContent-Length: 100\r\n${close ? 'Connection: close\r\n' : ''}\r\n`,
+      );
       socket.write(Buffer.alloc(40, 1));
       setTimeout(() => socket.end(), 20);
     });
@@ -433,7 +468,9 @@ describe('Canceled', () => {
       expect(err.code).toBe('Canceled');
       const pre = new AbortController();
       pre.abort();
-      expect((await rejection(c.get({ requestId: () => null, signal: pre.signal }, peer.url, {}))).code).toBe('Canceled');
+      expect(
+        (await rejection(c.get({ requestId: () => null, signal: pre.signal }, peer.url, {}))).code,
+      ).toBe('Canceled');
     });
   });
 });

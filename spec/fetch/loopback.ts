@@ -31,12 +31,15 @@ export interface HttpPeer {
 /** Headers of a seen request with one name, in order, values only. */
 export function linesNamed(s: Seen, name: string): string[] {
   const out: string[] = [];
-  for (let i = 0; i < s.rawHeaders.length; i += 2) if (s.rawHeaders[i].toLowerCase() === name.toLowerCase()) out.push(s.rawHeaders[i + 1]);
+  for (let i = 0; i < s.rawHeaders.length; i += 2)
+    if (s.rawHeaders[i].toLowerCase() === name.toLowerCase()) out.push(s.rawHeaders[i + 1]);
   return out;
 }
 
 /** An http server; the handler gets the request after its body has been read (`seen.body`). */
-export async function httpPeer(handler: (req: http.IncomingMessage, res: http.ServerResponse, seen: Seen) => unknown): Promise<HttpPeer> {
+export async function httpPeer(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse, seen: Seen) => unknown,
+): Promise<HttpPeer> {
   const server = http.createServer();
   const peer: HttpPeer = {
     url: '',
@@ -70,7 +73,13 @@ export async function httpPeer(handler: (req: http.IncomingMessage, res: http.Se
     res.on('error', () => undefined);
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const seen: Seen = { method: req.method ?? '', url: req.url ?? '', rawHeaders: req.rawHeaders, body: Buffer.concat(chunks).toString('utf8'), socket: req.socket };
+      const seen: Seen = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        rawHeaders: req.rawHeaders,
+        body: Buffer.concat(chunks).toString('utf8'),
+        socket: req.socket,
+      };
       peer.seen.push(seen);
       Promise.resolve(handler(req, res, seen)).catch(() => res.destroy());
     });
@@ -91,7 +100,9 @@ export interface RawPeer {
 }
 
 /** A raw TCP server: `onRequest` gets the socket once a request head has arrived. */
-export async function rawPeer(onRequest: (socket: net.Socket, head: string) => void): Promise<RawPeer> {
+export async function rawPeer(
+  onRequest: (socket: net.Socket, head: string) => void,
+): Promise<RawPeer> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     peer.connections++;
@@ -140,7 +151,9 @@ export async function until(cond: () => boolean, ms = 5000): Promise<void> {
 }
 
 /** The rejection of `p` (fails the test when `p` resolves). */
-export async function rejection(p: Promise<unknown>): Promise<Error & { code?: string; cause?: unknown }> {
+export async function rejection(
+  p: Promise<unknown>,
+): Promise<Error & { code?: string; cause?: unknown }> {
   try {
     await p;
   } catch (e) {
@@ -159,7 +172,10 @@ export async function closedPort(): Promise<number> {
 }
 
 /** Runs `body` with a started client of these settings, closed on every way out. */
-export async function withClient(settings: ConstructorParameters<typeof Client>[0], body: (c: Client) => Promise<void>): Promise<void> {
+export async function withClient(
+  settings: ConstructorParameters<typeof Client>[0],
+  body: (c: Client) => Promise<void>,
+): Promise<void> {
   const c = new Client(settings);
   c.start();
   try {

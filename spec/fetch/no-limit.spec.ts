@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { Client, Exchange, Target } from 'fw/fetch';
+import { type Client, Exchange, Target } from 'fw/fetch';
 import { httpPeer, rejection, run, withClient, type HttpPeer } from './loopback';
 
 // "0 means no limit" (FETCH-05, FETCH-06) cannot be shown by waiting: the default deadline is
@@ -8,7 +8,17 @@ import { httpPeer, rejection, run, withClient, type HttpPeer } from './loopback'
 // installed before the first client exists — and moves it on ten minutes while a call waits on a
 // real loopback server. A call that still completes afterwards armed no clock at all. The
 // controls (a non-zero bound under the same clock fails) show the fake clock does reach them.
-jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'clearImmediate', 'queueMicrotask', 'Date', 'performance', 'hrtime'] });
+jest.useFakeTimers({
+  doNotFake: [
+    'nextTick',
+    'setImmediate',
+    'clearImmediate',
+    'queueMicrotask',
+    'Date',
+    'performance',
+    'hrtime',
+  ],
+});
 
 const TEN_MINUTES = 10 * 60_000;
 let peer: HttpPeer;
@@ -45,7 +55,10 @@ afterAll(async () => {
 });
 
 /** Starts a call that waits for its head and an Exchange that waits inside its body, then moves the clock on. */
-async function waitTenMinutes(c: Client, call: Parameters<Client['get']>[2] = {}): Promise<{ head: Promise<string>; body: Promise<string>; ex: Exchange }> {
+async function waitTenMinutes(
+  c: Client,
+  call: Parameters<Client['get']>[2] = {},
+): Promise<{ head: Promise<string>; body: Promise<string>; ex: Exchange }> {
   const head = c.get(run, peer.url + 'hold', call).then((r) => r.body);
   const ex = new Exchange();
   await ex.begin(c, { url: peer.url + 'hold-body' });

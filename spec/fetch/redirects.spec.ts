@@ -48,7 +48,9 @@ beforeAll(async () => {
         return res.end();
       case '/echo':
         res.setHeader('content-type', 'application/json');
-        return res.end(JSON.stringify({ where: 'home', method: seen.method, url: seen.url, body: seen.body }));
+        return res.end(
+          JSON.stringify({ where: 'home', method: seen.method, url: seen.url, body: seen.body }),
+        );
       default:
         res.end('ok');
     }
@@ -85,7 +87,9 @@ describe('client.get and siblings', () => {
 
   it('OPEN-37 303 becomes a GET without body; so do 301 and 302 after a POST', async () => {
     for (const s of [303, 301, 302]) {
-      const res = await client.post(run, home.url + `status?s=${s}`, 'payload', { headers: [{ name: 'Content-Type', value: 'text/plain' }] });
+      const res = await client.post(run, home.url + `status?s=${s}`, 'payload', {
+        headers: [{ name: 'Content-Type', value: 'text/plain' }],
+      });
       expect(res.json()).toEqual({ where: 'home', method: 'GET', url: '/echo', body: '' });
       expect(linesNamed(lastAt(home), 'content-type')).toEqual([]);
       expect(linesNamed(lastAt(home), 'content-length')).toEqual([]);
@@ -142,7 +146,17 @@ describe('client.get and siblings', () => {
     expect(linesNamed(atAway, 'authorization')).toEqual([]);
     expect(linesNamed(atAway, 'user-agent')).toEqual(['fw-test']); // not a credential
     // A call line that shadows a standing header names the same credential: dropped too.
-    await api.get(run, '/to-away', {}, { headers: [{ name: 'x-api-key', value: 'k-call' }, { name: 'X-Trace', value: 'tr' }] });
+    await api.get(
+      run,
+      '/to-away',
+      {},
+      {
+        headers: [
+          { name: 'x-api-key', value: 'k-call' },
+          { name: 'X-Trace', value: 'tr' },
+        ],
+      },
+    );
     expect(linesNamed(lastAt(away), 'x-api-key')).toEqual([]);
     expect(linesNamed(lastAt(away), 'x-trace')).toEqual(['tr']);
     // Within the origin every standing header still goes.
@@ -186,11 +200,14 @@ describe('Exchange redirects', () => {
     expect(await ex.take(run, 100)).toBe('end of chain');
     await ex.end();
     const four = new Exchange();
-    expect((await rejection(four.begin(client, { url: home.url + 'chain/4', redirects: 'follow' }))).code).toBe('TooManyRedirects');
+    expect(
+      (await rejection(four.begin(client, { url: home.url + 'chain/4', redirects: 'follow' })))
+        .code,
+    ).toBe('TooManyRedirects');
     await four.end();
   });
 
-  it("FETCH-81 OPEN-68 redirected and location() are null when nothing was followed", async () => {
+  it('FETCH-81 OPEN-68 redirected and location() are null when nothing was followed', async () => {
     const ex = new Exchange();
     const head = await ex.begin(client, { url: home.url + 'chain/0', redirects: 'follow' });
     expect(head.redirected).toBeNull();
@@ -201,7 +218,11 @@ describe('Exchange redirects', () => {
   it("FETCH-82 'expose' returns the 3xx itself, and the authorization never reaches the other host", async () => {
     const before = away.seen.length;
     const ex = new Exchange();
-    const head = await ex.begin(client, { url: home.url + 'to-away', redirects: 'expose', authorization: 'Bearer signed' });
+    const head = await ex.begin(client, {
+      url: home.url + 'to-away',
+      redirects: 'expose',
+      authorization: 'Bearer signed',
+    });
     expect(head.status).toBe(302);
     expect(head.header('location')).toBe(`${away.origin}/landed`);
     expect(head.redirected).toBeNull();
@@ -214,7 +235,12 @@ describe('Exchange redirects', () => {
   it("'follow' refuses a 307 that would resend a stream body", async () => {
     const ex = new Exchange();
     const err = await rejection(
-      ex.begin(client, { method: 'POST', url: home.url + 'status?s=307', redirects: 'follow', body: { kind: 'stream', stream: Readable.from(['abc']), length: 3 } }),
+      ex.begin(client, {
+        method: 'POST',
+        url: home.url + 'status?s=307',
+        redirects: 'follow',
+        body: { kind: 'stream', stream: Readable.from(['abc']), length: 3 },
+      }),
     );
     expect(err.code).toBe('RedirectRefused');
     await ex.end();

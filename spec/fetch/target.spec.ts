@@ -1,6 +1,17 @@
 import type http from 'node:http';
 import { Client, FetchError, OpenTarget, Target, TargetType } from 'fw/fetch';
-import { closedPort, ctx, httpPeer, linesNamed, rejection, run, sleep, until, withClient, type HttpPeer } from './loopback';
+import {
+  closedPort,
+  ctx,
+  httpPeer,
+  linesNamed,
+  rejection,
+  run,
+  sleep,
+  until,
+  withClient,
+  type HttpPeer,
+} from './loopback';
 
 let peer: HttpPeer;
 let client: Client;
@@ -61,7 +72,9 @@ describe('declaring and opening', () => {
 
   it('FETCH-54 a base that is not absolute fails BaseNotAbsolute', () => {
     for (const base of ['api.internal/v1', '/v1', 'ftp://files.example', '']) {
-      expect(() => Api.open(client, { base })).toThrow(expect.objectContaining({ code: 'BaseNotAbsolute' }));
+      expect(() => Api.open(client, { base })).toThrow(
+        expect.objectContaining({ code: 'BaseNotAbsolute' }),
+      );
     }
   });
 
@@ -88,19 +101,39 @@ describe('declaring and opening', () => {
 
   it('probe() GETs ready through the target: 2xx is ready; any other answer or any error is not', async () => {
     const before = peer.seen.length;
-    expect(await Target('ok', { ready: '/health-ok' }).open(client, { base: peer.origin + '/svc' }).probe()).toBe(true);
+    expect(
+      await Target('ok', { ready: '/health-ok' })
+        .open(client, { base: peer.origin + '/svc' })
+        .probe(),
+    ).toBe(true);
     expect(peer.seen[before].url).toBe('/svc/health-ok');
     expect(peer.seen[before].method).toBe('GET');
-    expect(await Target('down', { ready: '/health-down' }).open(client, { base: peer.origin }).probe()).toBe(false);
-    expect(await Target('slow', { ready: '/hold', timeoutMs: 200 }).open(client, { base: peer.origin }).probe()).toBe(false);
+    expect(
+      await Target('down', { ready: '/health-down' }).open(client, { base: peer.origin }).probe(),
+    ).toBe(false);
+    expect(
+      await Target('slow', { ready: '/hold', timeoutMs: 200 })
+        .open(client, { base: peer.origin })
+        .probe(),
+    ).toBe(false);
     const dead = await closedPort();
-    expect(await Target('dead', { ready: '/health-ok' }).open(client, { base: `http://127.0.0.1:${dead}` }).probe()).toBe(false);
-    expect(await Target('idle', { ready: '/health-ok' }).open(new Client(), { base: peer.origin }).probe()).toBe(false);
+    expect(
+      await Target('dead', { ready: '/health-ok' })
+        .open(client, { base: `http://127.0.0.1:${dead}` })
+        .probe(),
+    ).toBe(false);
+    expect(
+      await Target('idle', { ready: '/health-ok' })
+        .open(new Client(), { base: peer.origin })
+        .probe(),
+    ).toBe(false);
   });
 
   it('LIMITS-15 HEALTH-03 probe() takes neither the target gate nor the client permit that business calls wait on', async () => {
     await withClient({ maxInFlight: 1 }, async (c) => {
-      const t = Target('gated', { maxInFlight: 1, ready: '/health-ok' }).open(c, { base: peer.origin });
+      const t = Target('gated', { maxInFlight: 1, ready: '/health-ok' }).open(c, {
+        base: peer.origin,
+      });
       const business = t.get(run, '/hold');
       await until(() => held.length === 1);
       // The client's only permit and the target's only slot are held: a probe still goes out now.
@@ -126,9 +159,14 @@ describe('declaring and opening', () => {
 
   it('probe() does not follow a redirect: a 3xx is not ready and the standing headers stay at the target', async () => {
     const other = await httpPeer((_req, res) => void res.end('ready'));
-    const mover = await httpPeer((_req, res) => void res.writeHead(302, { location: other.origin + '/health' }).end());
+    const mover = await httpPeer(
+      (_req, res) => void res.writeHead(302, { location: other.origin + '/health' }).end(),
+    );
     try {
-      const t = Target('moved', { ready: '/health' }).open(client, { base: mover.origin, authorization: 'Bearer secret' });
+      const t = Target('moved', { ready: '/health' }).open(client, {
+        base: mover.origin,
+        authorization: 'Bearer secret',
+      });
       expect(await t.probe()).toBe(false);
       expect(mover.seen.length).toBe(1);
       expect(linesNamed(mover.seen[0], 'authorization')).toEqual(['Bearer secret']);
@@ -140,7 +178,9 @@ describe('declaring and opening', () => {
   });
 
   it('refuses bad declarations: a ready that is not a path, a negative limit', () => {
-    expect(() => Target('x', { ready: 'health' })).toThrow(expect.objectContaining({ code: 'BadSettings' }));
+    expect(() => Target('x', { ready: 'health' })).toThrow(
+      expect.objectContaining({ code: 'BadSettings' }),
+    );
     expect(() => Target('x', { maxInFlight: -1 })).toThrow(/maxInFlight/);
   });
 });
@@ -185,8 +225,12 @@ describe('standing headers', () => {
   });
 
   it('standing header values are checked when opening (BadHeader)', () => {
-    expect(() => Api.open(client, { base: peer.origin, headers: [{ name: 'X-A', value: 'a\r\nb' }] })).toThrow(expect.objectContaining({ code: 'BadHeader' }));
-    expect(() => Api.open(client, { base: peer.origin, authorization: 'x\ny' })).toThrow(expect.objectContaining({ code: 'BadHeader' }));
+    expect(() =>
+      Api.open(client, { base: peer.origin, headers: [{ name: 'X-A', value: 'a\r\nb' }] }),
+    ).toThrow(expect.objectContaining({ code: 'BadHeader' }));
+    expect(() => Api.open(client, { base: peer.origin, authorization: 'x\ny' })).toThrow(
+      expect.objectContaining({ code: 'BadHeader' }),
+    );
   });
 
   it('RID-10 a target call under a Ctx forwards the request id', async () => {
@@ -218,18 +262,27 @@ describe('calls and templates', () => {
 
   it('FETCH-63 url(c, path, args) is the full URL the call would use', () => {
     const t = Api.open(client, { base: 'http://stock.internal/v1/' });
-    expect(t.url(run, '/items/{sku}', { sku: 'a b', page: 2, all: true, none: null })).toBe('http://stock.internal/v1/items/a%20b?page=2&all=true');
+    expect(t.url(run, '/items/{sku}', { sku: 'a b', page: 2, all: true, none: null })).toBe(
+      'http://stock.internal/v1/items/a%20b?page=2&all=true',
+    );
     expect(t.url(run, '/items/{}/{}', ['x', 3])).toBe('http://stock.internal/v1/items/x/3');
     expect(t.url(run, '/items', { q: 'z' })).toBe('http://stock.internal/v1/items?q=z');
     expect(t.url(run, '/items')).toBe('http://stock.internal/v1/items');
   });
 
   it('FETCH-64 {} segments are filled by position from a tuple', async () => {
-    expect((await open().get(run, '/a/{}/b/{}', ['one', 2])).json()).toMatchObject({ url: '/a/one/b/2' });
+    expect((await open().get(run, '/a/{}/b/{}', ['one', 2])).json()).toMatchObject({
+      url: '/a/one/b/2',
+    });
   });
 
   it('FETCH-66 FETCH-67 {name} segments come from fields; other fields go to the query', async () => {
-    const res = await open().get(run, '/orgs/{org}/users/{id}', { org: 'acme', id: 42, active: true, q: 'x&y' });
+    const res = await open().get(run, '/orgs/{org}/users/{id}', {
+      org: 'acme',
+      id: 42,
+      active: true,
+      q: 'x&y',
+    });
     expect(res.json()).toMatchObject({ url: '/orgs/acme/users/42?active=true&q=x%26y' });
   });
 
@@ -240,7 +293,9 @@ describe('calls and templates', () => {
   });
 
   it('FETCH-69 a segment is an integer, a boolean or a string; anything else is refused naming the segment', async () => {
-    expect(open().url(run, '/f/{a}/{b}/{c}', { a: 1, b: false, c: 's' })).toBe(peer.origin + '/f/1/false/s');
+    expect(open().url(run, '/f/{a}/{b}/{c}', { a: 1, b: false, c: 's' })).toBe(
+      peer.origin + '/f/1/false/s',
+    );
     const before = peer.seen.length;
     for (const bad of [{ id: { x: 1 } }, { id: 1.5 }, { id: [1] }]) {
       const err = await rejection(open().get(run, '/users/{id}', bad as never));
@@ -252,9 +307,15 @@ describe('calls and templates', () => {
 
   it('FETCH-70 a string segment is percent-encoded with / as data; absolute values never escape the base', async () => {
     const t = Api.open(client, { base: peer.origin + '/api' });
-    expect((await t.get(run, '/files/{name}', { name: 'a/b c' })).json()).toMatchObject({ url: '/api/files/a%2Fb%20c' });
-    expect((await t.get(run, '/files/{}', ['//evil.com'])).json()).toMatchObject({ url: '/api/files/%2F%2Fevil.com' });
-    expect((await t.get(run, '/files/{}', ['http://x/y'])).json()).toMatchObject({ url: '/api/files/http%3A%2F%2Fx%2Fy' });
+    expect((await t.get(run, '/files/{name}', { name: 'a/b c' })).json()).toMatchObject({
+      url: '/api/files/a%2Fb%20c',
+    });
+    expect((await t.get(run, '/files/{}', ['//evil.com'])).json()).toMatchObject({
+      url: '/api/files/%2F%2Fevil.com',
+    });
+    expect((await t.get(run, '/files/{}', ['http://x/y'])).json()).toMatchObject({
+      url: '/api/files/http%3A%2F%2Fx%2Fy',
+    });
     expect(t.url(run, '/files/{}', ['?q=1#f'])).toBe(peer.origin + '/api/files/%3Fq%3D1%23f');
     for (const bad of ['', '.', '..']) {
       expect((await rejection(t.get(run, '/files/{}', [bad]))).code).toBe('BadTemplate');
@@ -263,7 +324,9 @@ describe('calls and templates', () => {
 
   it('REF-23 a leftover (query) field of another type is refused naming the field, before sending', async () => {
     const before = peer.seen.length;
-    const err = await rejection(open().get(run, '/users/{id}', { id: 1, filter: { a: 1 } } as never));
+    const err = await rejection(
+      open().get(run, '/users/{id}', { id: 1, filter: { a: 1 } } as never),
+    );
     expect(err.code).toBe('BadQueryValue');
     expect(err.message).toContain('"filter"');
     expect(peer.seen.length).toBe(before);
@@ -356,15 +419,32 @@ describe('gates and limits', () => {
       expect((await rejection(t.get(run, '/hold'))).code).toBe('TimedOut');
     });
     await withClient({ stallMs: 200, timeoutMs: 0 }, async (c) => {
-      expect((await rejection(Target('d').open(c, { base: peer.origin }).get(run, '/silent'))).code).toBe('Stalled');
+      expect(
+        (await rejection(Target('d').open(c, { base: peer.origin }).get(run, '/silent'))).code,
+      ).toBe('Stalled');
     });
   });
 
   it("FETCH-50 a target's own timeoutMs, stallMs and maxBody apply instead of the client's", async () => {
     await withClient({ maxBody: 10, timeoutMs: 0, stallMs: 0 }, async (c) => {
-      expect((await Target('big', { maxBody: 100 }).open(c, { base: peer.origin }).get(run, '/fifty')).body).toHaveLength(50);
-      expect((await rejection(Target('quick', { timeoutMs: 150 }).open(c, { base: peer.origin }).get(run, '/hold'))).code).toBe('TimedOut');
-      expect((await rejection(Target('lively', { stallMs: 150 }).open(c, { base: peer.origin }).get(run, '/silent'))).code).toBe('Stalled');
+      expect(
+        (await Target('big', { maxBody: 100 }).open(c, { base: peer.origin }).get(run, '/fifty'))
+          .body,
+      ).toHaveLength(50);
+      expect(
+        (
+          await rejection(
+            Target('quick', { timeoutMs: 150 }).open(c, { base: peer.origin }).get(run, '/hold'),
+          )
+        ).code,
+      ).toBe('TimedOut');
+      expect(
+        (
+          await rejection(
+            Target('lively', { stallMs: 150 }).open(c, { base: peer.origin }).get(run, '/silent'),
+          )
+        ).code,
+      ).toBe('Stalled');
     });
   });
 
@@ -374,7 +454,9 @@ describe('gates and limits', () => {
       expect((await t.get(run, '/slow-head', {}, { timeoutMs: 0 })).body).toBe('late');
       expect((await c.get(run, peer.url + 'slow-head', { timeoutMs: 5000 })).body).toBe('late');
       const tight = Target('loose', { timeoutMs: 0 }).open(c, { base: peer.origin });
-      expect((await rejection(tight.get(run, '/hold', {}, { timeoutMs: 100 }))).code).toBe('TimedOut');
+      expect((await rejection(tight.get(run, '/hold', {}, { timeoutMs: 100 }))).code).toBe(
+        'TimedOut',
+      );
     });
   });
 
@@ -385,7 +467,9 @@ describe('gates and limits', () => {
       expect((await c.get(run, peer.url + 'slow-head', { stallMs: 5000 })).body).toBe('late');
     });
     await withClient({ stallMs: 0, timeoutMs: 0 }, async (c) => {
-      expect((await rejection(c.get(run, peer.url + 'silent', { stallMs: 100 }))).code).toBe('Stalled');
+      expect((await rejection(c.get(run, peer.url + 'silent', { stallMs: 100 }))).code).toBe(
+        'Stalled',
+      );
     });
   });
 
@@ -394,7 +478,13 @@ describe('gates and limits', () => {
       const t = Target('m', { maxBody: 10 }).open(c, { base: peer.origin });
       expect((await t.get(run, '/fifty', {}, { maxBody: 50 })).body).toHaveLength(50);
       expect((await c.get(run, peer.url + 'fifty', { maxBody: 50 })).body).toHaveLength(50);
-      expect((await rejection(Target('n').open(c, { base: peer.origin }).get(run, '/fifty', {}, { maxBody: 49 }))).code).toBe('BodyTooLarge');
+      expect(
+        (
+          await rejection(
+            Target('n').open(c, { base: peer.origin }).get(run, '/fifty', {}, { maxBody: 49 }),
+          )
+        ).code,
+      ).toBe('BodyTooLarge');
     });
   });
 });

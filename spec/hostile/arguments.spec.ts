@@ -13,7 +13,6 @@ class Tags {
   @IsOptional() @IsArray() @IsString({ each: true }) tag?: string[];
 }
 
-
 @Controller()
 class Readers {
   @Post('/form') form(@Form() t: Tags) {
@@ -34,7 +33,13 @@ class Readers {
 }
 
 /** One request on a fresh connection: status and body text. */
-function send(port: number, method: string, path: string, body?: string, type?: string): Promise<{ status: number; body: string }> {
+function send(
+  port: number,
+  method: string,
+  path: string,
+  body?: string,
+  type?: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = {};
     if (body !== undefined) {
@@ -44,7 +49,9 @@ function send(port: number, method: string, path: string, body?: string, type?: 
     const req = request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -61,7 +68,8 @@ const oneKeyForm = (() => {
 })();
 const oneKeyCount = Math.floor(MIB / 'tag=x&'.length);
 /** `{"name":"n","child":…}` `levels` objects deep. */
-const tree = (levels: number): string => '{"name":"n","child":'.repeat(levels - 1) + '{"name":"n"}' + '}'.repeat(levels - 1);
+const tree = (levels: number): string =>
+  '{"name":"n","child":'.repeat(levels - 1) + '{"name":"n"}' + '}'.repeat(levels - 1);
 
 describe('hostile readers: repeated keys and deep nesting', () => {
   const app = new App({ log: () => {} }).controllers(Readers);
@@ -87,14 +95,20 @@ describe('hostile readers: repeated keys and deep nesting', () => {
 
   async function stillServes(on: number): Promise<void> {
     expect(await getOnce(on, '/plain')).toEqual({ status: 200, body: 'plain' });
-    expect(await send(on, 'POST', '/form', 'tag=a&tag=b')).toEqual({ status: 200, body: '{"tags":2}' });
+    expect(await send(on, 'POST', '/form', 'tag=a&tag=b')).toEqual({
+      status: 200,
+      body: '{"tags":2}',
+    });
   }
 
   it('a 1 MiB form of one repeated key is refused at maxParams (400) and the server goes on', async () => {
     expect(Buffer.byteLength(oneKeyForm)).toBeLessThanOrEqual(MIB);
     const res = await send(port, 'POST', '/form', oneKeyForm);
     expect(res.status).toBe(400);
-    expect(JSON.parse(res.body)).toEqual({ error: 'form: more than 10000 parameters', status: 400 });
+    expect(JSON.parse(res.body)).toEqual({
+      error: 'form: more than 10000 parameters',
+      status: 400,
+    });
     await stillServes(port);
   });
 
@@ -108,7 +122,11 @@ describe('hostile readers: repeated keys and deep nesting', () => {
 
   it('a 15 KB query of one repeated key is read and the server goes on', async () => {
     const query = 'tag&'.repeat(3750).slice(0, -1);
-    for (let i = 0; i < 5; i++) expect(await send(port, 'GET', '/query?' + query)).toEqual({ status: 200, body: '{"tags":3750}' });
+    for (let i = 0; i < 5; i++)
+      expect(await send(port, 'GET', '/query?' + query)).toEqual({
+        status: 200,
+        body: '{"tags":3750}',
+      });
     await stillServes(port);
   });
 
@@ -124,13 +142,21 @@ describe('hostile readers: repeated keys and deep nesting', () => {
   });
 
   it('JSON nested half a million arrays deep is 400', async () => {
-    const res = await send(port, 'POST', '/tree', '['.repeat(500_000) + ']'.repeat(500_000), 'application/json');
+    const res = await send(
+      port,
+      'POST',
+      '/tree',
+      '['.repeat(500_000) + ']'.repeat(500_000),
+      'application/json',
+    );
     expect(res.status).toBe(400);
     await stillServes(port);
   });
 
   it('afterwards descriptors and the heap after GC are back within bounds', async () => {
     expect(await settlesWithin(openDescriptors, fdsBefore + 2)).toBeLessThanOrEqual(fdsBefore + 2);
-    expect(await settlesWithin(heapAfterGc, heapBefore + 16 * MIB)).toBeLessThanOrEqual(heapBefore + 16 * MIB);
+    expect(await settlesWithin(heapAfterGc, heapBefore + 16 * MIB)).toBeLessThanOrEqual(
+      heapBefore + 16 * MIB,
+    );
   });
 });

@@ -65,8 +65,18 @@ beforeAll(async () => {
   upstream = createServer((_req, res) => res.end('thing'));
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   client = new Client();
-  const target = Upstream.open(client, { base: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` });
-  app = new App({ log: () => {}, writeTimeoutMs: 300, idleTimeoutMs: 5_000, maxRequestsInFlight: 4 }).controllers(Victim).provide(client).provide(target);
+  const target = Upstream.open(client, {
+    base: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+  });
+  app = new App({
+    log: () => {},
+    writeTimeoutMs: 300,
+    idleTimeoutMs: 5_000,
+    maxRequestsInFlight: 4,
+  })
+    .controllers(Victim)
+    .provide(client)
+    .provide(target);
   port = (await app.listen()).port;
 });
 
@@ -138,7 +148,8 @@ describe('clients that never read their answer', () => {
     const heapBefore = await heapAfterGc();
     const clients: Socket[] = [];
     // Event streams hold no in-flight slot; two large answers and two files take all four.
-    for (const path of ['/sse', '/sse', '/sse', '/sse', '/big', '/big', '/file', '/file']) clients.push(await stalled(path));
+    for (const path of ['/sse', '/sse', '/sse', '/sse', '/big', '/big', '/file', '/file'])
+      clients.push(await stalled(path));
     await new Promise((r) => setTimeout(r, 100));
     expect(await connections()).toBe(8);
     expect((await getOnce(port, '/plain')).status).toBe(503);
@@ -146,7 +157,9 @@ describe('clients that never read their answer', () => {
     expect(await settlesWithin(connections, 0, 10_000)).toBe(0);
     expect((await getOnce(port, '/plain')).body).toBe('plain');
     for (const s of clients) s.destroy();
-    expect(await settlesWithin(openDescriptors, fdsBefore + 2, 5_000)).toBeLessThanOrEqual(fdsBefore + 2);
+    expect(await settlesWithin(openDescriptors, fdsBefore + 2, 5_000)).toBeLessThanOrEqual(
+      fdsBefore + 2,
+    );
     expect((await heapAfterGc()) - heapBefore).toBeLessThan(8 * 1024 * 1024);
   });
 });

@@ -34,7 +34,10 @@ class SlowUpstream {
       return;
     }
     this.workHits++;
-    setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"stock":3}'), 20);
+    setTimeout(
+      () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"stock":3}'),
+      20,
+    );
   });
   base = '';
   async start(): Promise<this> {
@@ -60,8 +63,15 @@ class Quote {
 async function shopOn(up: SlowUpstream, health?: Parameters<App['health']>[0]) {
   const client = new Client();
   // As the sample's warehouse: a gate of its own, a 5 s deadline.
-  const warehouse = Target('warehouse', { maxInFlight: 4, timeoutMs: 5_000, ready: '/ready' }).open(client, { base: up.base });
-  const app = new App({ log: () => {} }).provide(client).provide(warehouse).controllers(Quote).health(health);
+  const warehouse = Target('warehouse', { maxInFlight: 4, timeoutMs: 5_000, ready: '/ready' }).open(
+    client,
+    { base: up.base },
+  );
+  const app = new App({ log: () => {} })
+    .provide(client)
+    .provide(warehouse)
+    .controllers(Quote)
+    .health(health);
   const { port } = await app.listen();
   return { app, port };
 }
@@ -80,8 +90,12 @@ describe('hostile: /healthz floods', () => {
       const fdsBefore = openDescriptors();
       const heapBefore = await heapAfterGc();
       const started = Date.now();
-      const flood = Promise.all(Array.from({ length: 500 }, () => getOnce(port, '/healthz', 20_000)));
-      const quotes = await Promise.all(Array.from({ length: 8 }, () => getOnce(port, '/quote', 20_000)));
+      const flood = Promise.all(
+        Array.from({ length: 500 }, () => getOnce(port, '/healthz', 20_000)),
+      );
+      const quotes = await Promise.all(
+        Array.from({ length: 8 }, () => getOnce(port, '/quote', 20_000)),
+      );
       const probes = await flood;
       const elapsed = Date.now() - started;
       expect(quotes.map((q) => q.status)).toEqual(Array(8).fill(200));
@@ -91,7 +105,9 @@ describe('hostile: /healthz floods', () => {
       expect(up.readyHits).toBeLessThanOrEqual(1 + Math.ceil(elapsed / 1_000));
       expect(up.readyHits).toBeLessThan(10);
       expect((await getOnce(port, '/quote')).status).toBe(200);
-      expect(await settlesWithin(openDescriptors, fdsBefore + 10)).toBeLessThanOrEqual(fdsBefore + 10);
+      expect(await settlesWithin(openDescriptors, fdsBefore + 10)).toBeLessThanOrEqual(
+        fdsBefore + 10,
+      );
       expect(await heapAfterGc()).toBeLessThan(heapBefore + 16 * 1024 * 1024);
     } finally {
       await app.close();
@@ -103,17 +119,23 @@ describe('hostile: /healthz floods', () => {
     const { app, port } = await shopOn(up, { timeoutMs: 300 });
     try {
       const fdsBefore = openDescriptors();
-      const flood = Promise.all(Array.from({ length: 300 }, () => getOnce(port, '/healthz', 20_000)));
+      const flood = Promise.all(
+        Array.from({ length: 300 }, () => getOnce(port, '/healthz', 20_000)),
+      );
       const quote = await getOnce(port, '/quote', 20_000);
       const probes = await flood;
       expect(quote.status).toBe(200);
-      expect(new Set(probes.map((p) => `${p.status} ${p.body}`))).toEqual(new Set(['503 {"error":"not ready: warehouse","status":503}']));
+      expect(new Set(probes.map((p) => `${p.status} ${p.body}`))).toEqual(
+        new Set(['503 {"error":"not ready: warehouse","status":503}']),
+      );
       expect(up.readyMost).toBe(1);
       expect(up.readyHits).toBeLessThan(10);
       expect((await getOnce(port, '/quote')).status).toBe(200);
       // The hung probe's connection was dropped at its deadline.
       expect(await settlesWithin(() => up.readyNow, 0)).toBe(0);
-      expect(await settlesWithin(openDescriptors, fdsBefore + 10)).toBeLessThanOrEqual(fdsBefore + 10);
+      expect(await settlesWithin(openDescriptors, fdsBefore + 10)).toBeLessThanOrEqual(
+        fdsBefore + 10,
+      );
     } finally {
       await app.close();
     }

@@ -14,13 +14,34 @@ class Account {
   }
 }
 
-function post(port: number, who: string, key: string): Promise<{ status: number; replayed: boolean; body: string }> {
+function post(
+  port: number,
+  who: string,
+  key: string,
+): Promise<{ status: number; replayed: boolean; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/orders', method: 'POST', agent: false, timeout: 10_000, headers: { authorization: `Bearer ${who}`, 'idempotency-key': key, 'content-length': '0' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, replayed: res.headers['idempotent-replayed'] === 'true', body: Buffer.concat(chunks).toString() }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/orders',
+        method: 'POST',
+        agent: false,
+        timeout: 10_000,
+        headers: { authorization: `Bearer ${who}`, 'idempotency-key': key, 'content-length': '0' },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            replayed: res.headers['idempotent-replayed'] === 'true',
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('no answer')));
     req.on('error', reject);
     req.end();
@@ -28,20 +49,23 @@ function post(port: number, who: string, key: string): Promise<{ status: number;
 }
 
 describe('hostile: idempotency eviction flood', () => {
-  it('IDEM-26 IDEM-19 a flood of one caller over real sockets never evicts another caller\'s kept answer or claim; memory after GC stays bounded; the server answers', async () => {
+  it("IDEM-26 IDEM-19 a flood of one caller over real sockets never evicts another caller's kept answer or claim; memory after GC stays bounded; the server answers", async () => {
     const budget = 512 * 1024;
     const Orders = Space('orders', { ttlSeconds: 60, maxBytes: 8 * 1024 });
     const runs: Record<string, number> = {};
     let release: () => void = () => {};
     @Controller()
     class Shop {
-      @Post('/orders') @Idempotent(Orders, { by: (c) => c.resolve(Account).id }) @Returns(Status(201, Object))
+      @Post('/orders')
+      @Idempotent(Orders, { by: (c) => c.resolve(Account).id })
+      @Returns(Status(201, Object))
       async create(account: Account) {
         runs[account.id] = (runs[account.id] ?? 0) + 1;
         if (account.id === 'slow') await new Promise<void>((r) => (release = r));
         return { who: account.id, n: runs[account.id], pad: 'x'.repeat(4000) };
       }
-      @Post('/ping') @Returns(Object)
+      @Post('/ping')
+      @Returns(Object)
       ping() {
         return { ok: true };
       }
@@ -55,11 +79,16 @@ describe('hostile: idempotency eviction flood', () => {
       const alice = await post(port, 'alice', 'a-1');
       expect(alice.status).toBe(201);
       const slow = post(port, 'slow', 's-1');
-      for (let i = 0; i < 50 && runs.slow === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 50 && runs.slow === undefined; i++)
+        await new Promise((r) => setTimeout(r, 10));
       // Many callers (a per-caller bound alone cannot stop them), ten connections at a time.
       const statuses = new Map<number, number>();
       for (let round = 0; round < 60; round++) {
-        const batch = await Promise.all(Array.from({ length: 10 }, (_, i) => post(port, `mallory-${round % 6}`, `m-${round}-${i}`)));
+        const batch = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            post(port, `mallory-${round % 6}`, `m-${round}-${i}`),
+          ),
+        );
         for (const r of batch) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
       }
       expect(statuses.get(201)).toBeGreaterThan(0);

@@ -24,19 +24,25 @@ class PlainRoutes {
   }
 }
 
-const upgradeHead = (path: string, extra: string) => `POST ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: foo\r\n${extra}\r\n`;
+const upgradeHead = (path: string, extra: string) =>
+  `POST ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: foo\r\n${extra}\r\n`;
 
 function open(port: number): Promise<Socket> {
   const s = connect(port, '127.0.0.1');
   s.on('error', () => {});
-  return new Promise((resolve, reject) => s.once('connect', () => resolve(s)).once('error', reject));
+  return new Promise((resolve, reject) =>
+    s.once('connect', () => resolve(s)).once('error', reject),
+  );
 }
 
 /** Resolves with everything the server wrote once it has closed the connection (rejects after `ms`). */
 function readToClose(s: Socket, ms = 5_000): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = '';
-    const timer = setTimeout(() => reject(new Error(`connection still open after ${ms} ms; got ${JSON.stringify(text)}`)), ms);
+    const timer = setTimeout(
+      () => reject(new Error(`connection still open after ${ms} ms; got ${JSON.stringify(text)}`)),
+      ms,
+    );
     s.on('data', (d: Buffer) => (text += d.toString('latin1')));
     s.once('close', () => {
       clearTimeout(timer);
@@ -47,7 +53,11 @@ function readToClose(s: Socket, ms = 5_000): Promise<string> {
 
 describe('hostile Upgrade requests to routes that are not WebSocket routes', () => {
   const lines: string[] = [];
-  const app = new App({ log: (l) => lines.push(l), headTimeoutMs: 500, requestTimeoutMs: 600 }).controllers(PlainRoutes);
+  const app = new App({
+    log: (l) => lines.push(l),
+    headTimeoutMs: 500,
+    requestTimeoutMs: 600,
+  }).controllers(PlainRoutes);
   let port = 0;
   beforeAll(async () => {
     port = (await app.listen()).port;
@@ -55,7 +65,11 @@ describe('hostile Upgrade requests to routes that are not WebSocket routes', () 
   afterAll(() => app.close());
 
   it('a Content-Length body with Connection: Upgrade is read and answered as ordinary HTTP, then the connection closes', async () => {
-    const { text, closed } = await raw(port, upgradeHead('/echo', 'Content-Length: 5\r\n') + 'hello', { quietMs: 2_000 });
+    const { text, closed } = await raw(
+      port,
+      upgradeHead('/echo', 'Content-Length: 5\r\n') + 'hello',
+      { quietMs: 2_000 },
+    );
     const [r] = parseResponses(text);
     expect(r.status).toBe(200);
     expect(r.body).toBe('got hello');
@@ -116,7 +130,11 @@ describe('hostile Upgrade requests to routes that are not WebSocket routes', () 
   });
 
   it('a Transfer-Encoding that does not end with chunked is 400, and those sockets are let go', async () => {
-    const { text } = await raw(port, upgradeHead('/echo', 'Transfer-Encoding: gzip\r\n') + 'hello', { quietMs: 2_000 });
+    const { text } = await raw(
+      port,
+      upgradeHead('/echo', 'Transfer-Encoding: gzip\r\n') + 'hello',
+      { quietMs: 2_000 },
+    );
     expect(parseResponses(text)[0].status).toBe(400);
     const fds = openDescriptors();
     await Promise.all(
@@ -176,7 +194,9 @@ describe('hostile Upgrade requests to routes that are not WebSocket routes', () 
       expect(answers.every(Boolean)).toBe(true);
     }
     expect(await settlesWithin(openDescriptors, fds + 5)).toBeLessThanOrEqual(fds + 5);
-    expect(await settlesWithin(heapAfterGc, heap + 8 * 1024 * 1024)).toBeLessThanOrEqual(heap + 8 * 1024 * 1024);
+    expect(await settlesWithin(heapAfterGc, heap + 8 * 1024 * 1024)).toBeLessThanOrEqual(
+      heap + 8 * 1024 * 1024,
+    );
     expect(await getOnce(port, '/plain')).toEqual({ status: 200, body: 'plain' });
   });
 
@@ -194,8 +214,13 @@ describe('hostile Upgrade requests to routes that are not WebSocket routes', () 
     await new Promise((r) => setTimeout(r, 100));
     await other.close();
     let timer: NodeJS.Timeout | undefined;
-    const outlived = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('an upgraded socket outlived close()')), 3_000)));
-    await Promise.race([Promise.all([waitingClosed, answeredClosed]), outlived]).finally(() => clearTimeout(timer));
+    const outlived = new Promise(
+      (_, reject) =>
+        (timer = setTimeout(() => reject(new Error('an upgraded socket outlived close()')), 3_000)),
+    );
+    await Promise.race([Promise.all([waitingClosed, answeredClosed]), outlived]).finally(() =>
+      clearTimeout(timer),
+    );
     expect(waiting.destroyed && answered.destroyed).toBe(true);
   });
 });

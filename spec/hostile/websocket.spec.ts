@@ -30,16 +30,21 @@ class HostileSockets {
 }
 
 /** A well-behaved client: resolves once open; `close` resolves with the code and reason it got. */
-function client(url: string): Promise<{ ws: Client; close: Promise<{ code: number; reason: string }> }> {
+function client(
+  url: string,
+): Promise<{ ws: Client; close: Promise<{ code: number; reason: string }> }> {
   return new Promise((resolve, reject) => {
     const ws = new Client(url);
-    const close = new Promise<{ code: number; reason: string }>((r) => ws.once('close', (code, reason) => r({ code, reason: reason.toString() })));
+    const close = new Promise<{ code: number; reason: string }>((r) =>
+      ws.once('close', (code, reason) => r({ code, reason: reason.toString() })),
+    );
     ws.once('open', () => resolve({ ws, close }));
     ws.once('error', reject);
   });
 }
 
-const reply = (ws: Client) => new Promise<Buffer>((resolve) => ws.once('message', (d) => resolve(d as Buffer)));
+const reply = (ws: Client) =>
+  new Promise<Buffer>((resolve) => ws.once('message', (d) => resolve(d as Buffer)));
 
 const until = async (ok: () => boolean, withinMs = 5_000) => {
   const end = Date.now() + withinMs;
@@ -67,32 +72,51 @@ describe('hostile WebSocket peers', () => {
 
   const malformed: [string, number, FrameSpec[]][] = [
     ['an unmasked client frame', 1002, [{ opcode: 0x1, payload: 'hi', mask: false }]],
-    ['a declared length past maxMessageBytes (2^40 bytes)', 1009, [{ opcode: 0x2, declaredLength: 2 ** 40 }]],
+    [
+      'a declared length past maxMessageBytes (2^40 bytes)',
+      1009,
+      [{ opcode: 0x2, declaredLength: 2 ** 40 }],
+    ],
     ['a reserved opcode (0x3)', 1002, [{ opcode: 0x3, payload: 'x' }]],
     ['RSV1 set with no extension agreed', 1002, [{ opcode: 0x1, payload: 'x', rsv: 4 }]],
     ['RSV2 and RSV3 set', 1002, [{ opcode: 0x2, payload: 'x', rsv: 3 }]],
-    ['a text message that is not UTF-8', 1007, [{ opcode: 0x1, payload: Buffer.from([0x68, 0xc3, 0x28]) }]],
-    ['a close frame with a reserved code (999)', 1002, [{ opcode: 0x8, payload: closePayload(999) }]],
-    ['a close frame with code 1005 (never sent on the wire)', 1002, [{ opcode: 0x8, payload: closePayload(1005) }]],
+    [
+      'a text message that is not UTF-8',
+      1007,
+      [{ opcode: 0x1, payload: Buffer.from([0x68, 0xc3, 0x28]) }],
+    ],
+    [
+      'a close frame with a reserved code (999)',
+      1002,
+      [{ opcode: 0x8, payload: closePayload(999) }],
+    ],
+    [
+      'a close frame with code 1005 (never sent on the wire)',
+      1002,
+      [{ opcode: 0x8, payload: closePayload(1005) }],
+    ],
     ['a close frame with a one-byte payload', 1002, [{ opcode: 0x8, payload: Buffer.from([3]) }]],
     ['a fragmented control frame (ping without FIN)', 1002, [{ opcode: 0x9, fin: false }]],
     ['a continuation frame with no message begun', 1002, [{ opcode: 0x0, payload: 'x' }]],
   ];
 
-  it.each(malformed)('%s: closed with %i, one log line, and the process and other connections go on', async (_name, code, frames) => {
-    const before = lines.length;
-    const peer = await rawWebSocket(port, '/ws/echo');
-    peer.socket.write(Buffer.concat(frames.map(frame)));
-    expect(await peer.closed).toBe(code);
-    await peer.gone.then(undefined, () => undefined);
-    peer.socket.destroy();
-    await until(() => lines.length > before);
-    const logged = lines.slice(before);
-    expect(logged).toHaveLength(1);
-    expect(logged[0]).toContain('GET /ws/echo');
-    expect(logged[0]).toContain(String(code));
-    await stillServes();
-  });
+  it.each(malformed)(
+    '%s: closed with %i, one log line, and the process and other connections go on',
+    async (_name, code, frames) => {
+      const before = lines.length;
+      const peer = await rawWebSocket(port, '/ws/echo');
+      peer.socket.write(Buffer.concat(frames.map(frame)));
+      expect(await peer.closed).toBe(code);
+      await peer.gone.then(undefined, () => undefined);
+      peer.socket.destroy();
+      await until(() => lines.length > before);
+      const logged = lines.slice(before);
+      expect(logged).toHaveLength(1);
+      expect(logged[0]).toContain('GET /ws/echo');
+      expect(logged[0]).toContain(String(code));
+      await stillServes();
+    },
+  );
 
   it('a message of exactly maxMessageBytes is echoed, one byte more closes with 1009 (LIMITS)', async () => {
     const { ws, close } = await client(`ws://127.0.0.1:${port}/ws/small`);
@@ -156,7 +180,9 @@ describe('hostile WebSocket peers', () => {
     ws.send('not json');
     expect((await close).code).toBe(1011);
     await until(() => lines.length > before);
-    expect(lines.slice(before).join('\n')).toMatch(/GET \/ws\/throws WebSocket loop failed: .*JSON/);
+    expect(lines.slice(before).join('\n')).toMatch(
+      /GET \/ws\/throws WebSocket loop failed: .*JSON/,
+    );
     await stillServes();
   });
 
@@ -165,13 +191,17 @@ describe('hostile WebSocket peers', () => {
     const fds = openDescriptors();
     const heap = await heapAfterGc();
     for (let round = 0; round < 4; round++) {
-      const peers = await Promise.all(Array.from({ length: 25 }, () => rawWebSocket(port, '/ws/echo')));
+      const peers = await Promise.all(
+        Array.from({ length: 25 }, () => rawWebSocket(port, '/ws/echo')),
+      );
       for (const p of peers) p.socket.write(frame({ opcode: 0x1, payload: Buffer.from([0xff]) }));
       expect(await Promise.all(peers.map((p) => p.closed))).toEqual(Array(25).fill(1007));
       for (const p of peers) p.socket.destroy();
     }
     expect(await settlesWithin(openDescriptors, fds + 5)).toBeLessThanOrEqual(fds + 5);
-    expect(await settlesWithin(heapAfterGc, heap + 8 * 1024 * 1024)).toBeLessThanOrEqual(heap + 8 * 1024 * 1024);
+    expect(await settlesWithin(heapAfterGc, heap + 8 * 1024 * 1024)).toBeLessThanOrEqual(
+      heap + 8 * 1024 * 1024,
+    );
     await stillServes();
   });
 });

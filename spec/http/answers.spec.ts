@@ -1,8 +1,24 @@
 import { request } from 'undici';
-import { App, Bytes, Controller, Get, Optional, Param, Post, Redirect, Reply, Returns, Status, headers } from 'fw';
+import {
+  App,
+  Bytes,
+  Controller,
+  Get,
+  Optional,
+  Param,
+  Post,
+  Redirect,
+  Reply,
+  Returns,
+  Status,
+  headers,
+} from 'fw';
 
 class Order {
-  constructor(readonly id: string, readonly qty: number) {}
+  constructor(
+    readonly id: string,
+    readonly qty: number,
+  ) {}
 }
 
 class Csv {
@@ -14,7 +30,10 @@ class Csv {
 }
 
 /** Every byte value, `times` times over. */
-const ALL_BYTES = (times: number): Buffer => Buffer.concat(Array.from({ length: times }, () => Buffer.from(Array.from({ length: 256 }, (_, i) => i))));
+const ALL_BYTES = (times: number): Buffer =>
+  Buffer.concat(
+    Array.from({ length: times }, () => Buffer.from(Array.from({ length: 256 }, (_, i) => i))),
+  );
 
 @Controller()
 class AnswersController {
@@ -36,7 +55,11 @@ class AnswersController {
   @Get('/reply')
   @Returns(Reply(Order, { statuses: [200, 202] }))
   reply() {
-    return { status: 202, headers: headers.of([{ name: 'X-Queue', value: '3' }]), value: new Order('r', 1) };
+    return {
+      status: 202,
+      headers: headers.of([{ name: 'X-Queue', value: '3' }]),
+      value: new Order('r', 1),
+    };
   }
   @Post('/nothing')
   nothing(): void {}
@@ -52,7 +75,11 @@ class AnswersController {
   @Get('/bytes')
   @Returns(Bytes)
   bytes() {
-    return new Bytes(Buffer.from([0xff, 0x00, 0xfe]), 'image/x-test', headers.of([{ name: 'Content-Disposition', value: 'attachment; filename="x.bin"' }]));
+    return new Bytes(
+      Buffer.from([0xff, 0x00, 0xfe]),
+      'image/x-test',
+      headers.of([{ name: 'Content-Disposition', value: 'attachment; filename="x.bin"' }]),
+    );
   }
   @Get('/all-bytes/{times}')
   @Returns(Bytes)
@@ -72,7 +99,10 @@ class AnswersController {
   @Get('/csv')
   @Returns(Csv)
   csv() {
-    return new Csv([['id', 'qty'], ['o1', '2']]);
+    return new Csv([
+      ['id', 'qty'],
+      ['o1', '2'],
+    ]);
   }
   @Get('/old')
   @Returns(Redirect(301))
@@ -128,7 +158,9 @@ describe('status and content type by return contract', () => {
     const res = await app.inject({ url: '/text' });
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(res.body).toBe('hello');
-    expect((await app.inject({ url: '/inferred-text' })).headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect((await app.inject({ url: '/inferred-text' })).headers['content-type']).toBe(
+      'text/plain; charset=utf-8',
+    );
   });
 
   it('CORE-18 ANS-25 a Bytes result is sent as it is under its own content type with its headers', async () => {

@@ -1,4 +1,19 @@
-import { App, Authorization, Body, Controller, Ctx, Form, Get, Header, Param, Post, Query, fail, type BasicCredentials, type BearerCredentials } from 'fw';
+import {
+  App,
+  Authorization,
+  Body,
+  Controller,
+  Ctx,
+  Form,
+  Get,
+  Header,
+  Param,
+  Post,
+  Query,
+  fail,
+  type BasicCredentials,
+  type BearerCredentials,
+} from 'fw';
 import { IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import { SlowNode, TreeNode } from '../support/self-holding';
 
@@ -70,7 +85,8 @@ class ArgsController {
 }
 
 const app = new App({ log: () => {} }).controllers(ArgsController);
-const post = (body: unknown, headers: Record<string, string> = {}) => app.inject({ method: 'POST', url: '/orders', body: body as object, headers });
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  app.inject({ method: 'POST', url: '/orders', body: body as object, headers });
 
 describe('@Body', () => {
   it('CORE-21 reads JSON into the declared class', async () => {
@@ -88,7 +104,9 @@ describe('@Body', () => {
     const res = await post({ sku: '', qty: 500 });
     expect(res.status).toBe(400);
     expect(res.json<{ error: string }>().error).toMatch(/^body\.sku: /);
-    expect((await post({ sku: 'a', qty: 'two' })).json<{ error: string }>().error).toMatch(/^body\.qty: .*integer/);
+    expect((await post({ sku: 'a', qty: 'two' })).json<{ error: string }>().error).toMatch(
+      /^body\.qty: .*integer/,
+    );
     expect((await post({ qty: 1 })).json<{ error: string }>().error).toMatch(/^body\.sku: /);
   });
 
@@ -101,11 +119,15 @@ describe('@Body', () => {
   it('a body under another content type is 415', async () => {
     const res = await post('sku=a&qty=1', { 'content-type': 'application/x-www-form-urlencoded' });
     expect(res.status).toBe(415);
-    expect(res.json<{ error: string }>().error).toBe('body: content type must be application/json, got application/x-www-form-urlencoded');
+    expect(res.json<{ error: string }>().error).toBe(
+      'body: content type must be application/json, got application/x-www-form-urlencoded',
+    );
   });
 
   it('a @Body over one megabyte is 413 (OPEN-62)', async () => {
-    const res = await post(JSON.stringify({ sku: 'a'.repeat(1024 * 1024), qty: 1 }), { 'content-type': 'application/json' });
+    const res = await post(JSON.stringify({ sku: 'a'.repeat(1024 * 1024), qty: 1 }), {
+      'content-type': 'application/json',
+    });
     expect(res.status).toBe(413);
   });
 });
@@ -123,44 +145,78 @@ describe('path, query and header arguments', () => {
   });
 
   it('CORE-23 a query value that does not fit its declared type is 400', async () => {
-    expect((await app.inject({ url: '/page?qty=5&sort=new' })).json()).toEqual({ qty: 5, sort: 'new' });
+    expect((await app.inject({ url: '/page?qty=5&sort=new' })).json()).toEqual({
+      qty: 5,
+      sort: 'new',
+    });
     const bad = await app.inject({ url: '/page?qty=many' });
     expect(bad.status).toBe(400);
     expect(bad.json<{ error: string }>().error).toMatch(/^query\.qty: /);
     expect((await app.inject({ url: '/page?qty=500' })).status).toBe(400);
     expect((await app.inject({ url: '/one?limit=3&q=x' })).json()).toEqual({ limit: 3, q: 'x' });
     expect((await app.inject({ url: '/one' })).json()).toEqual({ limit: null, q: null });
-    expect((await app.inject({ url: '/one?limit=x' })).json()).toEqual({ error: 'query param "limit": not a number', status: 400 });
+    expect((await app.inject({ url: '/one?limit=x' })).json()).toEqual({
+      error: 'query param "limit": not a number',
+      status: 400,
+    });
   });
 
   it('CORE-28 @Header gives the value, or null when absent', async () => {
-    expect((await app.inject({ url: '/hdr', headers: { 'x-tenant': 't1' } })).json()).toEqual({ tenant: 't1' });
+    expect((await app.inject({ url: '/hdr', headers: { 'x-tenant': 't1' } })).json()).toEqual({
+      tenant: 't1',
+    });
     expect((await app.inject({ url: '/hdr' })).json()).toEqual({ tenant: null });
   });
 });
 
 describe('authorization', () => {
   it('AUTH-01 @Authorization(bearer) gives the token as value', async () => {
-    expect((await app.inject({ url: '/bearer', headers: { authorization: 'Bearer abc.def' } })).json()).toEqual({ scheme: 'bearer', value: 'abc.def' });
+    expect(
+      (await app.inject({ url: '/bearer', headers: { authorization: 'Bearer abc.def' } })).json(),
+    ).toEqual({ scheme: 'bearer', value: 'abc.def' });
   });
 
   it('AUTH-02 @Authorization(basic) gives the decoded credentials', async () => {
-    const res = await app.inject({ url: '/basic', headers: { authorization: 'Basic ' + Buffer.from('ann:s3:cret').toString('base64') } });
-    expect(res.json()).toEqual({ scheme: 'basic', value: 'ann:s3:cret', user: 'ann', password: 's3:cret' });
+    const res = await app.inject({
+      url: '/basic',
+      headers: { authorization: 'Basic ' + Buffer.from('ann:s3:cret').toString('base64') },
+    });
+    expect(res.json()).toEqual({
+      scheme: 'basic',
+      value: 'ann:s3:cret',
+      user: 'ann',
+      password: 's3:cret',
+    });
   });
 
   it.each([
     ['AUTH-03 missing header', '/bearer', undefined, 'Bearer'],
     ['AUTH-04 another scheme', '/bearer', 'Basic YTpi', 'Bearer'],
     ['AUTH-05 an empty token', '/bearer', 'Bearer ', 'Bearer'],
-    ['AUTH-06 Basic that does not decode', '/basic', 'Basic %%%not-base64', 'Basic realm="fw", charset="UTF-8"'],
-    ['AUTH-06 Basic without a colon', '/basic', 'Basic ' + Buffer.from('nocolon').toString('base64'), 'Basic realm="fw", charset="UTF-8"'],
-  ])('%s is 401 and AUTH-07 WWW-Authenticate names what is accepted', async (_name, url, header, challenge) => {
-    const res = await app.inject({ url, headers: header === undefined ? {} : { authorization: header } });
-    expect(res.status).toBe(401);
-    expect(res.headers['www-authenticate']).toBe(challenge);
-    expect(res.json<{ status: number }>().status).toBe(401);
-  });
+    [
+      'AUTH-06 Basic that does not decode',
+      '/basic',
+      'Basic %%%not-base64',
+      'Basic realm="fw", charset="UTF-8"',
+    ],
+    [
+      'AUTH-06 Basic without a colon',
+      '/basic',
+      'Basic ' + Buffer.from('nocolon').toString('base64'),
+      'Basic realm="fw", charset="UTF-8"',
+    ],
+  ])(
+    '%s is 401 and AUTH-07 WWW-Authenticate names what is accepted',
+    async (_name, url, header, challenge) => {
+      const res = await app.inject({
+        url,
+        headers: header === undefined ? {} : { authorization: header },
+      });
+      expect(res.status).toBe(401);
+      expect(res.headers['www-authenticate']).toBe(challenge);
+      expect(res.json<{ status: number }>().status).toBe(401);
+    },
+  );
 
   it('AUTH-08 AUTH-09 a resolved value comes as a parameter or from c.resolve, worked out once per request', async () => {
     resolutions = 0;
@@ -193,9 +249,14 @@ for (const name of ['constructor', 'toString']) {
   IsString()(Names.prototype, name);
 }
 
-
 /** The instance's own fields, a function among them spelled out (JSON would drop it). */
-const own = (n: object): Record<string, unknown> => Object.fromEntries(Object.entries(n).map(([k, v]) => [k, typeof v === 'function' ? `function ${(v as Function).name}` : v]));
+const own = (n: object): Record<string, unknown> =>
+  Object.fromEntries(
+    Object.entries(n).map(([k, v]) => [
+      k,
+      typeof v === 'function' ? `function ${(v as Function).name}` : v,
+    ]),
+  );
 
 @Controller()
 class InputController {
@@ -225,10 +286,18 @@ class InputController {
 
 const inputs = new App({ log: () => {} }).controllers(InputController);
 const small = new App({ log: () => {}, maxParams: 3, maxDepth: 3 }).controllers(InputController);
-const formTo = (on: App, body: string) => on.inject({ method: 'POST', url: '/names-form', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
-const jsonTo = (on: App, url: string, body: string) => on.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body });
+const formTo = (on: App, body: string) =>
+  on.inject({
+    method: 'POST',
+    url: '/names-form',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body,
+  });
+const jsonTo = (on: App, url: string, body: string) =>
+  on.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body });
 /** `{"name":"n","child":{…}}` with `levels` objects in all. */
-const tree = (levels: number): string => '{"name":"n","child":'.repeat(levels - 1) + '{"name":"n"}' + '}'.repeat(levels - 1);
+const tree = (levels: number): string =>
+  '{"name":"n","child":'.repeat(levels - 1) + '{"name":"n"}' + '}'.repeat(levels - 1);
 
 describe('readers take fields named like built-ins', () => {
   const all = { qty: 1, keys: 'k', values: 'v', constructor: 'c', toString: 't' };
@@ -253,7 +322,9 @@ describe('readers take fields named like built-ins', () => {
     const res = await inputs.inject({ url: '/names?qty=1&__proto__=x&__proto__=y&__proto__=z' });
     expect(res.status).toBe(200);
     expect(res.json()).toEqual({ qty: 1 });
-    expect((await inputs.inject({ url: '/names?__proto__=a&__proto__=b&' + sent })).json()).toEqual(all);
+    expect((await inputs.inject({ url: '/names?__proto__=a&__proto__=b&' + sent })).json()).toEqual(
+      all,
+    );
     expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
 
@@ -272,7 +343,8 @@ describe('readers take fields named like built-ins', () => {
 });
 
 describe('the number of query and form parameters is bounded (maxParams, default 10,000)', () => {
-  const params = (n: number): string => ['qty=1', ...Array.from({ length: n - 1 }, (_, i) => `p${i}=${i}`)].join('&');
+  const params = (n: number): string =>
+    ['qty=1', ...Array.from({ length: n - 1 }, (_, i) => `p${i}=${i}`)].join('&');
 
   it('a form of exactly 10,000 parameters is read, and one of 10,001 is 400 naming the bound', async () => {
     expect((await formTo(inputs, params(10_000))).json()).toEqual({ qty: 1 });
@@ -290,11 +362,20 @@ describe('the number of query and form parameters is bounded (maxParams, default
 
   it('the bound is the App option maxParams, for query classes, single query values and forms', async () => {
     expect((await small.inject({ url: '/names?' + params(3) })).json()).toEqual({ qty: 1 });
-    expect((await small.inject({ url: '/names?' + params(4) })).json()).toEqual({ error: 'query: more than 3 parameters', status: 400 });
+    expect((await small.inject({ url: '/names?' + params(4) })).json()).toEqual({
+      error: 'query: more than 3 parameters',
+      status: 400,
+    });
     expect((await small.inject({ url: '/one-name?' + params(3) })).json()).toEqual({ qty: 1 });
-    expect((await small.inject({ url: '/one-name?' + params(4) })).json()).toEqual({ error: 'query: more than 3 parameters', status: 400 });
+    expect((await small.inject({ url: '/one-name?' + params(4) })).json()).toEqual({
+      error: 'query: more than 3 parameters',
+      status: 400,
+    });
     expect((await formTo(small, params(3))).json()).toEqual({ qty: 1 });
-    expect((await formTo(small, params(4))).json()).toEqual({ error: 'form: more than 3 parameters', status: 400 });
+    expect((await formTo(small, params(4))).json()).toEqual({
+      error: 'form: more than 3 parameters',
+      status: 400,
+    });
   });
 
   it('empty pieces between separators are not parameters', async () => {
@@ -314,7 +395,10 @@ describe('a body nested into a class that holds itself is bounded (maxDepth, def
 
   it('the bound is the App option maxDepth, and the message names the whole short path', async () => {
     expect((await jsonTo(small, '/tree', tree(3))).json()).toEqual({ depth: 3, isNode: true });
-    expect((await jsonTo(small, '/tree', tree(4))).json()).toEqual({ error: 'body.child.child.child: nested deeper than 3', status: 400 });
+    expect((await jsonTo(small, '/tree', tree(4))).json()).toEqual({
+      error: 'body.child.child.child: nested deeper than 3',
+      status: 400,
+    });
   });
 
   it('a body nested 40,000 deep is 400, not a stack overflow', async () => {
@@ -326,7 +410,10 @@ describe('a body nested into a class that holds itself is bounded (maxDepth, def
 
   it('a class read through class-validator has the same bound', async () => {
     expect((await jsonTo(small, '/slow-tree', tree(3))).json()).toEqual({ depth: 3, isNode: true });
-    expect((await jsonTo(small, '/slow-tree', tree(4))).json()).toEqual({ error: 'body.child.child.child: nested deeper than 3', status: 400 });
+    expect((await jsonTo(small, '/slow-tree', tree(4))).json()).toEqual({
+      error: 'body.child.child.child: nested deeper than 3',
+      status: 400,
+    });
     const res = await jsonTo(inputs, '/slow-tree', tree(40_000));
     expect(res.status).toBe(400);
     expect(res.json<{ error: string }>().error).toMatch(/: nested deeper than 64$/);
@@ -343,7 +430,11 @@ describe('a body nested into a class that holds itself is bounded (maxDepth, def
 
 describe('maxParams and maxDepth settings', () => {
   it('a bound that is not a whole number of at least 1 is refused at build, naming it', () => {
-    expect(() => new App({ log: () => {}, maxParams: 0 }).controllers(InputController).build()).toThrow(/maxParams must be a whole number of at least 1, got 0/);
-    expect(() => new App({ log: () => {}, maxDepth: 1.5 }).controllers(InputController).build()).toThrow(/maxDepth must be a whole number of at least 1, got 1.5/);
+    expect(() =>
+      new App({ log: () => {}, maxParams: 0 }).controllers(InputController).build(),
+    ).toThrow(/maxParams must be a whole number of at least 1, got 0/);
+    expect(() =>
+      new App({ log: () => {}, maxDepth: 1.5 }).controllers(InputController).build(),
+    ).toThrow(/maxDepth must be a whole number of at least 1, got 1.5/);
   });
 });

@@ -1,4 +1,16 @@
-import { App, Body, Controller, Ctx, Get, Param, Post, Redirect, RefusalError, Returns, headers } from 'fw';
+import {
+  App,
+  Body,
+  Controller,
+  Ctx,
+  Get,
+  Param,
+  Post,
+  Redirect,
+  RefusalError,
+  Returns,
+  headers,
+} from 'fw';
 import { IsString } from 'class-validator';
 import { marks } from '../../lib/http/route/metadata';
 
@@ -48,7 +60,11 @@ describe('bootstrap', () => {
   it('CORE-04 handling a request never reads reflection metadata', async () => {
     const app = new App({ log: () => {} }).controllers(OrdersController).provide(new Db());
     app.build();
-    const spies = [jest.spyOn(Reflect, 'getMetadata'), jest.spyOn(Reflect, 'getOwnMetadata'), ...Object.keys(marks).map((k) => jest.spyOn(marks, k as keyof typeof marks))];
+    const spies = [
+      jest.spyOn(Reflect, 'getMetadata'),
+      jest.spyOn(Reflect, 'getOwnMetadata'),
+      ...Object.keys(marks).map((k) => jest.spyOn(marks, k as keyof typeof marks)),
+    ];
     try {
       await app.inject({ url: '/orders' });
       await app.inject({ method: 'POST', url: '/orders', body: { text: 'x' } });
@@ -126,27 +142,47 @@ describe('Refusals', () => {
   it('REF-02 each line names the route as METHOD /path (Controller.method) and the rule broken', () => {
     const lines = refusal().message.split('\n').slice(1);
     expect(lines.length).toBe(refusal().problems.length);
-    expect(lines.some((l) => l.includes('GET /bad/{id} (BadController.one)') && l.includes('parameter 1 (Unprovided) is not provided'))).toBe(true);
+    expect(
+      lines.some(
+        (l) =>
+          l.includes('GET /bad/{id} (BadController.one)') &&
+          l.includes('parameter 1 (Unprovided) is not provided'),
+      ),
+    ).toBe(true);
   });
 
   it('REF-33 an unprovided constructor or handler parameter type is refused naming the route and the parameter', () => {
     const p = refusal().problems;
-    expect(p).toContain('BadController: constructor parameter 0 (Unprovided) is not provided: pass an instance to app.provide()');
-    expect(p.some((l) => l.startsWith('GET /bad/{id} (BadController.one): parameter 1 (Unprovided) is not provided'))).toBe(true);
+    expect(p).toContain(
+      'BadController: constructor parameter 0 (Unprovided) is not provided: pass an instance to app.provide()',
+    );
+    expect(
+      p.some((l) =>
+        l.startsWith('GET /bad/{id} (BadController.one): parameter 1 (Unprovided) is not provided'),
+      ),
+    ).toBe(true);
   });
 
   it('a {name} without its @Param, and a @Param without its {name}, are refused', () => {
     const p = refusal().problems;
-    expect(p).toContain("GET /bad/x/{a} (BadController.noParam): path segment {a} has no @Param('a') parameter");
-    expect(p).toContain("GET /bad/y (BadController.extraParam): @Param('b') names no {b} segment of the path");
+    expect(p).toContain(
+      "GET /bad/x/{a} (BadController.noParam): path segment {a} has no @Param('a') parameter",
+    );
+    expect(p).toContain(
+      "GET /bad/y (BadController.extraParam): @Param('b') names no {b} segment of the path",
+    );
   });
 
   it('a duplicate route (same method and path) is refused naming both', () => {
-    expect(refusal().problems).toContain('GET /bad/{other} (TwinController.twin): duplicate route: GET /bad/{other} is also declared by GET /bad/{id} (BadController.one)');
+    expect(refusal().problems).toContain(
+      'GET /bad/{other} (TwinController.twin): duplicate route: GET /bad/{other} is also declared by GET /bad/{id} (BadController.one)',
+    );
   });
 
   it('REF-18 ANS-06 a redirect status outside 301, 302, 303, 307, 308 is refused naming the route', () => {
-    expect(refusal().problems).toContain('GET /bad/moved (BadController.moved): redirect status 305 is not one of 301, 302, 303, 307, 308');
+    expect(refusal().problems).toContain(
+      'GET /bad/moved (BadController.moved): redirect status 305 is not one of 301, 302, 303, 307, 308',
+    );
   });
 
   it('REF-03 listen() opens no socket when there is a Refusal', async () => {
@@ -169,7 +205,10 @@ describe('Refusals', () => {
     const app = new App({ log: (l) => lines.push(l) }).controllers(Many);
     const res = await app.inject({ url: '/many' });
     expect(res.status).toBe(500);
-    expect(res.json()).toEqual({ error: 'a returned value carries at most 8 headers, got 9', status: 500 });
+    expect(res.json()).toEqual({
+      error: 'a returned value carries at most 8 headers, got 9',
+      status: 500,
+    });
     await new Promise((r) => setImmediate(r));
     expect(lines.join('\n')).toContain('GET /many (Many.many)');
   });
@@ -180,7 +219,10 @@ describe('Refusals', () => {
       @Get('/eight')
       @Returns(Redirect(302))
       eight() {
-        return Redirect.with('/', headers.of(Array.from({ length: 8 }, (_, i) => ({ name: `x-h${i}`, value: String(i) }))));
+        return Redirect.with(
+          '/',
+          headers.of(Array.from({ length: 8 }, (_, i) => ({ name: `x-h${i}`, value: String(i) }))),
+        );
       }
     }
     const res = await new App({ log: () => {} }).controllers(Eight).inject({ url: '/eight' });

@@ -39,13 +39,16 @@ class ZipController {
 }
 
 const gz = { 'accept-encoding': 'gzip' };
-const make = (options?: Parameters<App['compress']>[0]) => new App({ log: () => {} }).controllers(ZipController).compress(options);
+const make = (options?: Parameters<App['compress']>[0]) =>
+  new App({ log: () => {} }).controllers(ZipController).compress(options);
 const app = make();
 
 describe('compression', () => {
   it('GZIP-01 compression is off until app.compress', async () => {
     const off = new App({ log: () => {} }).controllers(ZipController);
-    expect((await off.inject({ url: '/json/4000', headers: gz })).headers['content-encoding']).toBeUndefined();
+    expect(
+      (await off.inject({ url: '/json/4000', headers: gz })).headers['content-encoding'],
+    ).toBeUndefined();
   });
 
   it('GZIP-02 GZIP-07 GZIP-09 GZIP-11 LIMITS-09 a text answer of at least minBytes (1024) is gzipped with the compressed length; 1023 is not', async () => {
@@ -53,7 +56,9 @@ describe('compression', () => {
     expect(res.headers['content-encoding']).toBe('gzip');
     expect(Number(res.headers['content-length'])).toBe(res.bytes.length);
     expect(JSON.parse(gunzipSync(res.bytes).toString()).pad.length).toBe(1014);
-    expect((await app.inject({ url: '/json/1023', headers: gz })).headers['content-encoding']).toBeUndefined();
+    expect(
+      (await app.inject({ url: '/json/1023', headers: gz })).headers['content-encoding'],
+    ).toBeUndefined();
   });
 
   it('GZIP-02 a gzipped answer reaches a real socket whole, its compressed bytes sent with the head', async () => {
@@ -74,13 +79,19 @@ describe('compression', () => {
 
   it('GZIP-17 a body under minBytes is not compressed; minBytes is an option', async () => {
     const custom = make({ minBytes: 100 });
-    expect((await custom.inject({ url: '/text/100', headers: gz })).headers['content-encoding']).toBe('gzip');
-    expect((await custom.inject({ url: '/text/99', headers: gz })).headers['content-encoding']).toBeUndefined();
+    expect(
+      (await custom.inject({ url: '/text/100', headers: gz })).headers['content-encoding'],
+    ).toBe('gzip');
+    expect(
+      (await custom.inject({ url: '/text/99', headers: gz })).headers['content-encoding'],
+    ).toBeUndefined();
   });
 
   it('GZIP-03 GZIP-04 GZIP-05 levels: default is 6, fastest 1, best 9', async () => {
     const { gzipSync } = await import('node:zlib');
-    const body = JSON.stringify({ pad: 'ab'.repeat(3000) + Array.from({ length: 500 }, (_, i) => i).join(',') });
+    const body = JSON.stringify({
+      pad: 'ab'.repeat(3000) + Array.from({ length: 500 }, (_, i) => i).join(','),
+    });
     const sizes: Record<string, number> = {};
     for (const level of ['default', 'fastest', 'best'] as const) {
       @Controller()
@@ -89,7 +100,10 @@ describe('compression', () => {
           c.send(200, 'application/json', body);
         }
       }
-      const res = await new App({ log: () => {} }).controllers(L).compress({ level }).inject({ url: '/b', headers: gz });
+      const res = await new App({ log: () => {} })
+        .controllers(L)
+        .compress({ level })
+        .inject({ url: '/b', headers: gz });
       sizes[level] = res.bytes.length;
     }
     expect(sizes.default).toBe(gzipSync(body, { level: 6 }).length);
@@ -97,8 +111,20 @@ describe('compression', () => {
     expect(sizes.best).toBe(gzipSync(body, { level: 9 }).length);
   });
 
-  it.each(['text/html', 'application/json', 'application/javascript', 'application/xml', 'application/wasm', 'application/problem+json', 'application/atom+xml'])('GZIP-06 %s is compressible', async (t) => {
-    expect((await app.inject({ url: `/type/${encodeURIComponent(t)}`, headers: gz })).headers['content-encoding']).toBe('gzip');
+  it.each([
+    'text/html',
+    'application/json',
+    'application/javascript',
+    'application/xml',
+    'application/wasm',
+    'application/problem+json',
+    'application/atom+xml',
+  ])('GZIP-06 %s is compressible', async (t) => {
+    expect(
+      (await app.inject({ url: `/type/${encodeURIComponent(t)}`, headers: gz })).headers[
+        'content-encoding'
+      ],
+    ).toBe('gzip');
   });
 
   it.each([
@@ -107,7 +133,11 @@ describe('compression', () => {
     ['GZIP-16', 'application/octet-stream'],
     ['GZIP-21', 'text/event-stream'],
   ])('%s %s is not compressed', async (_id, t) => {
-    expect((await app.inject({ url: `/type/${encodeURIComponent(t)}`, headers: gz })).headers['content-encoding']).toBeUndefined();
+    expect(
+      (await app.inject({ url: `/type/${encodeURIComponent(t)}`, headers: gz })).headers[
+        'content-encoding'
+      ],
+    ).toBeUndefined();
   });
 
   it('GZIP-08 GZIP-12 a request with no Accept-Encoding gets the body as it is', async () => {
@@ -117,7 +147,10 @@ describe('compression', () => {
   });
 
   it('GZIP-13 gzip;q=0 gets the body as it is; q-values and * are honoured', async () => {
-    expect((await app.inject({ url: '/json/4000', headers: { 'accept-encoding': 'gzip;q=0, br' } })).headers['content-encoding']).toBeUndefined();
+    expect(
+      (await app.inject({ url: '/json/4000', headers: { 'accept-encoding': 'gzip;q=0, br' } }))
+        .headers['content-encoding'],
+    ).toBeUndefined();
     expect(acceptsGzip('gzip;q=0.5')).toBe(true);
     expect(acceptsGzip('*')).toBe(true);
     expect(acceptsGzip('*, gzip;q=0')).toBe(false);
@@ -125,7 +158,9 @@ describe('compression', () => {
   });
 
   it('GZIP-10 a gzipped answer carries Vary: Accept-Encoding, added to a Vary already set (OPEN-58: plain ones too)', async () => {
-    expect((await app.inject({ url: '/vary', headers: gz })).headers.vary).toBe('Origin, Accept-Encoding');
+    expect((await app.inject({ url: '/vary', headers: gz })).headers.vary).toBe(
+      'Origin, Accept-Encoding',
+    );
     expect((await app.inject({ url: '/json/4000' })).headers.vary).toBe('Accept-Encoding');
   });
 
@@ -162,6 +197,8 @@ describe('compression', () => {
   });
 
   it('octet-stream Bytes are never compressed', async () => {
-    expect((await app.inject({ url: '/bytes', headers: gz })).headers['content-encoding']).toBeUndefined();
+    expect(
+      (await app.inject({ url: '/bytes', headers: gz })).headers['content-encoding'],
+    ).toBeUndefined();
   });
 });

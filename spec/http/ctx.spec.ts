@@ -88,12 +88,20 @@ const app = new App({ log: () => {} }).controllers(CtxController);
 describe('Ctx sending API', () => {
   it('CORE-06 CORE-43 sendText answers status with text/plain', async () => {
     const res = await app.inject({ url: '/text' });
-    expect([res.status, res.headers['content-type'], res.body]).toEqual([201, 'text/plain; charset=utf-8', 'made']);
+    expect([res.status, res.headers['content-type'], res.body]).toEqual([
+      201,
+      'text/plain; charset=utf-8',
+      'made',
+    ]);
   });
 
   it('CORE-44 sendJson answers status with JSON', async () => {
     const res = await app.inject({ url: '/json' });
-    expect([res.status, res.headers['content-type'], res.json()]).toEqual([202, 'application/json', { a: [1, 2] }]);
+    expect([res.status, res.headers['content-type'], res.json()]).toEqual([
+      202,
+      'application/json',
+      { a: [1, 2] },
+    ]);
   });
 
   it('CORE-45 send answers status with bytes under the caller content type', async () => {
@@ -131,11 +139,14 @@ describe('Ctx sending API', () => {
     expect(res.headers['x-static']).toBe('yes');
   });
 
-  it.each(['Content-Type', 'content-length', 'Transfer-Encoding', 'Connection'])('CORE-30 setting %s is refused (500 naming it)', async (name) => {
-    const res = await app.inject({ url: `/reserved/${encodeURIComponent(name)}` });
-    expect(res.status).toBe(500);
-    expect(res.json<{ error: string }>().error).toContain(`"${name.toLowerCase()}"`);
-  });
+  it.each(['Content-Type', 'content-length', 'Transfer-Encoding', 'Connection'])(
+    'CORE-30 setting %s is refused (500 naming it)',
+    async (name) => {
+      const res = await app.inject({ url: `/reserved/${encodeURIComponent(name)}` });
+      expect(res.status).toBe(500);
+      expect(res.json<{ error: string }>().error).toContain(`"${name.toLowerCase()}"`);
+    },
+  );
 
   it('CORE-30 a returned header the framework writes is refused too', async () => {
     const res = await app.inject({ url: '/returned-reserved' });
@@ -168,11 +179,17 @@ describe('Ctx sending API', () => {
     expect(refused).toEqual([...control, ...obsText]);
   });
 
-  it.each([0x100, 0x2028, 0xfffd, 0xd83d])('CORE-34 a character above U+00FF (%i) is refused, naming the header', async (code) => {
-    const res = await app.inject({ url: `/char/${code}` });
-    expect(res.status).toBe(500);
-    expect(res.json()).toEqual({ error: 'header "x-char" holds a character outside ASCII', status: 500 });
-  });
+  it.each([0x100, 0x2028, 0xfffd, 0xd83d])(
+    'CORE-34 a character above U+00FF (%i) is refused, naming the header',
+    async (code) => {
+      const res = await app.inject({ url: `/char/${code}` });
+      expect(res.status).toBe(500);
+      expect(res.json()).toEqual({
+        error: 'header "x-char" holds a character outside ASCII',
+        status: 500,
+      });
+    },
+  );
 
   it('CORE-35 a header name that is not a token is a 500 naming the header', async () => {
     const res = await app.inject({ url: '/nontoken' });
@@ -194,17 +211,28 @@ describe('Ctx sending API', () => {
   it('CORE-52 LIMITS-06 a body of exactly one megabyte is read; one byte more is 413', async () => {
     const ok = await app.inject({ method: 'POST', url: '/size', body: Buffer.alloc(1024 * 1024) });
     expect(ok.json()).toEqual({ bytes: 1048576 });
-    const over = await app.inject({ method: 'POST', url: '/size', body: Buffer.alloc(1024 * 1024 + 1) });
+    const over = await app.inject({
+      method: 'POST',
+      url: '/size',
+      body: Buffer.alloc(1024 * 1024 + 1),
+    });
     expect(over.status).toBe(413);
     expect(over.json<{ status: number }>().status).toBe(413);
   });
 
   it('c.status is read-only: 0 until the head goes out, then the status sent; assigning it throws and changes nothing', async () => {
     const res = await app.inject({ url: '/status' });
-    expect([res.status, res.body, res.headers['x-seen']]).toEqual([201, 'made', '0,0,false,TypeError']);
+    expect([res.status, res.body, res.headers['x-seen']]).toEqual([
+      201,
+      'made',
+      '0,0,false,TypeError',
+    ]);
   });
 
   it('CORE-28 c.header gives the value or null', async () => {
-    expect((await app.inject({ url: '/header', headers: { 'x-thing': 'v' } })).json()).toEqual({ present: 'v', absent: null });
+    expect((await app.inject({ url: '/header', headers: { 'x-thing': 'v' } })).json()).toEqual({
+      present: 'v',
+      absent: null,
+    });
   });
 });

@@ -1,6 +1,19 @@
 import { request, type IncomingMessage } from 'node:http';
 import { MemoryStore, Space } from 'fw/cache';
-import { App, Controller, Ctx, EventStream, Get, Idempotent, Post, RefusalError, Returns, Status, Versioned, WebSocket } from 'fw';
+import {
+  App,
+  Controller,
+  Ctx,
+  EventStream,
+  Get,
+  Idempotent,
+  Post,
+  RefusalError,
+  Returns,
+  Status,
+  Versioned,
+  WebSocket,
+} from 'fw';
 
 let release: (() => void) | null = null;
 let gone: Promise<string> | null = null;
@@ -38,8 +51,14 @@ class EventsController {
   }
 }
 
-function get(port: number, path: string, headers: Record<string, string> = {}): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => request({ port, path, headers }, resolve).on('error', reject).end());
+function get(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) =>
+    request({ port, path, headers }, resolve).on('error', reject).end(),
+  );
 }
 
 async function readAll(res: IncomingMessage): Promise<string> {
@@ -60,13 +79,17 @@ describe('events', () => {
     expect(res.headers['content-type']).toBe('text/event-stream');
     expect(res.headers['cache-control']).toBe('no-cache');
     const body = await readAll(res);
-    expect(body).toBe(`data: {"n":1}\n\nevent: note\nid: 7\ndata: line one\ndata: line two\n\n: keep-alive\n\ndata: ${'x'.repeat(2000)}\n\n`);
+    expect(body).toBe(
+      `data: {"n":1}\n\nevent: note\nid: 7\ndata: line one\ndata: line two\n\n: keep-alive\n\ndata: ${'x'.repeat(2000)}\n\n`,
+    );
   });
 
   it('EVENTS-02 each event reaches the client when it is sent: the first arrives before the second is written', async () => {
     release = null;
     const res = await get(port, '/gated');
-    const first = await new Promise<string>((resolve) => res.once('data', (chunk: Buffer) => resolve(chunk.toString())));
+    const first = await new Promise<string>((resolve) =>
+      res.once('data', (chunk: Buffer) => resolve(chunk.toString())),
+    );
     expect(first).toBe('data: first\n\n');
     expect(release).not.toBeNull(); // the handler is still waiting: nothing else was sent
     release!();
@@ -116,7 +139,9 @@ describe('a declared event stream: @Returns(EventStream)', () => {
   it('is described in the OpenAPI document as a 200 text/event-stream', () => {
     const op = app.document().paths['/ticks'].get as { responses: Record<string, unknown> };
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200']));
-    expect(op.responses['200']).toMatchObject({ content: { 'text/event-stream': { schema: { type: 'string' } } } });
+    expect(op.responses['200']).toMatchObject({
+      content: { 'text/event-stream': { schema: { type: 'string' } } },
+    });
     expect(JSON.stringify(op.responses['200'])).not.toContain('application/json');
   });
 
@@ -131,7 +156,9 @@ describe('a declared event stream: @Returns(EventStream)', () => {
     const res = await logged.inject({ method: 'GET', url: '/forgot' });
     expect(res.status).toBe(500);
     await new Promise((r) => setImmediate(r)); // log lines leave once per turn of the event loop
-    expect(lines.join('\n')).toContain('GET /forgot (Declared.forgot): declared @Returns(EventStream) but finished without calling c.events()');
+    expect(lines.join('\n')).toContain(
+      'GET /forgot (Declared.forgot): declared @Returns(EventStream) but finished without calling c.events()',
+    );
   });
 
   it('is refused without a Ctx, inside Status or Versioned, and on an @Idempotent route', () => {
@@ -145,7 +172,10 @@ describe('a declared event stream: @Returns(EventStream)', () => {
     }
     let problems: readonly string[] = [];
     try {
-      new App({ log: () => {} }).controllers(Wrong).provide(Kept.open(new MemoryStore({ bytes: 1 << 20 }))).build();
+      new App({ log: () => {} })
+        .controllers(Wrong)
+        .provide(Kept.open(new MemoryStore({ bytes: 1 << 20 })))
+        .build();
     } catch (e) {
       problems = (e as RefusalError).problems;
     }

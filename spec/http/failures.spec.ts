@@ -3,7 +3,11 @@ import { CacheError } from 'fw/cache';
 import { FetchError } from 'fw/fetch';
 
 class Problem {
-  constructor(readonly code: number, readonly detail: string, readonly meta: { service: string }) {}
+  constructor(
+    readonly code: number,
+    readonly detail: string,
+    readonly meta: { service: string },
+  ) {}
   static failure(status: number, message: string): Problem {
     return new Problem(status, message, { service: 'shop' });
   }
@@ -75,7 +79,9 @@ class FailController {
     throw Object.assign(new Error('x'), { code: 'Canceled' });
   }
   @Get('/boom') boom() {
-    throw new TypeError("Cannot read properties of undefined (reading 'x') at /srv/lib/secret.ts:42");
+    throw new TypeError(
+      "Cannot read properties of undefined (reading 'x') at /srv/lib/secret.ts:42",
+    );
   }
   @Get('/challenge') challenge() {
     throw fail.challenge('bearer', 'who are you');
@@ -96,7 +102,10 @@ class FailController {
     throw AbortSignal.abort().reason;
   }
   @Get('/abort-err') abortErr() {
-    throw Object.assign(new Error('The operation was aborted'), { name: 'AbortError', code: 'ABORT_ERR' });
+    throw Object.assign(new Error('The operation was aborted'), {
+      name: 'AbortError',
+      code: 'ABORT_ERR',
+    });
   }
   @Get('/timeout-error') timeoutError() {
     throw new DOMException('signal timed out', 'TimeoutError');
@@ -179,7 +188,10 @@ describe('fail.*', () => {
   });
 
   it('FAIL-16 the message is built from fmt and args', async () => {
-    expect((await get('/bad')).json()).toEqual({ error: 'qty 0 is not between 1 and 100', status: 400 });
+    expect((await get('/bad')).json()).toEqual({
+      error: 'qty 0 is not between 1 and 100',
+      status: 400,
+    });
   });
 
   it('FAIL-17 LIMITS-03 a message is kept in 240 bytes: exactly 240 whole, longer truncated at a character boundary', async () => {
@@ -208,22 +220,53 @@ describe('errors thrown by a handler', () => {
 
 describe('coded errors of fw/fetch and fw/cache, and errors that mean one of our codes', () => {
   it.each([
-    ['OPEN-41 a FetchError TimedOut', '/fetch-timed-out', 503, 'Service Unavailable', 'FetchError TimedOut'],
-    ['OPEN-41 a FetchError BodyTooLarge (an upstream body, not ours: not 413)', '/fetch-too-large', 500, 'internal server error', 'FetchError BodyTooLarge'],
-    ['OPEN-59 a CacheError Unavailable', '/cache-unavailable', 503, 'Service Unavailable', 'CacheError Unavailable'],
-    ['a CacheError InvalidArgument', '/cache-invalid', 500, 'internal server error', 'CacheError InvalidArgument'],
-  ])('%s answers the status of its code in its module table; the message stays in the log by code', async (_what, url, status, error, logged) => {
-    const { app, flushed } = withLog();
-    const res = await app.inject({ url });
-    expect(res.json()).toEqual({ error, status });
-    expect(res.body).not.toContain('s3cret');
-    const log = await flushed();
-    expect(log).toContain(logged);
-    expect(log).not.toContain('s3cret');
-  });
+    [
+      'OPEN-41 a FetchError TimedOut',
+      '/fetch-timed-out',
+      503,
+      'Service Unavailable',
+      'FetchError TimedOut',
+    ],
+    [
+      'OPEN-41 a FetchError BodyTooLarge (an upstream body, not ours: not 413)',
+      '/fetch-too-large',
+      500,
+      'internal server error',
+      'FetchError BodyTooLarge',
+    ],
+    [
+      'OPEN-59 a CacheError Unavailable',
+      '/cache-unavailable',
+      503,
+      'Service Unavailable',
+      'CacheError Unavailable',
+    ],
+    [
+      'a CacheError InvalidArgument',
+      '/cache-invalid',
+      500,
+      'internal server error',
+      'CacheError InvalidArgument',
+    ],
+  ])(
+    '%s answers the status of its code in its module table; the message stays in the log by code',
+    async (_what, url, status, error, logged) => {
+      const { app, flushed } = withLog();
+      const res = await app.inject({ url });
+      expect(res.json()).toEqual({ error, status });
+      expect(res.body).not.toContain('s3cret');
+      const log = await flushed();
+      expect(log).toContain(logged);
+      expect(log).not.toContain('s3cret');
+    },
+  );
 
   it('each module error is a CodedError whose status is its table row', () => {
-    for (const e of [new HttpError('BodyTooSlow', 'x'), new FetchError('Stalled'), new CacheError('Full', 'x')]) {
+    for (const e of [
+      new HttpError('BodyTooSlow', 'x'),
+      new FetchError('Stalled'),
+      new CacheError('Full', 'x'),
+    ]) {
       expect(e).toBeInstanceOf(CodedError);
       expect(e).toBeInstanceOf(Error);
     }
@@ -234,7 +277,7 @@ describe('coded errors of fw/fetch and fw/cache, and errors that mean one of our
 
   it.each([
     ['FAIL-23 an AbortError (DOMException)', '/abort-error', 503],
-    ['FAIL-23 Node\'s ABORT_ERR', '/abort-err', 503],
+    ["FAIL-23 Node's ABORT_ERR", '/abort-err', 503],
     ['FAIL-22 a TimeoutError (DOMException)', '/timeout-error', 503],
   ])('%s answers %d', async (_what, url, status) => {
     const res = await get(url);
@@ -255,8 +298,16 @@ describe('custom failure shape', () => {
   const custom = new App({ log: () => {} }).controllers(FailController).failures(Problem);
 
   it('FAIL-31 FAIL-32 every failure takes the shape of T.failure(status, message), nested objects included', async () => {
-    expect((await custom.inject({ url: '/conflict' })).json()).toEqual({ code: 409, detail: 'taken', meta: { service: 'shop' } });
-    expect((await custom.inject({ url: '/nowhere' })).json()).toEqual({ code: 404, detail: 'no route for GET /nowhere', meta: { service: 'shop' } });
+    expect((await custom.inject({ url: '/conflict' })).json()).toEqual({
+      code: 409,
+      detail: 'taken',
+      meta: { service: 'shop' },
+    });
+    expect((await custom.inject({ url: '/nowhere' })).json()).toEqual({
+      code: 404,
+      detail: 'no route for GET /nowhere',
+      meta: { service: 'shop' },
+    });
   });
 
   it('FAIL-33 a custom-shaped 405 still carries Allow', async () => {
@@ -275,13 +326,23 @@ describe('custom failure shape', () => {
 
   it('FAIL-40 LIMITS-04 a shape with 256 bytes around the message keeps its shape; 257 falls back to the default with the message whole', async () => {
     // envelope = serialised body minus the JSON-escaped message: {"pad":"…","m":<message>} is 14 + pad bytes
-    const shape = (pad: number): FailureShape => ({ failure: (status, message) => ({ pad: 'p'.repeat(pad), m: message, s: status }) });
-    const size = (pad: number) => Buffer.byteLength(JSON.stringify({ pad: 'p'.repeat(pad), m: '', s: 409 })) - 2;
+    const shape = (pad: number): FailureShape => ({
+      failure: (status, message) => ({ pad: 'p'.repeat(pad), m: message, s: status }),
+    });
+    const size = (pad: number) =>
+      Buffer.byteLength(JSON.stringify({ pad: 'p'.repeat(pad), m: '', s: 409 })) - 2;
     const pad256 = 256 - size(0);
     expect(size(pad256)).toBe(256);
     const fits = new App({ log: () => {} }).controllers(FailController).failures(shape(pad256));
-    expect(Object.keys((await fits.inject({ url: '/conflict' })).json<object>())).toEqual(['pad', 'm', 's']);
+    expect(Object.keys((await fits.inject({ url: '/conflict' })).json<object>())).toEqual([
+      'pad',
+      'm',
+      's',
+    ]);
     const over = new App({ log: () => {} }).controllers(FailController).failures(shape(pad256 + 1));
-    expect((await over.inject({ url: '/conflict' })).json()).toEqual({ error: 'taken', status: 409 });
+    expect((await over.inject({ url: '/conflict' })).json()).toEqual({
+      error: 'taken',
+      status: 409,
+    });
   });
 });

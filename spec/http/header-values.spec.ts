@@ -30,7 +30,11 @@ class WideController {
   @Get('/returned-header')
   @Returns(Reply(String))
   returnedHeader() {
-    return { status: 200, headers: headers.of([{ name: 'x-returned', value: '\u20ac5' }]), value: 'five' };
+    return {
+      status: 200,
+      headers: headers.of([{ name: 'x-returned', value: '\u20ac5' }]),
+      value: 'five',
+    };
   }
   @Get('/stream') stream(c: Ctx) {
     c.stream(200, 'text/plain; title=\u0101');
@@ -60,7 +64,10 @@ describe('CORE-34 header values that cannot be sent, over a real socket', () => 
   async function thenOk(path: string) {
     const socket = connect(port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
-    const first = await exchange(socket, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`, { keepOpen: true, quietMs: 250 });
+    const first = await exchange(socket, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`, {
+      keepOpen: true,
+      quietMs: 250,
+    });
     expect(first.closed).toBe(false);
     const [failure] = parseResponses(first.text);
     const second = await exchange(socket, 'GET /ok HTTP/1.1\r\nHost: x\r\n\r\n', { quietMs: 250 });
@@ -75,18 +82,24 @@ describe('CORE-34 header values that cannot be sent, over a real socket', () => 
     ['/stream', 'content-type', 'holds a character outside ASCII'],
     ['/file', 'content-type', 'holds a character outside ASCII'],
     ['/file-cache', 'cache-control', 'holds a character outside ASCII'],
-  ])('CORE-34 %s: a 500 naming "%s" in the failure shape, and the connection goes on', async (path, name, why) => {
-    const { failure, next } = await thenOk(path);
-    expect(failure.status).toBe(500);
-    expect(JSON.parse(failure.body)).toEqual({ error: `header "${name}" ${why}`, status: 500 });
-    expect(next.status).toBe(200);
-    expect(next.body).toBe('ok');
-  });
+  ])(
+    'CORE-34 %s: a 500 naming "%s" in the failure shape, and the connection goes on',
+    async (path, name, why) => {
+      const { failure, next } = await thenOk(path);
+      expect(failure.status).toBe(500);
+      expect(JSON.parse(failure.body)).toEqual({ error: `header "${name}" ${why}`, status: 500 });
+      expect(next.status).toBe(200);
+      expect(next.body).toBe('ok');
+    },
+  );
 
   it('CORE-34 obs-text (0x80-0xFF) is refused too: Node would write it as one byte or two depending on the body', async () => {
     const { failure, next } = await thenOk('/set/latin1');
     expect(failure.status).toBe(500);
-    expect(JSON.parse(failure.body)).toEqual({ error: 'header "x-wide" holds a character outside ASCII', status: 500 });
+    expect(JSON.parse(failure.body)).toEqual({
+      error: 'header "x-wide" holds a character outside ASCII',
+      status: 500,
+    });
     expect(next.status).toBe(200);
   });
 

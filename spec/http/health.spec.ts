@@ -20,7 +20,9 @@ describe('health', () => {
   let ready = true;
   let base = '';
   beforeAll(async () => {
-    upstream = createServer((req, res) => res.writeHead(req.url === '/ready' && ready ? 200 : 503).end());
+    upstream = createServer((req, res) =>
+      res.writeHead(req.url === '/ready' && ready ? 200 : 503).end(),
+    );
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
   });
@@ -28,7 +30,10 @@ describe('health', () => {
 
   it('HEALTH-01 HEALTH-03 FETCH-15 the framework provides a health route that probes each target; app.listen() starts the client', async () => {
     const client = new Client();
-    const app = new App({ log: () => {} }).provide(client).provide(Target('upstream', { ready: '/ready' }).open(client, { base })).health({ cacheMs: 0 });
+    const app = new App({ log: () => {} })
+      .provide(client)
+      .provide(Target('upstream', { ready: '/ready' }).open(client, { base }))
+      .health({ cacheMs: 0 });
     expect(client.started).toBe(false);
     await app.listen();
     try {
@@ -37,7 +42,10 @@ describe('health', () => {
       expect((await app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok' });
       ready = false;
       const down = await app.inject({ url: '/healthz' });
-      expect([down.status, down.json()]).toEqual([503, { error: 'not ready: upstream', status: 503 }]);
+      expect([down.status, down.json()]).toEqual([
+        503,
+        { error: 'not ready: upstream', status: 503 },
+      ]);
     } finally {
       ready = true;
       await app.close();
@@ -46,7 +54,10 @@ describe('health', () => {
 
   it('HEALTH-04 a target with ready: null counts as ready once the client has started', async () => {
     const client = new Client();
-    const app = new App({ log: () => {} }).provide(client).provide(Target('plain').open(client, { base })).health({ path: '/health', cacheMs: 0 });
+    const app = new App({ log: () => {} })
+      .provide(client)
+      .provide(Target('plain').open(client, { base }))
+      .health({ path: '/health', cacheMs: 0 });
     expect((await app.inject({ url: '/health' })).status).toBe(503);
     client.start();
     expect((await app.inject({ url: '/health' })).status).toBe(200);
@@ -116,7 +127,8 @@ class Upstream {
   async workArrived(n: number, withinMs = 5_000): Promise<void> {
     const until = Date.now() + withinMs;
     while (this.workHits < n) {
-      if (Date.now() > until) throw new Error(`upstream saw ${this.workHits} business requests, waited for ${n}`);
+      if (Date.now() > until)
+        throw new Error(`upstream saw ${this.workHits} business requests, waited for ${n}`);
       await new Promise<void>((r) => {
         const t = setTimeout(r, 50);
         this.#onWork.push(() => (clearTimeout(t), r()));
@@ -167,9 +179,15 @@ describe('health probes are cached, collapsed and kept off the business permits'
   });
   afterEach(() => up.stop());
 
-  async function appWith(targetOptions: { maxInFlight?: number }, health: HealthOptions | string | undefined, ...more: object[]) {
+  async function appWith(
+    targetOptions: { maxInFlight?: number },
+    health: HealthOptions | string | undefined,
+    ...more: object[]
+  ) {
     const client = new Client();
-    const target = Target('upstream', { ready: '/ready', ...targetOptions }).open(client, { base: up.base });
+    const target = Target('upstream', { ready: '/ready', ...targetOptions }).open(client, {
+      base: up.base,
+    });
     const app = new App({ log: () => {} }).provide(client).provide(target).controllers(Business);
     for (const m of more) app.provide(m);
     app.health(health as HealthOptions);
@@ -207,7 +225,10 @@ describe('health probes are cached, collapsed and kept off the business permits'
       up.readyOk = false;
       await new Promise((r) => setTimeout(r, 120));
       const down = await getOnce(short.port, '/health');
-      expect([down.status, JSON.parse(down.body)]).toEqual([503, { error: 'not ready: upstream', status: 503 }]);
+      expect([down.status, JSON.parse(down.body)]).toEqual([
+        503,
+        { error: 'not ready: upstream', status: 503 },
+      ]);
       expect(up.readyHits).toBe(3);
     } finally {
       await short.app.close();
@@ -236,7 +257,9 @@ describe('health probes are cached, collapsed and kept off the business permits'
       const second = getOnce(port, '/business', 10_000);
       await new Promise((r) => setTimeout(r, 50));
       // Probes answer while the permit is held: they did not queue for it.
-      const probes = await Promise.all(Array.from({ length: 50 }, () => getOnce(port, '/healthz', 3_000)));
+      const probes = await Promise.all(
+        Array.from({ length: 50 }, () => getOnce(port, '/healthz', 3_000)),
+      );
       expect(probes.map((r) => r.status)).toEqual(Array(50).fill(200));
       expect(up.readyHits).toBeGreaterThanOrEqual(1);
       expect(up.workHits).toBe(1);
@@ -255,7 +278,9 @@ describe('health probes are cached, collapsed and kept off the business permits'
     up.readyHeld = true;
     const { app, port } = await appWith({ maxInFlight: 1 }, { cacheMs: 0, timeoutMs: 30_000 });
     try {
-      const probes = Promise.all(Array.from({ length: 50 }, () => getOnce(port, '/healthz', 10_000)));
+      const probes = Promise.all(
+        Array.from({ length: 50 }, () => getOnce(port, '/healthz', 10_000)),
+      );
       await settlesWithin(() => -up.readyHits, -1);
       const business = getOnce(port, '/business', 10_000);
       // The business call reaches the upstream while the probe is still unanswered.
@@ -276,7 +301,10 @@ describe('health probes are cached, collapsed and kept off the business permits'
     const { app, port } = await appWith({}, { timeoutMs: 200 });
     try {
       const res = await getOnce(port, '/healthz', 3_000);
-      expect([res.status, JSON.parse(res.body)]).toEqual([503, { error: 'not ready: upstream', status: 503 }]);
+      expect([res.status, JSON.parse(res.body)]).toEqual([
+        503,
+        { error: 'not ready: upstream', status: 503 },
+      ]);
       expect(await settlesWithin(() => -up.readyClosed, -1)).toBe(-1);
     } finally {
       await app.close();
@@ -299,7 +327,10 @@ describe('health probes are cached, collapsed and kept off the business permits'
     const again = await appWith({}, { cacheMs: 60_000, timeoutMs: 200 }, orders, sessions);
     try {
       const res = await getOnce(again.port, '/healthz', 3_000);
-      expect([res.status, JSON.parse(res.body)]).toEqual([503, { error: 'not ready: orders, sessions', status: 503 }]);
+      expect([res.status, JSON.parse(res.body)]).toEqual([
+        503,
+        { error: 'not ready: orders, sessions', status: 503 },
+      ]);
       expect((await getOnce(again.port, '/healthz', 3_000)).status).toBe(503);
       expect([orders.calls, sessions.calls]).toEqual([2, 2]);
     } finally {
@@ -316,12 +347,22 @@ describe('health probes are cached, collapsed and kept off the business permits'
       if (down) throw new Error('store down');
       return null;
     };
-    const store = { get: failing, putIfAbsent: failing, put: failing, del: failing, maxBytes: 1024 };
-    const orders = Space('orders', { ttlSeconds: 60, maxBytes: 1024 }).open(store as unknown as Store);
+    const store = {
+      get: failing,
+      putIfAbsent: failing,
+      put: failing,
+      del: failing,
+      maxBytes: 1024,
+    };
+    const orders = Space('orders', { ttlSeconds: 60, maxBytes: 1024 }).open(
+      store as unknown as Store,
+    );
     const { app, port } = await appWith({}, { cacheMs: 60_000 }, orders);
     try {
       const all = await Promise.all(Array.from({ length: 20 }, () => getOnce(port, '/healthz')));
-      expect(new Set(all.map((r) => `${r.status} ${r.body}`))).toEqual(new Set([`503 {"error":"not ready: ${orders.name}","status":503}`]));
+      expect(new Set(all.map((r) => `${r.status} ${r.body}`))).toEqual(
+        new Set([`503 {"error":"not ready: ${orders.name}","status":503}`]),
+      );
       expect(asked).toBe(1);
       down = false;
       expect((await getOnce(port, '/healthz')).status).toBe(503);

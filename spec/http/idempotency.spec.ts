@@ -1,12 +1,35 @@
 import { IsInt, IsString, Min } from 'class-validator';
 import { request as httpRequest } from 'node:http';
-import { logger, Session, FileBody, App, Authorization, Body, Bytes, Controller, Ctx, Get, Idempotent, Param, Post, Put, Redirect, Reply, Returns, Status, fail, headers, type BearerCredentials } from 'fw';
+import {
+  logger,
+  Session,
+  FileBody,
+  App,
+  Authorization,
+  Body,
+  Bytes,
+  Controller,
+  Ctx,
+  Get,
+  Idempotent,
+  Param,
+  Post,
+  Put,
+  Redirect,
+  Reply,
+  Returns,
+  Status,
+  fail,
+  headers,
+  type BearerCredentials,
+} from 'fw';
 import { MemoryStore, RedisStore, Space, type Store } from 'fw/cache';
 import { startRedis } from '../support/redis';
 import { CLAIM_LEASE_MS, recordKey } from '../../lib/http/features/idempotency';
 import { CallerBudget } from '../../lib/http/features/caller-budget';
 
-const decodeKept = (b: Buffer | null) => (b === null ? null : JSON.parse(b.toString('utf8', 4, 4 + b.readUInt32BE(0))));
+const decodeKept = (b: Buffer | null) =>
+  b === null ? null : JSON.parse(b.toString('utf8', 4, 4 + b.readUInt32BE(0)));
 
 class NewOrder {
   @IsString() sku!: string;
@@ -46,7 +69,11 @@ function controller() {
     @Returns(Reply(NewOrder, { statuses: [201] }))
     create(@Body() order: NewOrder, account: Account) {
       counts.create++;
-      return { status: 201, headers: headers.of([{ name: 'Location', value: `/orders/${counts.create}` }]), value: { ...order, account: account.id, n: counts.create } };
+      return {
+        status: 201,
+        headers: headers.of([{ name: 'Location', value: `/orders/${counts.create}` }]),
+        value: { ...order, account: account.id, n: counts.create },
+      };
     }
 
     @Put('/orders')
@@ -132,11 +159,17 @@ function controller() {
   return { IdemController, counts, release: () => release() };
 }
 
-const bearer = (who: string, key?: string) => ({ authorization: `Bearer ${who}-token`, ...(key === undefined ? {} : { 'idempotency-key': key }) });
+const bearer = (who: string, key?: string) => ({
+  authorization: `Bearer ${who}-token`,
+  ...(key === undefined ? {} : { 'idempotency-key': key }),
+});
 const flush = () => new Promise((r) => setTimeout(r, 5));
 
 const stores: [string, () => Promise<{ store: Store; stop: () => Promise<void> }>][] = [
-  ['MemoryStore', async () => ({ store: new MemoryStore({ bytes: 1 << 20 }), stop: async () => {} })],
+  [
+    'MemoryStore',
+    async () => ({ store: new MemoryStore({ bytes: 1 << 20 }), stop: async () => {} }),
+  ],
   [
     'RedisStore',
     async () => {
@@ -158,11 +191,20 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
   beforeEach(() => {
     t = controller();
     lines.length = 0;
-    app = new App({ log: (l) => lines.push(l) }).controllers(t.IdemController).provide(Orders.open(store)).provide(Small.open(store));
+    app = new App({ log: (l) => lines.push(l) })
+      .controllers(t.IdemController)
+      .provide(Orders.open(store))
+      .provide(Small.open(store));
   });
   let n = 0;
   const fresh = () => `key-${Date.now()}-${n++}`;
-  const order = (key: string, body: object = { sku: 'abc', qty: 2 }, who = 'alice', url = '/orders', method = 'POST') => app.inject({ method, url, headers: bearer(who, key), body });
+  const order = (
+    key: string,
+    body: object = { sku: 'abc', qty: 2 },
+    who = 'alice',
+    url = '/orders',
+    method = 'POST',
+  ) => app.inject({ method, url, headers: bearer(who, key), body });
 
   it('IDEM-01 IDEM-12 IDEM-13 IDEM-26 the handler runs once per key; IDEM-07 retries get the kept answer byte for byte', async () => {
     const key = fresh();
@@ -194,11 +236,21 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
     expect(again.headers['x-request-id']).toBeDefined();
     expect(again.headers['x-request-id']).not.toBe(first.headers['x-request-id']);
     const raw = decodeKept(await Orders.open(store).get(recordKey('alice', key)));
-    expect(raw).toMatchObject({ k: 'kept', status: 201, type: 'application/json', own: [['Location', '/orders/1']] });
+    expect(raw).toMatchObject({
+      k: 'kept',
+      status: 201,
+      type: 'application/json',
+      own: [['Location', '/orders/1']],
+    });
   });
 
   it('IDEM-09 a request without Idempotency-Key is 400 and the handler does not run', async () => {
-    const res = await app.inject({ method: 'POST', url: '/orders', headers: bearer('alice'), body: { sku: 'a', qty: 1 } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/orders',
+      headers: bearer('alice'),
+      body: { sku: 'a', qty: 1 },
+    });
     expect(res.status).toBe(400);
     expect(res.json()).toEqual({ error: 'Idempotency-Key missing', status: 400 });
     expect(t.counts.create).toBe(0);
@@ -226,14 +278,22 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
 
   it('IDEM-11 by returning null is 403; the handler does not run and nothing is claimed', async () => {
     const key = fresh();
-    const res = await app.inject({ method: 'POST', url: '/by-null', headers: { 'idempotency-key': key } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/by-null',
+      headers: { 'idempotency-key': key },
+    });
     expect(res.status).toBe(403);
     expect(t.counts.create).toBe(0);
     expect(await Orders.open(store).get(recordKey('', key))).toBeNull();
   });
 
   it('a by that throws is that failure (not 403) and the handler does not run', async () => {
-    const res = await app.inject({ method: 'POST', url: '/by-throws', headers: { 'idempotency-key': fresh() } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/by-throws',
+      headers: { 'idempotency-key': fresh() },
+    });
     expect(res.status).toBe(401);
     expect(t.counts.byFails).toBe(1);
     expect(t.counts.create).toBe(0);
@@ -265,8 +325,18 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
 
   it('reordered JSON keys are a different request (the fingerprint covers raw bytes)', async () => {
     const key = fresh();
-    await app.inject({ method: 'POST', url: '/orders', headers: { ...bearer('alice', key), 'content-type': 'application/json' }, body: '{"sku":"a","qty":1}' });
-    const res = await app.inject({ method: 'POST', url: '/orders', headers: { ...bearer('alice', key), 'content-type': 'application/json' }, body: '{"qty":1,"sku":"a"}' });
+    await app.inject({
+      method: 'POST',
+      url: '/orders',
+      headers: { ...bearer('alice', key), 'content-type': 'application/json' },
+      body: '{"sku":"a","qty":1}',
+    });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/orders',
+      headers: { ...bearer('alice', key), 'content-type': 'application/json' },
+      body: '{"qty":1,"sku":"a"}',
+    });
     expect(res.status).toBe(422);
   });
 
@@ -277,12 +347,16 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
     expect((await order(key, undefined, 'alice', '/orders', 'PUT')).status).toBe(422);
     const k2 = fresh();
     await app.inject({ method: 'POST', url: '/conflict', headers: { 'idempotency-key': k2 } });
-    expect((await app.inject({ method: 'POST', url: '/csv', headers: { 'idempotency-key': k2 } })).status).toBe(422);
+    expect(
+      (await app.inject({ method: 'POST', url: '/csv', headers: { 'idempotency-key': k2 } }))
+        .status,
+    ).toBe(422);
   });
 
   it('IDEM-17 IDEM-18 IDEM-28 a failure is what the client gets, is not kept, and the next retry runs the handler', async () => {
     const key = fresh();
-    const send = () => app.inject({ method: 'POST', url: '/fails', headers: { 'idempotency-key': key } });
+    const send = () =>
+      app.inject({ method: 'POST', url: '/fails', headers: { 'idempotency-key': key } });
     const a = await send();
     expect(a.json()).toEqual({ error: 'out of stock', status: 409 });
     const b = await send();
@@ -299,7 +373,11 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
     const first = app.inject({ method: 'POST', url: '/slow', headers: { 'idempotency-key': key } });
     await flush();
     await flush();
-    const second = await app.inject({ method: 'POST', url: '/slow', headers: { 'idempotency-key': key } });
+    const second = await app.inject({
+      method: 'POST',
+      url: '/slow',
+      headers: { 'idempotency-key': key },
+    });
     expect(second.status).toBe(409);
     expect(second.headers['retry-after']).toBe('1');
     t.release();
@@ -318,7 +396,8 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
 
   it('IDEM-27 a typed status such as Status(409, Problem) is kept and replayed', async () => {
     const key = fresh();
-    const send = () => app.inject({ method: 'POST', url: '/conflict', headers: { 'idempotency-key': key } });
+    const send = () =>
+      app.inject({ method: 'POST', url: '/conflict', headers: { 'idempotency-key': key } });
     const a = await send();
     const b = await send();
     expect([a.status, b.status]).toEqual([409, 409]);
@@ -329,7 +408,8 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
 
   it('IDEM-29 a self-writing answer is kept with its content type and replayed under it', async () => {
     const key = fresh();
-    const send = () => app.inject({ method: 'POST', url: '/csv', headers: { 'idempotency-key': key } });
+    const send = () =>
+      app.inject({ method: 'POST', url: '/csv', headers: { 'idempotency-key': key } });
     const a = await send();
     const b = await send();
     expect(b.headers['content-type']).toBe('text/csv');
@@ -345,7 +425,8 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
     const overhead = raw!.length - 10;
     const fit = 300 - overhead;
     const k1 = fresh();
-    const send = (size: number, key: string) => app.inject({ method: 'POST', url: `/big/${size}`, headers: { 'idempotency-key': key } });
+    const send = (size: number, key: string) =>
+      app.inject({ method: 'POST', url: `/big/${size}`, headers: { 'idempotency-key': key } });
     await send(fit, k1);
     expect((await send(fit, k1)).headers['idempotent-replayed']).toBe('true');
     const k2 = fresh();
@@ -356,7 +437,7 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
     expect(retry.headers['idempotent-replayed']).toBeUndefined();
     expect(t.counts.big).toBe(4);
     await flush();
-    expect(lines.join('\n')).toContain('larger than the space\'s maxBytes (300): sent, not kept');
+    expect(lines.join('\n')).toContain("larger than the space's maxBytes (300): sent, not kept");
   });
 
   it('IDEM-24 IDEM-25 once ttlSeconds pass the record is gone and the handler runs again', async () => {
@@ -377,10 +458,23 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
     const first = await order(key);
     expect((await order(key)).body).toBe(first.body); // decoded and remembered by this app
     // Another instance on the same store keeps a different answer under the same (caller, key).
-    const other = new App({ log: () => {} }).controllers(controller().IdemController).provide(Orders.open(store)).provide(Small.open(store));
-    await other.inject({ method: 'POST', url: '/orders', headers: bearer('alice', fresh()), body: { sku: 'abc', qty: 2 } });
+    const other = new App({ log: () => {} })
+      .controllers(controller().IdemController)
+      .provide(Orders.open(store))
+      .provide(Small.open(store));
+    await other.inject({
+      method: 'POST',
+      url: '/orders',
+      headers: bearer('alice', fresh()),
+      body: { sku: 'abc', qty: 2 },
+    });
     await Orders.open(store).del(recordKey('alice', key));
-    const theirs = await other.inject({ method: 'POST', url: '/orders', headers: bearer('alice', key), body: { sku: 'abc', qty: 2 } });
+    const theirs = await other.inject({
+      method: 'POST',
+      url: '/orders',
+      headers: bearer('alice', key),
+      body: { sku: 'abc', qty: 2 },
+    });
     expect(theirs.headers.location).toBe('/orders/2');
     const replay = await order(key);
     expect(replay.headers['idempotent-replayed']).toBe('true');
@@ -390,11 +484,26 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
 
   it('IDEM-31 IDEM-33 a route with a single caller may leave out by; its body is the declared @Body type', async () => {
     const key = fresh();
-    const send = () => app.inject({ method: 'POST', url: '/anon', headers: { 'idempotency-key': key }, body: { sku: 's', qty: 1 } });
+    const send = () =>
+      app.inject({
+        method: 'POST',
+        url: '/anon',
+        headers: { 'idempotency-key': key },
+        body: { sku: 's', qty: 1 },
+      });
     await send();
     expect((await send()).headers['idempotent-replayed']).toBe('true');
     expect(t.counts.anon).toBe(1);
-    expect((await app.inject({ method: 'POST', url: '/anon', headers: { 'idempotency-key': fresh() }, body: { sku: 1 } })).status).toBe(400);
+    expect(
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/anon',
+          headers: { 'idempotency-key': fresh() },
+          body: { sku: 1 },
+        })
+      ).status,
+    ).toBe(400);
   });
 });
 
@@ -404,19 +513,25 @@ describe('idempotent replay over a real socket', () => {
   let runs = 0;
   @Controller()
   class WireController {
-    @Post('/ascii') @Idempotent(Kept, { by: () => 'one' }) @Returns(Status(201, Object))
+    @Post('/ascii')
+    @Idempotent(Kept, { by: () => 'one' })
+    @Returns(Status(201, Object))
     ascii() {
       runs++;
       return { sku: 'abc-123', qty: 3 };
     }
 
-    @Post('/utf8') @Idempotent(Kept, { by: () => 'one' }) @Returns(Object)
+    @Post('/utf8')
+    @Idempotent(Kept, { by: () => 'one' })
+    @Returns(Object)
     utf8() {
       runs++;
       return { name: 'café – ü 日本 😀' };
     }
 
-    @Post('/bytes') @Idempotent(Kept, { by: () => 'one' }) @Returns(Bytes)
+    @Post('/bytes')
+    @Idempotent(Kept, { by: () => 'one' })
+    @Returns(Bytes)
     bytes() {
       runs++;
       return new Bytes(ALL_BYTES);
@@ -425,42 +540,60 @@ describe('idempotent replay over a real socket', () => {
   let app: App;
   let url: string;
   beforeAll(async () => {
-    app = new App({ log: () => {} }).controllers(WireController).provide(Kept.open(new MemoryStore({ bytes: 1 << 20 })));
+    app = new App({ log: () => {} })
+      .controllers(WireController)
+      .provide(Kept.open(new MemoryStore({ bytes: 1 << 20 })));
     url = (await app.listen({ port: 0 })).url;
   });
   afterAll(() => app.close());
 
   const post = async (path: string, key: string) => {
-    const r = await fetch(url + path, { method: 'POST', headers: { 'idempotency-key': key, 'content-type': 'application/json' }, body: '{"n":1}' });
-    return { status: r.status, type: r.headers.get('content-type'), replayed: r.headers.get('idempotent-replayed'), bytes: Buffer.from(await r.arrayBuffer()) };
+    const r = await fetch(url + path, {
+      method: 'POST',
+      headers: { 'idempotency-key': key, 'content-type': 'application/json' },
+      body: '{"n":1}',
+    });
+    return {
+      status: r.status,
+      type: r.headers.get('content-type'),
+      replayed: r.headers.get('idempotent-replayed'),
+      bytes: Buffer.from(await r.arrayBuffer()),
+    };
   };
 
-  it.each(['/ascii', '/utf8', '/bytes'])('IDEM-07 %s: replays carry the first answer\'s bytes exactly (ASCII, UTF-8 and binary bodies)', async (path) => {
-    const before = runs;
-    const first = await post(path, `wire-${path}`);
-    const replays = [await post(path, `wire-${path}`), await post(path, `wire-${path}`)];
-    expect(runs).toBe(before + 1);
-    if (path === '/bytes') expect(first.bytes.equals(ALL_BYTES)).toBe(true);
-    if (path === '/utf8') expect(JSON.parse(first.bytes.toString('utf8'))).toEqual({ name: 'café – ü 日本 😀' });
-    for (const r of replays) {
-      expect(r.replayed).toBe('true');
-      expect(r.status).toBe(first.status);
-      expect(r.type).toBe(first.type);
-      expect(r.bytes.equals(first.bytes)).toBe(true);
-    }
-  });
+  it.each(['/ascii', '/utf8', '/bytes'])(
+    "IDEM-07 %s: replays carry the first answer's bytes exactly (ASCII, UTF-8 and binary bodies)",
+    async (path) => {
+      const before = runs;
+      const first = await post(path, `wire-${path}`);
+      const replays = [await post(path, `wire-${path}`), await post(path, `wire-${path}`)];
+      expect(runs).toBe(before + 1);
+      if (path === '/bytes') expect(first.bytes.equals(ALL_BYTES)).toBe(true);
+      if (path === '/utf8')
+        expect(JSON.parse(first.bytes.toString('utf8'))).toEqual({ name: 'café – ü 日本 😀' });
+      for (const r of replays) {
+        expect(r.replayed).toBe('true');
+        expect(r.status).toBe(first.status);
+        expect(r.type).toBe(first.type);
+        expect(r.bytes.equals(first.bytes)).toBe(true);
+      }
+    },
+  );
 });
 
 describe('idempotency without a store', () => {
   it('IDEM-32 the decorated handler stays a plain method a unit test can call', () => {
     const { IdemController, counts } = controller();
     const ctrl = new IdemController();
-    const r = ctrl.create(Object.assign(new NewOrder(), { sku: 'a', qty: 1 }), new Account('alice'));
+    const r = ctrl.create(
+      Object.assign(new NewOrder(), { sku: 'a', qty: 1 }),
+      new Account('alice'),
+    );
     expect(r.status).toBe(201);
     expect(counts.create).toBe(1);
   });
 
-  it('IDEM-03 a program\'s own store with the contract can replace ours', async () => {
+  it("IDEM-03 a program's own store with the contract can replace ours", async () => {
     const calls: string[] = [];
     const inner = new MemoryStore({ bytes: 1 << 16 });
     const own: Store = {
@@ -471,10 +604,23 @@ describe('idempotency without a store', () => {
       close: () => inner.close(),
     };
     const { IdemController } = controller();
-    const app = new App({ log: () => {} }).controllers(IdemController).provide(Orders.open(own)).provide(Small.open(own));
+    const app = new App({ log: () => {} })
+      .controllers(IdemController)
+      .provide(Orders.open(own))
+      .provide(Small.open(own));
     const key = 'own-' + Date.now();
-    await app.inject({ method: 'POST', url: '/anon', headers: { 'idempotency-key': key }, body: { sku: 's', qty: 1 } });
-    const again = await app.inject({ method: 'POST', url: '/anon', headers: { 'idempotency-key': key }, body: { sku: 's', qty: 1 } });
+    await app.inject({
+      method: 'POST',
+      url: '/anon',
+      headers: { 'idempotency-key': key },
+      body: { sku: 's', qty: 1 },
+    });
+    const again = await app.inject({
+      method: 'POST',
+      url: '/anon',
+      headers: { 'idempotency-key': key },
+      body: { sku: 's', qty: 1 },
+    });
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(calls).toEqual(['get', 'putIfAbsent', 'put', 'get']);
   });
@@ -483,10 +629,18 @@ describe('idempotency without a store', () => {
     const redis = await startRedis();
     const store = new RedisStore({ url: redis.url, commandTimeoutMs: 300 });
     const { IdemController, counts } = controller();
-    const app = new App({ log: () => {} }).controllers(IdemController).provide(Orders.open(store)).provide(Small.open(store));
+    const app = new App({ log: () => {} })
+      .controllers(IdemController)
+      .provide(Orders.open(store))
+      .provide(Small.open(store));
     await redis.stop();
     const started = Date.now();
-    const res = await app.inject({ method: 'POST', url: '/anon', headers: { 'idempotency-key': 'down' }, body: { sku: 's', qty: 1 } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/anon',
+      headers: { 'idempotency-key': 'down' },
+      body: { sku: 's', qty: 1 },
+    });
     expect(res.status).toBe(503);
     expect(res.json()).toEqual({ error: 'idempotency store unavailable', status: 503 });
     expect(counts.anon).toBe(0);
@@ -497,9 +651,17 @@ describe('idempotency without a store', () => {
   it('an in-process store that fails (closed MemoryStore, read through peek) fails closed too: 503, no handler run', async () => {
     const store = new MemoryStore({ bytes: 1 << 20 });
     const { IdemController, counts } = controller();
-    const app = new App({ log: () => {} }).controllers(IdemController).provide(Orders.open(store)).provide(Small.open(store));
+    const app = new App({ log: () => {} })
+      .controllers(IdemController)
+      .provide(Orders.open(store))
+      .provide(Small.open(store));
     await store.close();
-    const res = await app.inject({ method: 'POST', url: '/anon', headers: { 'idempotency-key': 'closed' }, body: { sku: 's', qty: 1 } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/anon',
+      headers: { 'idempotency-key': 'closed' },
+      body: { sku: 's', qty: 1 },
+    });
     expect(res.status).toBe(503);
     expect(res.json()).toEqual({ error: 'idempotency store unavailable', status: 503 });
     expect(counts.anon).toBe(0);
@@ -509,10 +671,19 @@ describe('idempotency without a store', () => {
     expect(CLAIM_LEASE_MS).toBe(30_000);
     expect(Orders.leaseMs).toBe(30_000);
     expect(Space('l', { ttlSeconds: 60, maxBytes: 1, leaseMs: 5000 }).leaseMs).toBe(5000);
-    for (const leaseMs of [0, -1, Number.NaN]) expect(() => Space('l', { ttlSeconds: 60, maxBytes: 1, leaseMs })).toThrow(/Space "l": leaseMs/);
-    expect(() => Space('l', { ttlSeconds: 60, maxBytes: 1, maxBytesPerCaller: 0 })).toThrow(/maxBytesPerCaller/);
-    expect(Space('l', { ttlSeconds: 60, maxBytes: 64 * 1024 }).maxBytesPerCaller).toBe(16 * 1024 * 1024);
-    expect(Space('l', { ttlSeconds: 60, maxBytes: 1024 * 1024 }).maxBytesPerCaller).toBe(64 * 1024 * 1024);
+    for (const leaseMs of [0, -1, Number.NaN])
+      expect(() => Space('l', { ttlSeconds: 60, maxBytes: 1, leaseMs })).toThrow(
+        /Space "l": leaseMs/,
+      );
+    expect(() => Space('l', { ttlSeconds: 60, maxBytes: 1, maxBytesPerCaller: 0 })).toThrow(
+      /maxBytesPerCaller/,
+    );
+    expect(Space('l', { ttlSeconds: 60, maxBytes: 64 * 1024 }).maxBytesPerCaller).toBe(
+      16 * 1024 * 1024,
+    );
+    expect(Space('l', { ttlSeconds: 60, maxBytes: 1024 * 1024 }).maxBytesPerCaller).toBe(
+      64 * 1024 * 1024,
+    );
   });
 });
 
@@ -560,7 +731,10 @@ describe('idempotency Refusals', () => {
   }
   const problems = (() => {
     try {
-      new App().controllers(Refused).provide(Orders.open(new MemoryStore({ bytes: 1024 }))).build();
+      new App()
+        .controllers(Refused)
+        .provide(Orders.open(new MemoryStore({ bytes: 1024 })))
+        .build();
     } catch (e) {
       return (e as { problems: string[] }).problems;
     }
@@ -568,19 +742,31 @@ describe('idempotency Refusals', () => {
   })();
 
   it('REF-10 @Idempotent on a route that answers through the Ctx is refused naming the route', () => {
-    expect(problems.some((p) => p.startsWith('POST /r/ctx (Refused.viaCtx): @Idempotent route answers through the Ctx'))).toBe(true);
+    expect(
+      problems.some((p) =>
+        p.startsWith('POST /r/ctx (Refused.viaCtx): @Idempotent route answers through the Ctx'),
+      ),
+    ).toBe(true);
   });
   it('REF-11 @Idempotent on a FileBody is refused naming the route', () => {
-    expect(problems).toContain('GET /r/file (Refused.file): @Idempotent cannot keep a FileBody answer');
+    expect(problems).toContain(
+      'GET /r/file (Refused.file): @Idempotent cannot keep a FileBody answer',
+    );
   });
   it('REF-12 @Idempotent on a Redirect is refused naming the route', () => {
-    expect(problems).toContain('POST /r/redirect (Refused.redirect): @Idempotent cannot keep a Redirect answer');
+    expect(problems).toContain(
+      'POST /r/redirect (Refused.redirect): @Idempotent cannot keep a Redirect answer',
+    );
   });
   it('REF-32 @Idempotent without by on a route with an Authorization or a resolved caller is refused', () => {
-    expect(problems.filter((p) => p.includes('@Idempotent without by')).map((p) => p.split(':')[0])).toEqual(['POST /r/auth (Refused.auth)', 'POST /r/resolved (Refused.resolved)']);
+    expect(
+      problems.filter((p) => p.includes('@Idempotent without by')).map((p) => p.split(':')[0]),
+    ).toEqual(['POST /r/auth (Refused.auth)', 'POST /r/resolved (Refused.resolved)']);
   });
   it('a space that is not provided is refused naming it (OPEN-60)', () => {
-    expect(problems).toContain('GET /r/unprovided (Refused.unprovided): @Idempotent space "small" is not provided: app.provide(small.open(store))');
+    expect(problems).toContain(
+      'GET /r/unprovided (Refused.unprovided): @Idempotent space "small" is not provided: app.provide(small.open(store))',
+    );
   });
 });
 
@@ -589,17 +775,41 @@ describe('idempotency Refusals', () => {
 const listenOn = async (app: App) => (await app.listen({ port: 0 })).port;
 
 /** A POST over its own connection: status, the raw head lines and the body. */
-function postRaw(port: number, path: string, headers: Record<string, string>, body = ''): Promise<{ status: number; head: string[]; body: string }> {
+function postRaw(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  body = '',
+): Promise<{ status: number; head: string[]; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => {
-        const head: string[] = [];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) head.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`);
-        resolve({ status: res.statusCode ?? 0, head, body: Buffer.concat(chunks).toString('latin1') });
-      });
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent: false,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+          ...headers,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => {
+          const head: string[] = [];
+          for (let i = 0; i < res.rawHeaders.length; i += 2)
+            head.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`);
+          resolve({
+            status: res.statusCode ?? 0,
+            head,
+            body: Buffer.concat(chunks).toString('latin1'),
+          });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -616,7 +826,9 @@ describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
     let runs = 0;
     @Controller()
     class Long {
-      @Post('/long') @Idempotent(Leased, { by: () => 'one' }) @Returns(Object)
+      @Post('/long')
+      @Idempotent(Leased, { by: () => 'one' })
+      @Returns(Object)
       async long() {
         runs++;
         await new Promise((r) => setTimeout(r, 450));
@@ -628,7 +840,10 @@ describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
     const seen: Store = {
       get: (k) => store.get(k),
       putIfAbsent: (k, v, t) => (leases.push(`claim ${t}`), store.putIfAbsent(k, v, t)),
-      put: (k, v, t, o) => (o?.expect?.equals(v) && leases.push(`renew ${t}`), store.put(k, v, t, o)),
+      put: (k, v, t, o) => (
+        o?.expect?.equals(v) && leases.push(`renew ${t}`),
+        store.put(k, v, t, o)
+      ),
       del: (k, o) => store.del(k, o),
       close: async () => {},
     };
@@ -636,10 +851,18 @@ describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
     const key = `lease-${storeName}-${Date.now()}`;
     const first = app.inject({ method: 'POST', url: '/long', headers: { 'idempotency-key': key } });
     await new Promise((r) => setTimeout(r, 300)); // twice the lease
-    const dup = await app.inject({ method: 'POST', url: '/long', headers: { 'idempotency-key': key } });
+    const dup = await app.inject({
+      method: 'POST',
+      url: '/long',
+      headers: { 'idempotency-key': key },
+    });
     expect(dup.status).toBe(409);
     expect((await first).status).toBe(200);
-    const replay = await app.inject({ method: 'POST', url: '/long', headers: { 'idempotency-key': key } });
+    const replay = await app.inject({
+      method: 'POST',
+      url: '/long',
+      headers: { 'idempotency-key': key },
+    });
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(runs).toBe(1);
     expect(leases[0]).toBe('claim 150');
@@ -651,7 +874,9 @@ describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
     let runs = 0;
     @Controller()
     class Race {
-      @Post('/race') @Idempotent(Stampede, { by: () => 'one' }) @Returns(Status(201, Object))
+      @Post('/race')
+      @Idempotent(Stampede, { by: () => 'one' })
+      @Returns(Status(201, Object))
       async race() {
         runs++;
         await new Promise((r) => setTimeout(r, 20));
@@ -662,9 +887,17 @@ describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
     const port = await listenOn(app);
     try {
       const key = `race-${storeName}-${Date.now()}`;
-      const all = await Promise.all(Array.from({ length: 40 }, () => postRaw(port, '/race', { 'idempotency-key': key }, '{"a":1}')));
+      const all = await Promise.all(
+        Array.from({ length: 40 }, () =>
+          postRaw(port, '/race', { 'idempotency-key': key }, '{"a":1}'),
+        ),
+      );
       expect(runs).toBe(1);
-      const firsts = all.filter((r) => r.status === 201 && !r.head.some((h) => h.toLowerCase().startsWith('idempotent-replayed')));
+      const firsts = all.filter(
+        (r) =>
+          r.status === 201 &&
+          !r.head.some((h) => h.toLowerCase().startsWith('idempotent-replayed')),
+      );
       expect(firsts).toHaveLength(1);
       for (const r of all) {
         expect([201, 409]).toContain(r.status);
@@ -682,7 +915,9 @@ describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
     let lose: () => Promise<void> = async () => {};
     @Controller()
     class Keep {
-      @Post('/keep') @Idempotent(Fragile, { by: () => 'one' }) @Returns(Object)
+      @Post('/keep')
+      @Idempotent(Fragile, { by: () => 'one' })
+      @Returns(Object)
       async keep() {
         runs++;
         await lose(); // the store goes down (and loses the claim) between the handler and the keep
@@ -701,7 +936,16 @@ describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
       lose = async () => redis.halt();
       restore = async () => {
         await redis.restart();
-        for (let i = 0; i < 50 && !(await rs.get('probe').then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+        for (
+          let i = 0;
+          i < 50 &&
+          !(await rs.get('probe').then(
+            () => true,
+            () => false,
+          ));
+          i++
+        )
+          await new Promise((r) => setTimeout(r, 100));
       };
       ownStop = async () => (await rs.close(), await redis.stop());
     } else {
@@ -710,7 +954,8 @@ describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
       target = {
         get: (k) => inner.get(k),
         putIfAbsent: (k, v, t) => inner.putIfAbsent(k, v, t),
-        put: (k, v, t, o) => (down ? Promise.reject(new Error('store down')) : inner.put(k, v, t, o)),
+        put: (k, v, t, o) =>
+          down ? Promise.reject(new Error('store down')) : inner.put(k, v, t, o),
         del: (k, o) => (down ? Promise.reject(new Error('store down')) : inner.del(k, o)),
         close: () => inner.close(),
       };
@@ -723,18 +968,30 @@ describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
       };
     }
     try {
-      const app = new App({ log: (l) => lines.push(l) }).controllers(Keep).provide(Fragile.open(target));
+      const app = new App({ log: (l) => lines.push(l) })
+        .controllers(Keep)
+        .provide(Fragile.open(target));
       const key = `keep-${storeName}-${Date.now()}`;
-      const first = await app.inject({ method: 'POST', url: '/keep', headers: { 'idempotency-key': key } });
+      const first = await app.inject({
+        method: 'POST',
+        url: '/keep',
+        headers: { 'idempotency-key': key },
+      });
       expect(first.status).toBe(200);
       lose = async () => {};
       await restore();
-      const retry = await app.inject({ method: 'POST', url: '/keep', headers: { 'idempotency-key': key } });
+      const retry = await app.inject({
+        method: 'POST',
+        url: '/keep',
+        headers: { 'idempotency-key': key },
+      });
       expect(retry.status).toBe(503);
       expect(retry.headers['retry-after']).toBeDefined();
       expect(runs).toBe(1);
       await flush();
-      expect(lines.some((l) => l.startsWith('error: POST /keep (Keep.keep)') && l.includes(key))).toBe(true);
+      expect(
+        lines.some((l) => l.startsWith('error: POST /keep (Keep.keep)') && l.includes(key)),
+      ).toBe(true);
     } finally {
       await ownStop();
     }
@@ -748,7 +1005,9 @@ describe('issue 13: eviction, key bytes, headers kept, health', () => {
     let release: () => void = () => {};
     @Controller()
     class Flood {
-      @Post('/orders') @Idempotent(Shop, { by: (c) => c.resolve(Account).id }) @Returns(Status(201, Object))
+      @Post('/orders')
+      @Idempotent(Shop, { by: (c) => c.resolve(Account).id })
+      @Returns(Status(201, Object))
       async create(account: Account) {
         counts[account.id] = (counts[account.id] ?? 0) + 1;
         if (account.id === 'slow') await new Promise<void>((r) => (release = r));
@@ -757,7 +1016,8 @@ describe('issue 13: eviction, key bytes, headers kept, health', () => {
     }
     const store = new MemoryStore({ bytes: 128 * 1024 });
     const app = new App({ log: () => {} }).controllers(Flood).provide(Shop.open(store));
-    const send = (who: string, key: string) => app.inject({ method: 'POST', url: '/orders', headers: bearer(who, key) });
+    const send = (who: string, key: string) =>
+      app.inject({ method: 'POST', url: '/orders', headers: bearer(who, key) });
     expect((await send('alice', 'a-1')).status).toBe(201);
     const inFlight = send('slow', 's-1');
     await flush();
@@ -781,12 +1041,16 @@ describe('issue 13: eviction, key bytes, headers kept, health', () => {
     let runs = 0;
     @Controller()
     class K {
-      @Post('/k') @Idempotent(Keys, { by: () => 'one' }) @Returns(Object)
+      @Post('/k')
+      @Idempotent(Keys, { by: () => 'one' })
+      @Returns(Object)
       k() {
         return { n: ++runs };
       }
     }
-    const app = new App({ log: () => {} }).controllers(K).provide(Keys.open(new MemoryStore({ bytes: 1 << 20 })));
+    const app = new App({ log: () => {} })
+      .controllers(K)
+      .provide(Keys.open(new MemoryStore({ bytes: 1 << 20 })));
     const port = await listenOn(app);
     try {
       // Node's client writes a string header as latin1: each char is one byte on the wire.
@@ -811,7 +1075,9 @@ describe('issue 13: eviction, key bytes, headers kept, health', () => {
     let runs = 0;
     @Controller()
     class H {
-      @Post('/h') @Idempotent(Hdr, { by: () => 'one' }) @Returns(Status(201, Object))
+      @Post('/h')
+      @Idempotent(Hdr, { by: () => 'one' })
+      @Returns(Status(201, Object))
       h(c: Ctx, session: Session) {
         runs++;
         c.setHeader('X-Trace', 'abc');
@@ -820,13 +1086,17 @@ describe('issue 13: eviction, key bytes, headers kept, health', () => {
         return { n: runs };
       }
     }
-    const app = new App({ log: () => {} }).controllers(H).provide(Hdr.open(new MemoryStore({ bytes: 1 << 20 }))).sessions({ sessionSecret: 's'.repeat(40) });
+    const app = new App({ log: () => {} })
+      .controllers(H)
+      .provide(Hdr.open(new MemoryStore({ bytes: 1 << 20 })))
+      .sessions({ sessionSecret: 's'.repeat(40) });
     const port = await listenOn(app);
     try {
       const first = await postRaw(port, '/h', { 'idempotency-key': 'hdr-1' });
       const replay = await postRaw(port, '/h', { 'idempotency-key': 'hdr-1' });
       expect(runs).toBe(1);
-      const strip = (head: string[]) => head.filter((h) => !/^(date|idempotent-replayed):/i.test(h));
+      const strip = (head: string[]) =>
+        head.filter((h) => !/^(date|idempotent-replayed):/i.test(h));
       expect(replay.head.map((h) => h.toLowerCase())).toContain('idempotent-replayed: true');
       expect(first.head.filter((h) => /^set-cookie:/i.test(h))).toHaveLength(2);
       expect(strip(replay.head)).toEqual(strip(first.head));
@@ -841,7 +1111,9 @@ describe('issue 13: eviction, key bytes, headers kept, health', () => {
     const redis = await startRedis();
     const store = new RedisStore({ url: redis.url, commandTimeoutMs: 300 });
     const Healthy = Space('healthy', { ttlSeconds: 60, maxBytes: 1024 });
-    const app = new App({ log: () => {} }).provide(Healthy.open(store)).health({ path: '/healthz', cacheMs: 0 } as never);
+    const app = new App({ log: () => {} })
+      .provide(Healthy.open(store))
+      .health({ path: '/healthz', cacheMs: 0 } as never);
     try {
       expect((await app.inject({ method: 'GET', url: '/healthz' })).status).toBe(200);
       await redis.halt();
@@ -863,7 +1135,7 @@ describe('issue 13: eviction, key bytes, headers kept, health', () => {
 });
 
 describe('issue 13: the per-caller bound (maxBytesPerCaller)', () => {
-  it('the per-caller bound: a claim that fits the caller\'s bound exactly is admitted; one byte more is refused with the wait until its oldest record lapses', () => {
+  it("the per-caller bound: a claim that fits the caller's bound exactly is admitted; one byte more is refused with the wait until its oldest record lapses", () => {
     const budget = new CallerBudget(1000);
     const now = performance.now();
     expect(budget.admit('a', 'k1', 600, now + 60_000)).toBe(0);
@@ -878,7 +1150,7 @@ describe('issue 13: the per-caller bound (maxBytesPerCaller)', () => {
     expect(budget.used('a')).toBe(700);
   });
 
-  it('a record that lapsed leaves the caller\'s count', async () => {
+  it("a record that lapsed leaves the caller's count", async () => {
     const budget = new CallerBudget(100);
     expect(budget.admit('a', 'k1', 100, performance.now() + 30)).toBe(0);
     expect(budget.admit('a', 'k2', 1, performance.now() + 30)).toBeGreaterThan(0);
@@ -892,14 +1164,19 @@ describe('issue 13: the per-caller bound (maxBytesPerCaller)', () => {
     const counts: Record<string, number> = {};
     @Controller()
     class Capper {
-      @Post('/c') @Idempotent(Capped, { by: (c) => c.resolve(Account).id }) @Returns(Status(201, Object))
+      @Post('/c')
+      @Idempotent(Capped, { by: (c) => c.resolve(Account).id })
+      @Returns(Status(201, Object))
       create(account: Account) {
         counts[account.id] = (counts[account.id] ?? 0) + 1;
         return { pad: 'x'.repeat(1000) };
       }
     }
-    const app = new App({ log: () => {} }).controllers(Capper).provide(Capped.open(new MemoryStore({ bytes: 1 << 20 })));
-    const send = (who: string, key: string) => app.inject({ method: 'POST', url: '/c', headers: bearer(who, key) });
+    const app = new App({ log: () => {} })
+      .controllers(Capper)
+      .provide(Capped.open(new MemoryStore({ bytes: 1 << 20 })));
+    const send = (who: string, key: string) =>
+      app.inject({ method: 'POST', url: '/c', headers: bearer(who, key) });
     let refused: Awaited<ReturnType<typeof send>> | null = null;
     for (let i = 0; i < 20 && refused === null; i++) {
       const r = await send('mallory', `m-${i}`);
@@ -920,14 +1197,22 @@ describe('issue 13: the per-caller bound (maxBytesPerCaller)', () => {
     let runs = 0;
     @Controller()
     class OneCaller {
-      @Post('/s') @Idempotent(Single) @Returns(Status(201, Object))
+      @Post('/s')
+      @Idempotent(Single)
+      @Returns(Status(201, Object))
       create() {
         runs++;
         return { pad: 'x'.repeat(1000) };
       }
     }
-    const app = new App({ log: () => {} }).controllers(OneCaller).provide(Single.open(new MemoryStore({ bytes: 1 << 20 })));
-    for (let i = 0; i < 20; i++) expect((await app.inject({ method: 'POST', url: '/s', headers: { 'idempotency-key': `k-${i}` } })).status).toBe(201);
+    const app = new App({ log: () => {} })
+      .controllers(OneCaller)
+      .provide(Single.open(new MemoryStore({ bytes: 1 << 20 })));
+    for (let i = 0; i < 20; i++)
+      expect(
+        (await app.inject({ method: 'POST', url: '/s', headers: { 'idempotency-key': `k-${i}` } }))
+          .status,
+      ).toBe(201);
     expect(runs).toBe(20); // 20 kept answers of about 1 KiB: past the 8 KiB a caller of a by route may hold
   });
 });

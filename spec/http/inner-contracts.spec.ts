@@ -1,5 +1,21 @@
 import { MemoryStore, Space } from 'fw/cache';
-import { App, Bytes, Controller, EventStream, FileBody, Get, Idempotent, Optional, Post, Redirect, Reply, Returns, Status, Versioned, type Contract } from 'fw';
+import {
+  App,
+  Bytes,
+  Controller,
+  EventStream,
+  FileBody,
+  Get,
+  Idempotent,
+  Optional,
+  Post,
+  Redirect,
+  Reply,
+  Returns,
+  Status,
+  Versioned,
+  type Contract,
+} from 'fw';
 import { innerContracts, toContract } from '../../lib/http/core/answers';
 
 // The one walk over the contract type (issue 14 §5): innerContracts gives the contracts nested
@@ -24,7 +40,10 @@ function everyContract(c: Contract): Contract[] {
 describe('innerContracts', () => {
   // One of each kind; a Record over the kinds, so a kind added to Contract fails tsc here until it has a row.
   const order = toContract(Order);
-  const leaves: Record<Exclude<Contract['kind'], 'status' | 'optional' | 'reply' | 'versioned'>, Contract> = {
+  const leaves: Record<
+    Exclude<Contract['kind'], 'status' | 'optional' | 'reply' | 'versioned'>,
+    Contract
+  > = {
     json: order,
     text: toContract(String),
     void: { kind: 'void' },
@@ -41,7 +60,11 @@ describe('innerContracts', () => {
   });
 
   it('Status, Optional and Versioned give their one inner contract, the very object', () => {
-    for (const wrap of [(c: Contract) => Status(201, c), (c: Contract) => Optional(c), (c: Contract) => Versioned(c)]) {
+    for (const wrap of [
+      (c: Contract) => Status(201, c),
+      (c: Contract) => Optional(c),
+      (c: Contract) => Versioned(c),
+    ]) {
       const inner = innerContracts(wrap(order));
       expect(inner).toHaveLength(1);
       expect(inner[0]).toBe(order);
@@ -52,12 +75,35 @@ describe('innerContracts', () => {
     expect(innerContracts(Reply(order, { statuses: [200, 202] }))).toEqual([order]);
     const map = Reply({ 200: Order, 409: Conflict, 303: Redirect(303) });
     expect(innerContracts(map).map((c) => c.kind)).toEqual(['json', 'redirect', 'json']);
-    expect(innerContracts(map).map((c) => (c.kind === 'json' ? c.type : c.kind))).toEqual([Order, 'redirect', Conflict]);
+    expect(innerContracts(map).map((c) => (c.kind === 'json' ? c.type : c.kind))).toEqual([
+      Order,
+      'redirect',
+      Conflict,
+    ]);
   });
 
   it('a walk through it reaches every nested contract of every kind, however deep', () => {
-    const deep = Optional(Versioned(Reply({ 200: Status(200, Order), 206: Optional(FileBody), 409: Reply({ 409: Conflict, 410: String }) })));
-    expect(everyContract(deep).map((c) => c.kind)).toEqual(['optional', 'versioned', 'reply', 'status', 'json', 'optional', 'file', 'reply', 'json', 'text']);
+    const deep = Optional(
+      Versioned(
+        Reply({
+          200: Status(200, Order),
+          206: Optional(FileBody),
+          409: Reply({ 409: Conflict, 410: String }),
+        }),
+      ),
+    );
+    expect(everyContract(deep).map((c) => c.kind)).toEqual([
+      'optional',
+      'versioned',
+      'reply',
+      'status',
+      'json',
+      'optional',
+      'file',
+      'reply',
+      'json',
+      'text',
+    ]);
   });
 });
 
@@ -66,7 +112,10 @@ describe('the checks that walk a contract reach every Reply variant', () => {
 
   function problemsOf(controller: Function): string[] {
     try {
-      new App().controllers(controller).provide(Kept.open(new MemoryStore({ bytes: 4096 }))).build();
+      new App()
+        .controllers(controller)
+        .provide(Kept.open(new MemoryStore({ bytes: 4096 })))
+        .build();
     } catch (e) {
       return (e as { problems: string[] }).problems;
     }
@@ -82,7 +131,9 @@ describe('the checks that walk a contract reach every Reply variant', () => {
         return null;
       }
     }
-    expect(problemsOf(Later)).toEqual([expect.stringMatching(/^GET \/f \(Later\.f\): FileBody cannot sit inside Reply/)]);
+    expect(problemsOf(Later)).toEqual([
+      expect.stringMatching(/^GET \/f \(Later\.f\): FileBody cannot sit inside Reply/),
+    ]);
   });
 
   it('REF-11 @Idempotent on a Reply map with a FileBody or Redirect variant is refused naming the kind', () => {
@@ -108,8 +159,12 @@ describe('the checks that walk a contract reach every Reply variant', () => {
       }
     }
     const problems = problemsOf(Keeps);
-    expect(problems).toContain('POST /file (Keeps.file): @Idempotent cannot keep a FileBody answer');
-    expect(problems).toContain('POST /redirect (Keeps.redirect): @Idempotent cannot keep a Redirect answer');
+    expect(problems).toContain(
+      'POST /file (Keeps.file): @Idempotent cannot keep a FileBody answer',
+    );
+    expect(problems).toContain(
+      'POST /redirect (Keeps.redirect): @Idempotent cannot keep a Redirect answer',
+    );
     expect(problems.filter((p) => p.startsWith('POST /plain'))).toEqual([]);
   });
 });

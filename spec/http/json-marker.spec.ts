@@ -1,14 +1,43 @@
 import 'reflect-metadata';
-import { IsEnum, IsInt, IsOptional, IsString, Min, Validate, ValidateNested, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
+import {
+  IsEnum,
+  IsInt,
+  IsOptional,
+  IsString,
+  Min,
+  Validate,
+  ValidateNested,
+  ValidatorConstraint,
+  type ValidatorConstraintInterface,
+} from 'class-validator';
 import { Type } from 'class-transformer';
-import { App, Body, Controller, Ctx, Form, Get, Json, jsonEnum, Optional, Post, Query, Reply, Returns, Status, Union, type RenameAll } from 'fw';
+import {
+  App,
+  Body,
+  Controller,
+  Ctx,
+  Form,
+  Get,
+  Json,
+  jsonEnum,
+  Optional,
+  Post,
+  Query,
+  Reply,
+  Returns,
+  Status,
+  Union,
+  type RenameAll,
+} from 'fw';
 import { schemaOf } from '../../lib/http/schema';
 
 const quiet = () => new App({ log: () => {} });
 
 function refusals(...controllers: Function[]): string[] {
   try {
-    quiet().controllers(...controllers).build();
+    quiet()
+      .controllers(...controllers)
+      .build();
   } catch (e) {
     return (e as { problems: string[] }).problems;
   }
@@ -23,7 +52,8 @@ class Order {
   @IsString() createdAt!: string;
   @IsInt() lineCount!: number;
 }
-const order = (id: string, createdAt: string, lineCount: number): Order => Object.assign(new Order(), { id, createdAt, lineCount });
+const order = (id: string, createdAt: string, lineCount: number): Order =>
+  Object.assign(new Order(), { id, createdAt, lineCount });
 
 class Circle {
   @IsInt() @Min(1) r!: number;
@@ -80,14 +110,25 @@ describe('JSON spelling marker: writing', () => {
       }
     }
     const app = quiet().controllers(C);
-    expect((await app.inject({ url: '/order' })).body).toBe('{"id":"7","created-at":"2024-05-01","line-count":2}');
+    expect((await app.inject({ url: '/order' })).body).toBe(
+      '{"id":"7","created-at":"2024-05-01","line-count":2}',
+    );
     const list = await app.inject({ url: '/orders' });
-    expect([list.status, list.body]).toEqual([201, '[{"id":"1","created-at":"a","line-count":1},{"id":"2","created-at":"b","line-count":2}]']);
-    expect((await app.inject({ url: '/maybe' })).body).toBe('{"id":"3","created-at":"c","line-count":3}');
+    expect([list.status, list.body]).toEqual([
+      201,
+      '[{"id":"1","created-at":"a","line-count":1},{"id":"2","created-at":"b","line-count":2}]',
+    ]);
+    expect((await app.inject({ url: '/maybe' })).body).toBe(
+      '{"id":"3","created-at":"c","line-count":3}',
+    );
     const reply = await app.inject({ url: '/reply' });
     expect([reply.status, reply.body]).toEqual([202, '{"id":"4","created-at":"d","line-count":4}']);
-    expect((await app.inject({ url: '/inferred' })).body).toBe('[{"id":"5","created-at":"e","line-count":5}]');
-    expect((await app.inject({ url: '/ctx' })).body).toBe('{"id":"6","created-at":"f","line-count":6}');
+    expect((await app.inject({ url: '/inferred' })).body).toBe(
+      '[{"id":"5","created-at":"e","line-count":5}]',
+    );
+    expect((await app.inject({ url: '/ctx' })).body).toBe(
+      '{"id":"6","created-at":"f","line-count":6}',
+    );
   });
 
   it('JSON-12 a marked class nested in an unmarked one is spelled, and a class reaching no marker is written as JSON.stringify writes it', async () => {
@@ -112,7 +153,9 @@ describe('JSON spelling marker: writing', () => {
       }
     }
     const app = quiet().controllers(C);
-    expect((await app.inject({ url: '/page' })).body).toBe('{"items":[{"id":"1","created-at":"a","line-count":1}],"total":1}');
+    expect((await app.inject({ url: '/page' })).body).toBe(
+      '{"items":[{"id":"1","created-at":"a","line-count":1}],"total":1}',
+    );
     expect((await app.inject({ url: '/plain' })).body).toBe(JSON.stringify(new Plain()));
   });
 
@@ -138,7 +181,10 @@ describe('JSON spelling marker: writing', () => {
           return new Spelled();
         }
       }
-      expect([rule, (await quiet().controllers(C).inject({ url: '/x' })).body]).toEqual([rule, expected[rule]]);
+      expect([rule, (await quiet().controllers(C).inject({ url: '/x' })).body]).toEqual([
+        rule,
+        expected[rule],
+      ]);
     }
   });
 
@@ -178,7 +224,9 @@ describe('JSON spelling marker: writing', () => {
       }
     }
     const app = quiet().controllers(C);
-    expect((await app.inject({ url: '/shapes' })).body).toBe('[{"circle":{"r":1}},{"square":{"side":2}},{"empty":{}}]');
+    expect((await app.inject({ url: '/shapes' })).body).toBe(
+      '[{"circle":{"r":1}},{"square":{"side":2}},{"empty":{}}]',
+    );
     expect((await app.inject({ url: '/one' })).body).toBe('{"circle":{"r":3}}');
   });
 
@@ -194,15 +242,25 @@ describe('JSON spelling marker: writing', () => {
         return p;
       }
     }
-    expect((await quiet().controllers(C).inject({ url: '/picture' })).body).toBe('{"shapes":[{"kind":"circle","r":1},{"kind":"square","side":2},{"kind":"empty"}]}');
+    expect((await quiet().controllers(C).inject({ url: '/picture' })).body).toBe(
+      '{"shapes":[{"kind":"circle","r":1},{"kind":"square","side":2},{"kind":"empty"}]}',
+    );
   });
 
   it('JSON-09 renameAll on a union renames its variant names', async () => {
     class Placed {
       @IsString() orderId = '7';
     }
-    const Event = Union('Event', { orderPlaced: Placed, orderCancelled: null }, { tag: 'type', renameAll: 'SCREAMING_SNAKE_CASE' });
-    const External = Union('External', { orderPlaced: Placed, orderCancelled: null }, { renameAll: 'kebab-case' });
+    const Event = Union(
+      'Event',
+      { orderPlaced: Placed, orderCancelled: null },
+      { tag: 'type', renameAll: 'SCREAMING_SNAKE_CASE' },
+    );
+    const External = Union(
+      'External',
+      { orderPlaced: Placed, orderCancelled: null },
+      { renameAll: 'kebab-case' },
+    );
     @Controller()
     class C {
       @Get('/events') @Returns([Event]) events() {
@@ -213,8 +271,12 @@ describe('JSON spelling marker: writing', () => {
       }
     }
     const app = quiet().controllers(C);
-    expect((await app.inject({ url: '/events' })).body).toBe('[{"type":"ORDER_PLACED","orderId":"7"},{"type":"ORDER_CANCELLED"}]');
-    expect((await app.inject({ url: '/external' })).body).toBe('[{"order-placed":{"orderId":"7"}},{"order-cancelled":{}}]');
+    expect((await app.inject({ url: '/events' })).body).toBe(
+      '[{"type":"ORDER_PLACED","orderId":"7"},{"type":"ORDER_CANCELLED"}]',
+    );
+    expect((await app.inject({ url: '/external' })).body).toBe(
+      '[{"order-placed":{"orderId":"7"}},{"order-cancelled":{}}]',
+    );
   });
 
   it('JSON-08 renameAll on an enum (jsonEnum) writes its member names spelled, for one value and for a list', async () => {
@@ -228,7 +290,9 @@ describe('JSON spelling marker: writing', () => {
         return d;
       }
     }
-    expect((await quiet().controllers(C).inject({ url: '/drawing' })).body).toBe('{"shape":{"kind":"empty"},"color":"light-green","palette":["dark-blue","light-green"]}');
+    expect((await quiet().controllers(C).inject({ url: '/drawing' })).body).toBe(
+      '{"shape":{"kind":"empty"},"color":"light-green","palette":["dark-blue","light-green"]}',
+    );
   });
 
   it('JSON-01 a class with @Json({ tag }) writes its own name under the tag', async () => {
@@ -242,7 +306,9 @@ describe('JSON spelling marker: writing', () => {
         return new Receipt();
       }
     }
-    expect((await quiet().controllers(C).inject({ url: '/receipt' })).body).toBe('{"type":"Receipt","id":"r1"}');
+    expect((await quiet().controllers(C).inject({ url: '/receipt' })).body).toBe(
+      '{"type":"Receipt","id":"r1"}',
+    );
   });
 
   it('JSON-12 a value that is no variant of its declared union answers 500', async () => {
@@ -263,8 +329,20 @@ describe('JSON spelling marker: reading', () => {
     @Post('/draw') draw(@Body() d: Drawing) {
       const shape = d.shape;
       return {
-        shape: shape instanceof Circle ? `circle ${shape.r}` : shape instanceof Square ? `square ${shape.side}` : shape === Tagged.empty ? 'empty' : 'other',
-        outline: d.outline instanceof Circle ? `circle ${d.outline.r}` : d.outline === Shape.empty ? 'empty' : String(d.outline),
+        shape:
+          shape instanceof Circle
+            ? `circle ${shape.r}`
+            : shape instanceof Square
+              ? `square ${shape.side}`
+              : shape === Tagged.empty
+                ? 'empty'
+                : 'other',
+        outline:
+          d.outline instanceof Circle
+            ? `circle ${d.outline.r}`
+            : d.outline === Shape.empty
+              ? 'empty'
+              : String(d.outline),
         color: d.color ?? null,
         palette: d.palette ?? null,
       };
@@ -274,20 +352,39 @@ describe('JSON spelling marker: reading', () => {
   const post = (body: object) => app.inject({ method: 'POST', url: '/draw', body });
 
   it('JSON-13 JSON-14 a tagged union in a request body is read into the right variant class, a payload-less variant into its constant', async () => {
-    expect((await post({ shape: { kind: 'circle', r: 2 }, outline: { circle: { r: 5 } } })).json()).toEqual({ shape: 'circle 2', outline: 'circle 5', color: null, palette: null });
-    expect((await post({ shape: { kind: 'square', side: 3 } })).json()).toMatchObject({ shape: 'square 3', outline: 'undefined' });
-    expect((await post({ shape: { kind: 'empty' }, outline: { empty: {} } })).json()).toMatchObject({ shape: 'empty', outline: 'empty' });
+    expect(
+      (await post({ shape: { kind: 'circle', r: 2 }, outline: { circle: { r: 5 } } })).json(),
+    ).toEqual({ shape: 'circle 2', outline: 'circle 5', color: null, palette: null });
+    expect((await post({ shape: { kind: 'square', side: 3 } })).json()).toMatchObject({
+      shape: 'square 3',
+      outline: 'undefined',
+    });
+    expect((await post({ shape: { kind: 'empty' }, outline: { empty: {} } })).json()).toMatchObject(
+      { shape: 'empty', outline: 'empty' },
+    );
   });
 
   it('JSON-13 a union that names no variant, or whose variant fails its checks, is a 400 naming the field', async () => {
     const cases: [object, string][] = [
       [{ shape: { r: 2 } }, 'body.shape.kind: is required'],
-      [{ shape: { kind: 'triangle' } }, 'body.shape.kind: must be one of the following values: circle, square, empty'],
+      [
+        { shape: { kind: 'triangle' } },
+        'body.shape.kind: must be one of the following values: circle, square, empty',
+      ],
       [{ shape: { kind: 'circle', r: 0 } }, 'body.shape.r: must not be less than 1'],
       [{ shape: 'circle' }, 'body.shape: must be an object'],
-      [{ shape: { kind: 'empty' }, outline: { circle: { r: 1 }, square: { side: 1 } } }, 'body.outline: must be an object with one key naming the variant (circle, square, empty)'],
-      [{ shape: { kind: 'empty' }, outline: { circle: 1 } }, 'body.outline.circle: must be an object'],
-      [{ shape: { kind: 'empty' }, outline: { circle: { r: 0 } } }, 'body.outline.circle.r: must not be less than 1'],
+      [
+        { shape: { kind: 'empty' }, outline: { circle: { r: 1 }, square: { side: 1 } } },
+        'body.outline: must be an object with one key naming the variant (circle, square, empty)',
+      ],
+      [
+        { shape: { kind: 'empty' }, outline: { circle: 1 } },
+        'body.outline.circle: must be an object',
+      ],
+      [
+        { shape: { kind: 'empty' }, outline: { circle: { r: 0 } } },
+        'body.outline.circle.r: must not be less than 1',
+      ],
     ];
     for (const [body, message] of cases) {
       const res = await post(body);
@@ -296,11 +393,24 @@ describe('JSON spelling marker: reading', () => {
   });
 
   it('JSON-08 JSON-13 a marked enum is read from its spelled member names; its values or unknown names are refused', async () => {
-    expect((await post({ shape: { kind: 'empty' }, color: 'dark-blue', palette: ['light-green', 'dark-blue'] })).json()).toMatchObject({ color: Color.DarkBlue, palette: [Color.LightGreen, Color.DarkBlue] });
+    expect(
+      (
+        await post({
+          shape: { kind: 'empty' },
+          color: 'dark-blue',
+          palette: ['light-green', 'dark-blue'],
+        })
+      ).json(),
+    ).toMatchObject({ color: Color.DarkBlue, palette: [Color.LightGreen, Color.DarkBlue] });
     const numeric = await post({ shape: { kind: 'empty' }, color: 1 });
-    expect([numeric.status, numeric.json<{ error: string }>().error]).toEqual([400, 'body.color: must be one of the following values: dark-blue, light-green']);
+    expect([numeric.status, numeric.json<{ error: string }>().error]).toEqual([
+      400,
+      'body.color: must be one of the following values: dark-blue, light-green',
+    ]);
     const listed = await post({ shape: { kind: 'empty' }, palette: ['dark-blue', 'DarkBlue'] });
-    expect(listed.json<{ error: string }>().error).toBe('body.palette[1]: must be one of the following values: dark-blue, light-green');
+    expect(listed.json<{ error: string }>().error).toBe(
+      'body.palette[1]: must be one of the following values: dark-blue, light-green',
+    );
   });
 
   it('JSON-08 JSON-13 a marked enum in a @Query() class is read from its spelled names too', async () => {
@@ -314,9 +424,14 @@ describe('JSON spelling marker: reading', () => {
       }
     }
     const searching = quiet().controllers(C);
-    expect((await searching.inject({ url: '/search?color=light-green' })).json()).toEqual({ color: Color.LightGreen });
+    expect((await searching.inject({ url: '/search?color=light-green' })).json()).toEqual({
+      color: Color.LightGreen,
+    });
     const bad = await searching.inject({ url: '/search?color=2' });
-    expect([bad.status, bad.json<{ error: string }>().error]).toEqual([400, 'query.color: must be one of the following values: dark-blue, light-green']);
+    expect([bad.status, bad.json<{ error: string }>().error]).toEqual([
+      400,
+      'query.color: must be one of the following values: dark-blue, light-green',
+    ]);
   });
 
   it('JSON-14 a tag on an input class is allowed: the body carries the class name under it', async () => {
@@ -331,10 +446,25 @@ describe('JSON spelling marker: reading', () => {
       }
     }
     const tagged = quiet().controllers(C);
-    expect((await tagged.inject({ method: 'POST', url: '/signup', body: { type: 'Signup', name: 'Ada' } })).json()).toEqual({ name: 'Ada', isSignup: true });
+    expect(
+      (
+        await tagged.inject({
+          method: 'POST',
+          url: '/signup',
+          body: { type: 'Signup', name: 'Ada' },
+        })
+      ).json(),
+    ).toEqual({ name: 'Ada', isSignup: true });
     const missing = await tagged.inject({ method: 'POST', url: '/signup', body: { name: 'Ada' } });
-    expect([missing.status, missing.json<{ error: string }>().error]).toEqual([400, 'body.type: is required']);
-    const wrong = await tagged.inject({ method: 'POST', url: '/signup', body: { type: 'Login', name: 'Ada' } });
+    expect([missing.status, missing.json<{ error: string }>().error]).toEqual([
+      400,
+      'body.type: is required',
+    ]);
+    const wrong = await tagged.inject({
+      method: 'POST',
+      url: '/signup',
+      body: { type: 'Login', name: 'Ada' },
+    });
     expect(wrong.json<{ error: string }>().error).toBe('body.type: must be "Signup"');
   });
 });
@@ -373,7 +503,9 @@ describe('JSON spelling marker: Refusals', () => {
     class C {
       @Post('/f') f(@Form() _r: Renamed) {}
     }
-    expect(refusals(C)).toEqual(['POST /f (C.f): parameter 0: @Form Renamed renames its fields with @Json renameAll/rename; an input type is read by its own field names']);
+    expect(refusals(C)).toEqual([
+      'POST /f (C.f): parameter 0: @Form Renamed renames its fields with @Json renameAll/rename; an input type is read by its own field names',
+    ]);
   });
 
   it('REF-08 renameAll or rename on a class used as @Query() is refused naming the route', () => {
@@ -381,7 +513,9 @@ describe('JSON spelling marker: Refusals', () => {
     class C {
       @Get('/q') q(@Query() _r: Renamed) {}
     }
-    expect(refusals(C)).toEqual(['GET /q (C.q): parameter 0: @Query() Renamed renames its fields with @Json renameAll/rename; an input type is read by its own field names']);
+    expect(refusals(C)).toEqual([
+      'GET /q (C.q): parameter 0: @Query() Renamed renames its fields with @Json renameAll/rename; an input type is read by its own field names',
+    ]);
   });
 
   it('JSON-14 a tag (and a union or spelled enum inside) is allowed on @Body, @Query() and @Form types', () => {
@@ -415,7 +549,9 @@ describe('JSON spelling marker: Refusals', () => {
   });
 
   it('JSON-05 JSON-06 a renameAll outside the six (snake case included) is refused when declared', () => {
-    expect(() => Json({ renameAll: 'snake_case' as RenameAll })).toThrow(/renameAll must be one of 'lowercase', 'UPPERCASE', 'camelCase', 'PascalCase', 'SCREAMING_SNAKE_CASE', 'kebab-case' \(there is no snake case\), got "snake_case"/);
+    expect(() => Json({ renameAll: 'snake_case' as RenameAll })).toThrow(
+      /renameAll must be one of 'lowercase', 'UPPERCASE', 'camelCase', 'PascalCase', 'SCREAMING_SNAKE_CASE', 'kebab-case' \(there is no snake case\), got "snake_case"/,
+    );
   });
 });
 
@@ -425,7 +561,11 @@ describe('JSON spelling marker: API description', () => {
     schemaOf(Order, m);
     expect(m.get('Order')).toEqual({
       type: 'object',
-      properties: { id: { type: 'string' }, 'created-at': { type: 'string' }, 'line-count': { type: 'integer' } },
+      properties: {
+        id: { type: 'string' },
+        'created-at': { type: 'string' },
+        'line-count': { type: 'integer' },
+      },
       required: ['id', 'created-at', 'line-count'],
     });
   });
@@ -435,9 +575,24 @@ describe('JSON spelling marker: API description', () => {
     expect(schemaOf(Shape, m)).toEqual({ $ref: '#/components/schemas/Shape' });
     expect(m.get('Shape')).toEqual({
       oneOf: [
-        { type: 'object', properties: { circle: { $ref: '#/components/schemas/Circle' } }, required: ['circle'], additionalProperties: false },
-        { type: 'object', properties: { square: { $ref: '#/components/schemas/Square' } }, required: ['square'], additionalProperties: false },
-        { type: 'object', properties: { empty: { type: 'object', maxProperties: 0 } }, required: ['empty'], additionalProperties: false },
+        {
+          type: 'object',
+          properties: { circle: { $ref: '#/components/schemas/Circle' } },
+          required: ['circle'],
+          additionalProperties: false,
+        },
+        {
+          type: 'object',
+          properties: { square: { $ref: '#/components/schemas/Square' } },
+          required: ['square'],
+          additionalProperties: false,
+        },
+        {
+          type: 'object',
+          properties: { empty: { type: 'object', maxProperties: 0 } },
+          required: ['empty'],
+          additionalProperties: false,
+        },
       ],
     });
   });
@@ -446,20 +601,37 @@ describe('JSON spelling marker: API description', () => {
     const m = new Map<string, object>();
     schemaOf(Drawing, m);
     expect(m.get('Tagged')).toEqual({
-      oneOf: [{ $ref: '#/components/schemas/Tagged.circle' }, { $ref: '#/components/schemas/Tagged.square' }, { $ref: '#/components/schemas/Tagged.empty' }],
+      oneOf: [
+        { $ref: '#/components/schemas/Tagged.circle' },
+        { $ref: '#/components/schemas/Tagged.square' },
+        { $ref: '#/components/schemas/Tagged.empty' },
+      ],
       discriminator: {
         propertyName: 'kind',
-        mapping: { circle: '#/components/schemas/Tagged.circle', square: '#/components/schemas/Tagged.square', empty: '#/components/schemas/Tagged.empty' },
+        mapping: {
+          circle: '#/components/schemas/Tagged.circle',
+          square: '#/components/schemas/Tagged.square',
+          empty: '#/components/schemas/Tagged.empty',
+        },
       },
     });
-    const kind = (name: string) => ({ type: 'object', properties: { kind: { type: 'string', const: name } }, required: ['kind'] });
-    expect(m.get('Tagged.circle')).toEqual({ allOf: [{ $ref: '#/components/schemas/Circle' }, kind('circle')] });
+    const kind = (name: string) => ({
+      type: 'object',
+      properties: { kind: { type: 'string', const: name } },
+      required: ['kind'],
+    });
+    expect(m.get('Tagged.circle')).toEqual({
+      allOf: [{ $ref: '#/components/schemas/Circle' }, kind('circle')],
+    });
     expect(m.get('Tagged.empty')).toEqual(kind('empty'));
     expect(m.get('Drawing')).toMatchObject({
       properties: {
         shape: { $ref: '#/components/schemas/Tagged' },
         color: { type: ['string', 'null'], enum: ['dark-blue', 'light-green', null] },
-        palette: { type: ['array', 'null'], items: { type: 'string', enum: ['dark-blue', 'light-green'] } },
+        palette: {
+          type: ['array', 'null'],
+          items: { type: 'string', enum: ['dark-blue', 'light-green'] },
+        },
       },
     });
   });

@@ -1,7 +1,22 @@
-import { KeptAnswers, type KeptAnswer, type RequestParts } from '../../lib/http/features/kept-answers';
+import {
+  KeptAnswers,
+  type KeptAnswer,
+  type RequestParts,
+} from '../../lib/http/features/kept-answers';
 
-const answer = (fp: string): KeptAnswer => ({ fp, status: 201, type: 'application/json', body: Buffer.from('{}'), own: [] });
-const parts = (body: string, path = '/orders'): RequestParts => ({ method: 'POST', path, rawQuery: '', body: Buffer.from(body) });
+const answer = (fp: string): KeptAnswer => ({
+  fp,
+  status: 201,
+  type: 'application/json',
+  body: Buffer.from('{}'),
+  own: [],
+});
+const parts = (body: string, path = '/orders'): RequestParts => ({
+  method: 'POST',
+  path,
+  rawQuery: '',
+  body: Buffer.from(body),
+});
 
 describe('KeptAnswers (decoded kept answers, checked against the store on every replay)', () => {
   it('decodes a record once while the store gives the same bytes, in the same Buffer or another', () => {
@@ -49,9 +64,14 @@ describe('KeptAnswers (decoded kept answers, checked against the store on every 
     const answers = new KeptAnswers();
     let decoded = 0;
     const decode = (b: Buffer) => (decoded++, answer(b.toString()));
-    for (let i = 0; i <= KeptAnswers.MAX_ENTRIES; i++) answers.find(`id-${i}`, Buffer.from(`rec-${i}`), decode);
+    for (let i = 0; i <= KeptAnswers.MAX_ENTRIES; i++)
+      answers.find(`id-${i}`, Buffer.from(`rec-${i}`), decode);
     decoded = 0;
-    answers.find(`id-${KeptAnswers.MAX_ENTRIES}`, Buffer.from(`rec-${KeptAnswers.MAX_ENTRIES}`), decode);
+    answers.find(
+      `id-${KeptAnswers.MAX_ENTRIES}`,
+      Buffer.from(`rec-${KeptAnswers.MAX_ENTRIES}`),
+      decode,
+    );
     expect(decoded).toBe(0);
     answers.find('id-0', Buffer.from('rec-0'), decode);
     expect(decoded).toBe(1);
@@ -65,7 +85,9 @@ describe('KeptAnswers (decoded kept answers, checked against the store on every 
     const answers = new KeptAnswers();
     let decoded = 0;
     const decode = (b: Buffer) => (decoded++, answer(b.toString()));
-    const records = Array.from({ length: KeptAnswers.MAX_ENTRIES + 1 }, (_, i) => Buffer.from(`rec-${i}`));
+    const records = Array.from({ length: KeptAnswers.MAX_ENTRIES + 1 }, (_, i) =>
+      Buffer.from(`rec-${i}`),
+    );
     records.forEach((r, i) => answers.find(`id-${i}`, r, decode));
     decoded = 0;
     answers.find(`id-${KeptAnswers.MAX_ENTRIES}`, records[KeptAnswers.MAX_ENTRIES], decode);

@@ -45,7 +45,9 @@ class LimitsController {
 describe('limits', () => {
   it('FAIL-26 a body streamed past its maxBytes is 413', async () => {
     const app = new App({ log: () => {} }).controllers(LimitsController);
-    expect((await app.inject({ method: 'POST', url: '/upload', body: Buffer.alloc(1000) })).json()).toMatchObject({ n: 1000 });
+    expect(
+      (await app.inject({ method: 'POST', url: '/upload', body: Buffer.alloc(1000) })).json(),
+    ).toMatchObject({ n: 1000 });
     const over = await app.inject({ method: 'POST', url: '/upload', body: Buffer.alloc(1001) });
     expect(over.status).toBe(413);
     expect(over.json()).toEqual({ error: 'request body is larger than 1000 bytes', status: 413 });
@@ -58,10 +60,14 @@ describe('limits', () => {
     const post = async (total: number) => {
       const socket = connect(port, '127.0.0.1');
       await new Promise((r) => socket.once('connect', r));
-      socket.write(`POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: ${total}\r\n\r\n`);
+      socket.write(
+        `POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: ${total}\r\n\r\n`,
+      );
       socket.write(Buffer.alloc(600, 0x61));
       await new Promise((r) => setTimeout(r, 50));
-      return parseResponses((await exchange(socket, Buffer.alloc(total - 600, 0x62), { quietMs: 300 })).text)[0];
+      return parseResponses(
+        (await exchange(socket, Buffer.alloc(total - 600, 0x62), { quietMs: 300 })).text,
+      )[0];
     };
     try {
       const exact = await post(1000);
@@ -69,7 +75,10 @@ describe('limits', () => {
       expect(JSON.parse(exact.body)).toMatchObject({ n: 1000 });
       const over = await post(1001);
       expect(over.status).toBe(413);
-      expect(JSON.parse(over.body)).toEqual({ error: 'request body is larger than 1000 bytes', status: 413 });
+      expect(JSON.parse(over.body)).toEqual({
+        error: 'request body is larger than 1000 bytes',
+        status: 413,
+      });
     } finally {
       await app.close();
     }
@@ -97,18 +106,24 @@ describe('limits', () => {
   });
 
   it('FAIL-30 FAIL-38 a request past maxRequestsInFlight is shed: 503 in the default shape even with app.failures', async () => {
-    const app = new App({ log: () => {}, maxRequestsInFlight: 1 }).controllers(LimitsController).failures(Problem);
+    const app = new App({ log: () => {}, maxRequestsInFlight: 1 })
+      .controllers(LimitsController)
+      .failures(Problem);
     const { port } = await app.listen();
     try {
       const held = raw(port, 'GET /hold HTTP/1.1\r\nHost: x\r\n\r\n', { quietMs: 1000 });
       await new Promise((r) => setTimeout(r, 100));
-      const [shed] = parseResponses((await raw(port, 'GET /quick HTTP/1.1\r\nHost: x\r\n\r\n')).text);
+      const [shed] = parseResponses(
+        (await raw(port, 'GET /quick HTTP/1.1\r\nHost: x\r\n\r\n')).text,
+      );
       expect(shed.status).toBe(503);
       expect(shed.headers['retry-after']).toBe('1');
       expect(JSON.parse(shed.body)).toEqual({ error: 'server busy', status: 503 });
       released();
       expect(JSON.parse(parseResponses((await held).text)[0].body)).toEqual({ held: true });
-      const [after] = parseResponses((await raw(port, 'GET /never HTTP/1.1\r\nHost: x\r\n\r\n')).text);
+      const [after] = parseResponses(
+        (await raw(port, 'GET /never HTTP/1.1\r\nHost: x\r\n\r\n')).text,
+      );
       expect(JSON.parse(after.body)).toEqual({ problem: 'never' });
     } finally {
       await app.close();
@@ -124,13 +139,26 @@ class BoundedRateController {
 }
 
 /** A POST from a chosen loopback source address (the whole of 127.0.0.0/8 is loopback on Linux). */
-function postFrom(port: number, localAddress: string, path: string): Promise<{ status: number; retryAfter: string | undefined; body: string }> {
+function postFrom(
+  port: number,
+  localAddress: string,
+  path: string,
+): Promise<{ status: number; retryAfter: string | undefined; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', localAddress, agent: false, timeout: 5_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'], body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path, method: 'POST', localAddress, agent: false, timeout: 5_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: res.headers['retry-after'],
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('no answer')));
     req.on('error', reject);
     req.end();
@@ -147,9 +175,15 @@ describe('rate-limit table bound', () => {
       const full = await postFrom(port, '127.0.0.3', '/signin');
       expect(full.status).toBe(503);
       expect(Number(full.retryAfter)).toBeGreaterThanOrEqual(59);
-      expect(JSON.parse(full.body)).toEqual({ error: 'POST /signin is rate-limiting as many addresses as it keeps (2); try again later', status: 503 });
+      expect(JSON.parse(full.body)).toEqual({
+        error: 'POST /signin is rate-limiting as many addresses as it keeps (2); try again later',
+        status: 503,
+      });
       const over = await postFrom(port, '127.0.0.1', '/signin');
-      expect([over.status, JSON.parse(over.body)]).toEqual([429, { error: 'at most 1 requests per 60 s', status: 429 }]);
+      expect([over.status, JSON.parse(over.body)]).toEqual([
+        429,
+        { error: 'at most 1 requests per 60 s', status: 429 },
+      ]);
       expect(Number(over.retryAfter)).toBeGreaterThanOrEqual(59);
       expect((await postFrom(port, '127.0.0.2', '/signin')).status).toBe(429);
     } finally {
@@ -162,6 +196,8 @@ describe('rate-limit table bound', () => {
     class Bad {
       @Post('/x') @RateLimit({ max: 1, perSeconds: 1, maxAddresses: 0 }) x() {}
     }
-    expect(() => new App({ log: () => {} }).controllers(Bad).build()).toThrow(/POST \/x.*maxAddresses/s);
+    expect(() => new App({ log: () => {} }).controllers(Bad).build()).toThrow(
+      /POST \/x.*maxAddresses/s,
+    );
   });
 });

@@ -20,12 +20,14 @@ class MwController {
 describe('middleware', () => {
   it('CORE-09 app.use wraps every route and framework answer (404, 405), in order; the chain is put together at build', async () => {
     const seen: string[] = [];
-    const tag = (name: string): Middleware => async (c, next) => {
-      seen.push(`${name}>`);
-      c.setHeader(`x-${name}`, '1');
-      await next();
-      seen.push(`<${name}:${c.status}`);
-    };
+    const tag =
+      (name: string): Middleware =>
+      async (c, next) => {
+        seen.push(`${name}>`);
+        c.setHeader(`x-${name}`, '1');
+        await next();
+        seen.push(`<${name}:${c.status}`);
+      };
     const app = new App({ log: () => {} }).controllers(MwController).use(tag('a'));
     app.build();
     app.use(tag('late')); // after build: not in the chain
@@ -43,7 +45,11 @@ describe('middleware', () => {
       await next();
     });
     const res = await app.inject({ url: '/fails' });
-    expect([res.status, res.headers['x-wrapped'], res.json()]).toEqual([409, 'yes', { error: 'no', status: 409 }]);
+    expect([res.status, res.headers['x-wrapped'], res.json()]).toEqual([
+      409,
+      'yes',
+      { error: 'no', status: 409 },
+    ]);
     expect(app.server.listening).toBe(false);
   });
 
@@ -56,7 +62,10 @@ describe('middleware', () => {
 });
 
 describe('cors', () => {
-  const app = new App({ log: () => {} }).controllers(MwController).failures(Problem).use(cors({ origins: ['https://shop.example'], maxAge: 600 }));
+  const app = new App({ log: () => {} })
+    .controllers(MwController)
+    .failures(Problem)
+    .use(cors({ origins: ['https://shop.example'], maxAge: 600 }));
   const origin = { origin: 'https://shop.example' };
 
   it('FAIL-35 a custom-shaped failure still carries the CORS headers', async () => {
@@ -64,15 +73,31 @@ describe('cors', () => {
     expect(res.json()).toEqual({ problem: 'no' });
     expect(res.headers['access-control-allow-origin']).toBe('https://shop.example');
     expect(res.headers.vary).toBe('Origin');
-    expect((await app.inject({ url: '/nowhere', headers: origin })).headers['access-control-allow-origin']).toBe('https://shop.example');
+    expect(
+      (await app.inject({ url: '/nowhere', headers: origin })).headers[
+        'access-control-allow-origin'
+      ],
+    ).toBe('https://shop.example');
   });
 
   it('answers a preflight itself and ignores unknown origins', async () => {
-    const pre = await app.inject({ method: 'OPTIONS', url: '/ok', headers: { ...origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+    const pre = await app.inject({
+      method: 'OPTIONS',
+      url: '/ok',
+      headers: {
+        ...origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+    });
     expect(pre.status).toBe(204);
     expect(pre.headers['access-control-allow-methods']).toContain('POST');
     expect(pre.headers['access-control-allow-headers']).toBe('content-type');
     expect(pre.headers['access-control-max-age']).toBe('600');
-    expect((await app.inject({ url: '/ok', headers: { origin: 'https://evil.example' } })).headers['access-control-allow-origin']).toBeUndefined();
+    expect(
+      (await app.inject({ url: '/ok', headers: { origin: 'https://evil.example' } })).headers[
+        'access-control-allow-origin'
+      ],
+    ).toBeUndefined();
   });
 });

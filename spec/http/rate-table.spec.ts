@@ -7,7 +7,11 @@ import { RateTable, RATE_ADMITTED, RATE_FULL, RATE_OVER } from '../../lib/http/f
 describe('RateTable', () => {
   it('FAIL-27 admits max requests per key in a window, then refuses until the window ends', () => {
     const t = new RateTable({ max: 2, spanMs: 1_000, maxKeys: 10 });
-    expect([t.take('a', 0), t.take('a', 10), t.take('b', 20)]).toEqual([RATE_ADMITTED, RATE_ADMITTED, RATE_ADMITTED]);
+    expect([t.take('a', 0), t.take('a', 10), t.take('b', 20)]).toEqual([
+      RATE_ADMITTED,
+      RATE_ADMITTED,
+      RATE_ADMITTED,
+    ]);
     expect(t.take('a', 999)).toBe(RATE_OVER);
     expect(t.retryAt).toBe(1_000);
     expect(t.take('a', 1_000)).toBe(RATE_ADMITTED);
@@ -18,7 +22,11 @@ describe('RateTable', () => {
 
   it('holds exactly maxKeys live windows; a new key past the bound is refused (full) until the oldest window ends', () => {
     const t = new RateTable({ max: 5, spanMs: 1_000, maxKeys: 3 });
-    expect([t.take('a', 0), t.take('b', 100), t.take('c', 200)]).toEqual([RATE_ADMITTED, RATE_ADMITTED, RATE_ADMITTED]);
+    expect([t.take('a', 0), t.take('b', 100), t.take('c', 200)]).toEqual([
+      RATE_ADMITTED,
+      RATE_ADMITTED,
+      RATE_ADMITTED,
+    ]);
     expect(t.size).toBe(3);
     expect(t.take('d', 300)).toBe(RATE_FULL);
     expect(t.retryAt).toBe(1_000);

@@ -14,10 +14,14 @@ class BodyController {
 }
 
 const ALL_BYTES = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
-const digest = (b: Buffer) => ({ bytes: b.length, sha: createHash('sha256').update(b).digest('hex') });
+const digest = (b: Buffer) => ({
+  bytes: b.length,
+  sha: createHash('sha256').update(b).digest('hex'),
+});
 const head = (length: number | 'chunked') =>
   `POST /digest HTTP/1.1\r\nHost: t\r\n${length === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${length}`}\r\n\r\n`;
-const chunk = (b: Buffer) => Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n')]);
+const chunk = (b: Buffer) =>
+  Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n')]);
 
 /** Writes the pieces with a pause between them, then reads the one answer. */
 async function inPieces(port: number, pieces: Buffer[]): Promise<{ status: number; body: string }> {
@@ -49,40 +53,76 @@ describe('c.body() over a real socket', () => {
   afterAll(() => app.close());
 
   it('CORE-52 a body that came in the head’s packet is read whole, every byte value unchanged', async () => {
-    const [res] = parseResponses((await raw(port, Buffer.concat([Buffer.from(head(256)), ALL_BYTES]))).text);
+    const [res] = parseResponses(
+      (await raw(port, Buffer.concat([Buffer.from(head(256)), ALL_BYTES]))).text,
+    );
     expect(JSON.parse(res.body)).toEqual(digest(ALL_BYTES));
   });
 
   it('CORE-52 a body that arrives in pieces after the head is read whole', async () => {
-    const res = await inPieces(port, [Buffer.from(head(256)), ALL_BYTES.subarray(0, 10), ALL_BYTES.subarray(10, 100), ALL_BYTES.subarray(100)]);
+    const res = await inPieces(port, [
+      Buffer.from(head(256)),
+      ALL_BYTES.subarray(0, 10),
+      ALL_BYTES.subarray(10, 100),
+      ALL_BYTES.subarray(100),
+    ]);
     expect(JSON.parse(res.body)).toEqual(digest(ALL_BYTES));
   });
 
   it('CORE-52 a chunked body is read whole, in one packet or in pieces', async () => {
-    const whole = Buffer.concat([Buffer.from(head('chunked')), chunk(ALL_BYTES.subarray(0, 7)), chunk(ALL_BYTES.subarray(7)), Buffer.from('0\r\n\r\n')]);
+    const whole = Buffer.concat([
+      Buffer.from(head('chunked')),
+      chunk(ALL_BYTES.subarray(0, 7)),
+      chunk(ALL_BYTES.subarray(7)),
+      Buffer.from('0\r\n\r\n'),
+    ]);
     const [once] = parseResponses((await raw(port, whole)).text);
     expect(JSON.parse(once.body)).toEqual(digest(ALL_BYTES));
-    const res = await inPieces(port, [Buffer.from(head('chunked')), chunk(ALL_BYTES.subarray(0, 7)), chunk(ALL_BYTES.subarray(7)), Buffer.from('0\r\n\r\n')]);
+    const res = await inPieces(port, [
+      Buffer.from(head('chunked')),
+      chunk(ALL_BYTES.subarray(0, 7)),
+      chunk(ALL_BYTES.subarray(7)),
+      Buffer.from('0\r\n\r\n'),
+    ]);
     expect(JSON.parse(res.body)).toEqual(digest(ALL_BYTES));
   });
 
   it('CORE-52 a body larger than a stream buffer (300 KiB) is read whole', async () => {
     const big = Buffer.alloc(300 * 1024, ALL_BYTES);
-    const [res] = parseResponses((await raw(port, Buffer.concat([Buffer.from(head(big.length)), big]))).text);
+    const [res] = parseResponses(
+      (await raw(port, Buffer.concat([Buffer.from(head(big.length)), big]))).text,
+    );
     expect(JSON.parse(res.body)).toEqual(digest(big));
   });
 
   it('CORE-52 two pipelined requests in one packet each get their own body', async () => {
     const a = ALL_BYTES.subarray(0, 40);
     const b = ALL_BYTES.subarray(40);
-    const out = parseResponses((await raw(port, Buffer.concat([Buffer.from(head(a.length)), a, Buffer.from(head(b.length)), b]))).text);
+    const out = parseResponses(
+      (
+        await raw(
+          port,
+          Buffer.concat([Buffer.from(head(a.length)), a, Buffer.from(head(b.length)), b]),
+        )
+      ).text,
+    );
     expect(out.map((r) => JSON.parse(r.body))).toEqual([digest(a), digest(b)]);
   });
 
   it('CORE-52 a chunked body past one megabyte is 413 in the failure shape', async () => {
     const over = Buffer.alloc(1024 * 1024 + 1);
-    const [res] = parseResponses((await raw(port, Buffer.concat([Buffer.from(head('chunked')), chunk(over), Buffer.from('0\r\n\r\n')]))).text);
+    const [res] = parseResponses(
+      (
+        await raw(
+          port,
+          Buffer.concat([Buffer.from(head('chunked')), chunk(over), Buffer.from('0\r\n\r\n')]),
+        )
+      ).text,
+    );
     expect(res.status).toBe(413);
-    expect(JSON.parse(res.body)).toEqual({ error: 'request body is larger than 1048576 bytes', status: 413 });
+    expect(JSON.parse(res.body)).toEqual({
+      error: 'request body is larger than 1048576 bytes',
+      status: 413,
+    });
   });
 });

@@ -35,7 +35,9 @@ describe('routing', () => {
     const res = await app.inject({ method: 'PATCH', url: '/items/7' });
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD, PUT');
-    expect((await app.inject({ method: 'DELETE', url: '/items' })).headers.allow).toBe('GET, HEAD, POST');
+    expect((await app.inject({ method: 'DELETE', url: '/items' })).headers.allow).toBe(
+      'GET, HEAD, POST',
+    );
   });
 
   it('CORE-56 HEAD of a GET route gets the GET headers and no body', async () => {
@@ -49,7 +51,10 @@ describe('routing', () => {
 
   it('fixed segments win over {name} and templates match segment by segment', async () => {
     expect((await app.inject({ url: '/items/special/all' })).body).toBe('special');
-    expect((await app.inject({ method: 'DELETE', url: '/items/3/tags/red' })).json()).toEqual({ id: '3', tag: 'red' });
+    expect((await app.inject({ method: 'DELETE', url: '/items/3/tags/red' })).json()).toEqual({
+      id: '3',
+      tag: 'red',
+    });
     expect((await app.inject({ url: '/items/a%2Fb' })).json()).toEqual({ id: 'a/b' });
     expect((await app.inject({ url: '/items/' })).status).toBe(404);
   });
@@ -58,8 +63,24 @@ describe('routing', () => {
     const http = require('fw');
     const cache = require('fw/cache');
     const fetch = require('fw/fetch');
-    for (const name of ['App', 'Controller', 'Post', 'Returns', 'Status', 'Optional', 'Reply', 'Redirect', 'Bytes', 'fail', 'Ctx', 'Run', 'headers']) expect(http[name]).toBeDefined();
+    for (const name of [
+      'App',
+      'Controller',
+      'Post',
+      'Returns',
+      'Status',
+      'Optional',
+      'Reply',
+      'Redirect',
+      'Bytes',
+      'fail',
+      'Ctx',
+      'Run',
+      'headers',
+    ])
+      expect(http[name]).toBeDefined();
     for (const name of ['Space', 'MemoryStore', 'RedisStore']) expect(cache[name]).toBeDefined();
-    for (const name of ['Client', 'Target', 'Exchange', 'withQuery']) expect(fetch[name]).toBeDefined();
+    for (const name of ['Client', 'Target', 'Exchange', 'withQuery'])
+      expect(fetch[name]).toBeDefined();
   });
 });

@@ -31,7 +31,11 @@ describe('self-writing types', () => {
       }
     }
     const res = await new App({ log: () => {} }).controllers(C).inject({ url: '/csv' });
-    expect([res.status, res.headers['content-type'], res.body]).toEqual([201, 'text/csv', 'a,b\n1,2\n']);
+    expect([res.status, res.headers['content-type'], res.body]).toEqual([
+      201,
+      'text/csv',
+      'a,b\n1,2\n',
+    ]);
   });
 
   it('REF-04 REF-05 REF-09 a half-declared self-writing class, or a non-scalar openapi marker, is refused naming the route', () => {

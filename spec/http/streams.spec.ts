@@ -36,7 +36,10 @@ describe('streams', () => {
   });
 
   it('CORE-49 c.streamWith sends Content-Length: n', async () => {
-    const { text } = await raw(port, 'GET /fixed/10 HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n');
+    const { text } = await raw(
+      port,
+      'GET /fixed/10 HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n',
+    );
     const rs = parseResponses(text);
     expect(rs[0].headers['content-length']).toBe('10');
     expect(rs[0].body).toBe('a'.repeat(10));
@@ -45,7 +48,11 @@ describe('streams', () => {
 
   it('OPEN-54 writing more or less than the declared length closes the connection, never a corrupt keep-alive', async () => {
     for (const n of [11, 4]) {
-      const { text, closed } = await raw(port, `GET /fixed/${n} HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n`, { quietMs: 1000 });
+      const { text, closed } = await raw(
+        port,
+        `GET /fixed/${n} HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n`,
+        { quietMs: 1000 },
+      );
       expect(closed).toBe(true);
       expect(text).not.toContain('\r\n\r\nok');
     }

@@ -88,30 +88,36 @@ function drain(socket: Socket): Promise<number> {
   });
 }
 
-const connections = (app: App) => () => new Promise<number>((r) => app.server.getConnections((_e, n) => r(n)));
+const connections = (app: App) => () =>
+  new Promise<number>((r) => app.server.getConnections((_e, n) => r(n)));
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('writeTimeoutMs: a client that never reads its answer', () => {
-  const app = new App({ log: () => {}, writeTimeoutMs: 300, idleTimeoutMs: 5_000 }).controllers(SlowReaders);
+  const app = new App({ log: () => {}, writeTimeoutMs: 300, idleTimeoutMs: 5_000 }).controllers(
+    SlowReaders,
+  );
   let port = 0;
   beforeAll(async () => (port = (await app.listen()).port));
   afterAll(() => app.close());
 
-  it.each(['/big', '/file', '/stream', '/sse'])('LIMITS %s: loses its socket after writeTimeoutMs without write progress', async (path) => {
-    seen.sse = [];
-    const client = await stalled(port, path);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(await connections(app)()).toBe(1);
-    expect(await settlesWithin(connections(app), 0, 5_000)).toBe(0);
-    const got = await drain(client);
-    expect(got).toBeLessThan(BIG); // cut short: the rest of the answer was never sent
-    if (path === '/sse') {
-      await settlesWithin(() => 1 - seen.sse.length, 0);
-      expect(seen.sse).toEqual(['the client went away']);
-    }
-    expect((await getOnce(port, '/quick')).body).toBe('quick');
-  });
+  it.each(['/big', '/file', '/stream', '/sse'])(
+    'LIMITS %s: loses its socket after writeTimeoutMs without write progress',
+    async (path) => {
+      seen.sse = [];
+      const client = await stalled(port, path);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await connections(app)()).toBe(1);
+      expect(await settlesWithin(connections(app), 0, 5_000)).toBe(0);
+      const got = await drain(client);
+      expect(got).toBeLessThan(BIG); // cut short: the rest of the answer was never sent
+      if (path === '/sse') {
+        await settlesWithin(() => 1 - seen.sse.length, 0);
+        expect(seen.sse).toEqual(['the client went away']);
+      }
+      expect((await getOnce(port, '/quick')).body).toBe('quick');
+    },
+  );
 
   it('a handler that is silent for longer than writeTimeoutMs (nothing waiting to be sent) is not cut by it', async () => {
     let release: () => void = () => {};
@@ -144,7 +150,9 @@ describe('writeTimeoutMs: a client that never reads its answer', () => {
 });
 
 describe('idleTimeoutMs: a connection on which nothing moves', () => {
-  const app = new App({ log: () => {}, writeTimeoutMs: 5_000, idleTimeoutMs: 300 }).controllers(SlowReaders);
+  const app = new App({ log: () => {}, writeTimeoutMs: 5_000, idleTimeoutMs: 300 }).controllers(
+    SlowReaders,
+  );
   let port = 0;
   beforeAll(async () => (port = (await app.listen()).port));
   afterAll(() => app.close());
@@ -165,7 +173,14 @@ describe('idleTimeoutMs: a connection on which nothing moves', () => {
     let text = '';
     socket.on('data', (d: Buffer) => (text += d.toString()));
     await new Promise((r) => socket.once('close', r));
-    expect(text.match(/data: tick \d/g)).toEqual(['data: tick 0', 'data: tick 1', 'data: tick 2', 'data: tick 3', 'data: tick 4', 'data: tick 5']);
+    expect(text.match(/data: tick \d/g)).toEqual([
+      'data: tick 0',
+      'data: tick 1',
+      'data: tick 2',
+      'data: tick 3',
+      'data: tick 4',
+      'data: tick 5',
+    ]);
   });
 
   it('LIMITS an event stream with nothing sent for idleTimeoutMs is closed', async () => {
@@ -181,7 +196,12 @@ describe('idleTimeoutMs: a connection on which nothing moves', () => {
 
 describe('maxRequestsInFlight and answers that last', () => {
   it('LIMITS FAIL-30 two stalled readers stop holding their slots after writeTimeoutMs: others are served again', async () => {
-    const app = new App({ log: () => {}, writeTimeoutMs: 300, idleTimeoutMs: 5_000, maxRequestsInFlight: 2 }).controllers(SlowReaders);
+    const app = new App({
+      log: () => {},
+      writeTimeoutMs: 300,
+      idleTimeoutMs: 5_000,
+      maxRequestsInFlight: 2,
+    }).controllers(SlowReaders);
     const { port } = await app.listen();
     try {
       const a = await stalled(port, '/big');
@@ -223,7 +243,11 @@ describe('maxRequestsInFlight and answers that last', () => {
     const { port } = await app.listen();
     const ws = new WsClient(`ws://127.0.0.1:${port}/ws`);
     try {
-      expect(await new Promise((resolve, reject) => ws.once('message', (m) => resolve(m.toString())).once('error', reject))).toBe('hi');
+      expect(
+        await new Promise((resolve, reject) =>
+          ws.once('message', (m) => resolve(m.toString())).once('error', reject),
+        ),
+      ).toBe('hi');
       expect((await getOnce(port, '/quick')).status).toBe(200);
       expect((await getOnce(port, '/quick')).status).toBe(200);
     } finally {

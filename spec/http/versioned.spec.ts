@@ -1,8 +1,25 @@
-import { App, Controller, Ctx, Get, Idempotent, Optional, Param, Reply, Returns, Status, Versioned, fail, headers } from 'fw';
+import {
+  App,
+  Controller,
+  Ctx,
+  Get,
+  Idempotent,
+  Optional,
+  Param,
+  Reply,
+  Returns,
+  Status,
+  Versioned,
+  fail,
+  headers,
+} from 'fw';
 import { MemoryStore, Space } from 'fw/cache';
 
 class Doc {
-  constructor(readonly id: string, readonly v: number) {}
+  constructor(
+    readonly id: string,
+    readonly v: number,
+  ) {}
 }
 
 let work = 0;
@@ -13,7 +30,11 @@ class DocsController {
   one(@Param('id') id: string) {
     work++;
     if (id === 'missing') throw fail.notFound('no doc %s', id);
-    return Versioned.of(7, new Doc(id, 7), headers.of([{ name: 'Cache-Control', value: 'private' }]));
+    return Versioned.of(
+      7,
+      new Doc(id, 7),
+      headers.of([{ name: 'Cache-Control', value: 'private' }]),
+    );
   }
   @Get('/big')
   @Returns(Versioned(Doc))
@@ -23,14 +44,18 @@ class DocsController {
   @Get('/cheap/{v}')
   @Returns(Versioned(Doc))
   cheap(@Param('v') v: number, c: Ctx) {
-    if (c.clientHas(v)) return Versioned.unchangedWith(v, headers.of([{ name: 'X-Cheap', value: 'yes' }]));
+    if (c.clientHas(v))
+      return Versioned.unchangedWith(v, headers.of([{ name: 'X-Cheap', value: 'yes' }]));
     work++;
     return Versioned.of(v, new Doc('cheap', v));
   }
   @Get('/one-verb/{v}')
   @Returns(Versioned(Doc))
   oneVerb(@Param('v') v: number, c: Ctx) {
-    if (c.clientHas(v)) return v === 1 ? Versioned.unchanged(v) : Versioned.unchanged(v, headers.of([{ name: 'X-Cheap', value: 'one verb' }]));
+    if (c.clientHas(v))
+      return v === 1
+        ? Versioned.unchanged(v)
+        : Versioned.unchanged(v, headers.of([{ name: 'X-Cheap', value: 'one verb' }]));
     work++;
     return Versioned.of(v, new Doc('one-verb', v));
   }
@@ -52,7 +77,9 @@ describe('Versioned answers', () => {
   });
 
   it('ANS-28 VERS-06 the same version gives the same tag; versions up to 2^64-1 as bigint', async () => {
-    expect((await app.inject({ url: '/docs/b' })).headers.etag).toBe((await app.inject({ url: '/docs/c' })).headers.etag);
+    expect((await app.inject({ url: '/docs/b' })).headers.etag).toBe(
+      (await app.inject({ url: '/docs/c' })).headers.etag,
+    );
     expect((await app.inject({ url: '/cheap/8' })).headers.etag).toBe('W/"8"');
     expect((await app.inject({ url: '/big' })).headers.etag).toBe('W/"18446744073709551615"');
   });
@@ -67,8 +94,13 @@ describe('Versioned answers', () => {
   });
 
   it('OPEN-23 If-None-Match matches weakly, in a list, and * matches', async () => {
-    for (const inm of ['"7"', '"1", W/"7"', '*']) expect((await app.inject({ url: '/docs/a', headers: { 'if-none-match': inm } })).status).toBe(304);
-    expect((await app.inject({ url: '/docs/a', headers: { 'if-none-match': 'W/"6"' } })).status).toBe(200);
+    for (const inm of ['"7"', '"1", W/"7"', '*'])
+      expect((await app.inject({ url: '/docs/a', headers: { 'if-none-match': inm } })).status).toBe(
+        304,
+      );
+    expect(
+      (await app.inject({ url: '/docs/a', headers: { 'if-none-match': 'W/"6"' } })).status,
+    ).toBe(200);
   });
 
   it('CORE-51 ANS-31 ANS-32 c.clientHas tells; unchanged/unchangedWith answer 304 with their headers', async () => {
@@ -82,10 +114,22 @@ describe('Versioned answers', () => {
 
   it('ANS-31 ANS-32 Versioned.unchanged takes the headers too: the same 304 as unchangedWith', async () => {
     work = 0;
-    const withHeaders = await app.inject({ url: '/one-verb/5', headers: { 'if-none-match': 'W/"5"' } });
-    expect([withHeaders.status, withHeaders.headers['x-cheap'], withHeaders.headers.etag, withHeaders.body]).toEqual([304, 'one verb', 'W/"5"', '']);
+    const withHeaders = await app.inject({
+      url: '/one-verb/5',
+      headers: { 'if-none-match': 'W/"5"' },
+    });
+    expect([
+      withHeaders.status,
+      withHeaders.headers['x-cheap'],
+      withHeaders.headers.etag,
+      withHeaders.body,
+    ]).toEqual([304, 'one verb', 'W/"5"', '']);
     const bare = await app.inject({ url: '/one-verb/1', headers: { 'if-none-match': 'W/"1"' } });
-    expect([bare.status, bare.headers['x-cheap'], bare.headers.etag]).toEqual([304, undefined, 'W/"1"']);
+    expect([bare.status, bare.headers['x-cheap'], bare.headers.etag]).toEqual([
+      304,
+      undefined,
+      'W/"1"',
+    ]);
     expect(work).toBe(0);
     const list = headers.of([{ name: 'X-Cheap', value: 'yes' }]);
     expect(Versioned.unchangedWith(3, list)).toEqual(Versioned.unchanged(3, list));
@@ -99,7 +143,11 @@ describe('Versioned answers', () => {
 
   it('ANS-34 OPEN-36 the headers go out on both the 200 and the 304', async () => {
     expect((await app.inject({ url: '/docs/a' })).headers['cache-control']).toBe('private');
-    expect((await app.inject({ url: '/docs/a', headers: { 'if-none-match': 'W/"7"' } })).headers['cache-control']).toBe('private');
+    expect(
+      (await app.inject({ url: '/docs/a', headers: { 'if-none-match': 'W/"7"' } })).headers[
+        'cache-control'
+      ],
+    ).toBe('private');
   });
 
   it('ANS-35 absence is fail.notFound', async () => {
@@ -126,23 +174,32 @@ describe('Versioned Refusals', () => {
   }
   const problems = (() => {
     try {
-      new App().controllers(Refused).provide(Space1.open(new MemoryStore({ bytes: 1 << 16 }))).build();
+      new App()
+        .controllers(Refused)
+        .provide(Space1.open(new MemoryStore({ bytes: 1 << 16 })))
+        .build();
     } catch (e) {
       return (e as { problems: string[] }).problems;
     }
     return [];
   })();
   it('REF-14 Versioned(Optional(T)) is refused naming the route', () => {
-    expect(problems).toContain('GET /r/opt (Refused.opt): Versioned(Optional(T)) is refused: report absence with fail.notFound()');
+    expect(problems).toContain(
+      'GET /r/opt (Refused.opt): Versioned(Optional(T)) is refused: report absence with fail.notFound()',
+    );
   });
   it('REF-15 Versioned inside Status is refused naming the route', () => {
-    expect(problems).toContain('GET /r/status (Refused.status): Versioned cannot sit inside Status');
+    expect(problems).toContain(
+      'GET /r/status (Refused.status): Versioned cannot sit inside Status',
+    );
   });
   it('REF-16 Versioned inside Reply is refused naming the route', () => {
     expect(problems).toContain('GET /r/reply (Refused.reply): Versioned cannot sit inside Reply');
   });
   it('REF-13 @Idempotent on a Versioned route is refused naming the route', () => {
-    expect(problems).toContain('GET /r/idem (Refused.idem): @Idempotent cannot keep a Versioned answer');
+    expect(problems).toContain(
+      'GET /r/idem (Refused.idem): @Idempotent cannot keep a Versioned answer',
+    );
   });
 });
 

@@ -9,7 +9,12 @@ class V {
 
 describe('versioning', () => {
   it('VERS-01 the framework puts no version marker in its own paths or headers', async () => {
-    const app = new App({ log: () => {} }).controllers(V).use(logger.with({ format: 'json', requestId: true })).health().openapi({}).docs();
+    const app = new App({ log: () => {} })
+      .controllers(V)
+      .use(logger.with({ format: 'json', requestId: true }))
+      .health()
+      .openapi({})
+      .docs();
     app.build();
     for (const r of app.routes) expect(r.path).not.toMatch(/\/v\d+(\/|$)/);
     for (const url of ['/thing', '/healthz', '/openapi.json', '/nowhere']) {

@@ -1,9 +1,21 @@
 import { WebSocket as Client } from 'ws';
-import { App, Controller, Ctx, Get, RefusalError, WebSocket, cors, logger, type UpgradeLoop } from 'fw';
+import {
+  App,
+  Controller,
+  Ctx,
+  Get,
+  RefusalError,
+  WebSocket,
+  cors,
+  logger,
+  type UpgradeLoop,
+} from 'fw';
 import { parseResponses, raw } from '../support/raw';
 
 const echo: UpgradeLoop<{ prefix: string }> = (ws, state) => {
-  ws.on('message', (data, binary) => ws.send(binary ? data : state.prefix + data.toString(), { binary }));
+  ws.on('message', (data, binary) =>
+    ws.send(binary ? data : state.prefix + data.toString(), { binary }),
+  );
 };
 
 @Controller('/ws')
@@ -14,7 +26,8 @@ class SocketsController {
   @WebSocket('/open') open(c: Ctx) {
     c.upgrade((ws) => ws.send('hello'), null);
   }
-  @WebSocket('/by-port', { origins: (origin, at) => origin === `http://127.0.0.1:${at.port}` }) byPort(c: Ctx) {
+  @WebSocket('/by-port', { origins: (origin, at) => origin === `http://127.0.0.1:${at.port}` })
+  byPort(c: Ctx) {
     c.upgrade((ws) => ws.send('port ok'), null);
   }
   @WebSocket('/fails') fails(c: Ctx) {
@@ -28,7 +41,10 @@ class SocketsController {
 }
 
 /** Connects; `first` is the first message (listened for before the handshake ends, as a server may send at once). */
-function connect(url: string, origin?: string): Promise<{ ws: Client | null; status: number; body: string; first: Promise<string> }> {
+function connect(
+  url: string,
+  origin?: string,
+): Promise<{ ws: Client | null; status: number; body: string; first: Promise<string> }> {
   return new Promise((resolve, reject) => {
     const ws = new Client(url, origin === undefined ? {} : { origin });
     const first = next(ws);
@@ -42,7 +58,8 @@ function connect(url: string, origin?: string): Promise<{ ws: Client | null; sta
   });
 }
 
-const next = (ws: Client) => new Promise<string>((resolve) => ws.once('message', (d) => resolve(d.toString())));
+const next = (ws: Client) =>
+  new Promise<string>((resolve) => ws.once('message', (d) => resolve(d.toString())));
 
 describe('WebSocket routes', () => {
   const lines: string[] = [];
@@ -71,7 +88,10 @@ describe('WebSocket routes', () => {
     const r = await connect(`${base}/ws/echo`, 'http://evil.example');
     expect(r.status).toBe(403);
     expect(JSON.parse(r.body)).toEqual({ error: 'WebSocket origin not allowed', status: 403 });
-    const { text } = await raw(port, 'GET /ws/echo HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://evil.example\r\n\r\n');
+    const { text } = await raw(
+      port,
+      'GET /ws/echo HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://evil.example\r\n\r\n',
+    );
     expect(text).toMatch(/^HTTP\/1\.1 403 Forbidden\r\n/);
     expect(text).toMatch(/\r\nDate: /);
     expect(text).toMatch(/\r\nConnection: close\r\n/);
@@ -97,11 +117,17 @@ describe('WebSocket routes', () => {
   it('EVENTS-05 a request to an upgrade route that is not a valid WebSocket upgrade is 400', async () => {
     const plain = await raw(port, 'GET /ws/open HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(plain.text).toMatch(/^HTTP\/1\.1 400 /);
-    const badKey = await raw(port, 'GET /ws/open HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n\r\n');
+    const badKey = await raw(
+      port,
+      'GET /ws/open HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n\r\n',
+    );
     expect(badKey.text).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(badKey.text).toMatch(/\r\nConnection: close\r\n/);
     expect(badKey.text).toContain('{"error":"not a valid WebSocket upgrade","status":400}');
-    const notWs = await raw(port, 'GET /ws/open HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n');
+    const notWs = await raw(
+      port,
+      'GET /ws/open HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n',
+    );
     expect(notWs.text).toMatch(/^HTTP\/1\.1 400 /);
     const injected = await app.inject({ url: '/ws/open' });
     expect(injected.status).toBe(400);
@@ -109,7 +135,10 @@ describe('WebSocket routes', () => {
   });
 
   it('an Upgrade header on an ordinary route is ignored: the route answers and the connection closes', async () => {
-    const { text, closed } = await raw(port, 'GET /ws/plain HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+    const { text, closed } = await raw(
+      port,
+      'GET /ws/plain HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
+    );
     expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     expect(text.endsWith('plain')).toBe(true);
     expect(closed).toBe(true);
@@ -135,7 +164,10 @@ describe('WebSocket routes', () => {
 });
 
 class Problem {
-  constructor(readonly problem: string, readonly code: number) {}
+  constructor(
+    readonly problem: string,
+    readonly code: number,
+  ) {}
   static failure(status: number, message: string) {
     return new Problem(message, status);
   }
@@ -157,8 +189,14 @@ describe('WebSocket handshake refusals are routed answers', () => {
   const handshake = (path: string, extra: string, body = '') =>
     `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n${extra}\r\n${body}`;
 
-  it('FAIL-36/37 a 403 from the Origin check takes app.failures\' shape, the CORS headers and a request log line', async () => {
-    const { text } = await raw(port, handshake('/ws/echo', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://evil.example\r\n'));
+  it("FAIL-36/37 a 403 from the Origin check takes app.failures' shape, the CORS headers and a request log line", async () => {
+    const { text } = await raw(
+      port,
+      handshake(
+        '/ws/echo',
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://evil.example\r\n',
+      ),
+    );
     const [r] = parseResponses(text);
     expect(r.status).toBe(403);
     expect(JSON.parse(r.body)).toEqual({ problem: 'WebSocket origin not allowed', code: 403 });
@@ -167,11 +205,17 @@ describe('WebSocket handshake refusals are routed answers', () => {
     expect(lines.some((l) => /^GET \/ws\/echo 403 /.test(l))).toBe(true);
   });
 
-  it('FAIL-36/37 a 400 for a bad handshake (key, version, a body) takes app.failures\' shape, CORS and the request log', async () => {
+  it("FAIL-36/37 a 400 for a bad handshake (key, version, a body) takes app.failures' shape, CORS and the request log", async () => {
     for (const [extra, body] of [
       ['Sec-WebSocket-Key: short\r\nOrigin: http://good.example\r\n', ''],
-      ['Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://good.example\r\nContent-Length: 2\r\n', 'hi'],
-      ['Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: a b\r\nOrigin: http://good.example\r\n', ''],
+      [
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://good.example\r\nContent-Length: 2\r\n',
+        'hi',
+      ],
+      [
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: a b\r\nOrigin: http://good.example\r\n',
+        '',
+      ],
     ]) {
       const before = lines.length;
       const { text } = await raw(port, handshake('/ws/echo', extra, body));
@@ -221,8 +265,14 @@ describe('WebSocket limits are checked at startup', () => {
     expect(err).toBeInstanceOf(RefusalError);
     const problems = (err as RefusalError).problems;
     expect(problems).toHaveLength(3);
-    expect(problems[0]).toMatch(/GET \/a .*maxMessageBytes must be a whole number of at least 1 \(got 0\)/);
-    expect(problems[1]).toMatch(/GET \/b .*pingIntervalMs must be a whole number of 0 or more \(got -1\)/);
-    expect(problems[2]).toMatch(/GET \/c .*idleTimeoutMs must be a whole number of 0 or more \(got 1.5\)/);
+    expect(problems[0]).toMatch(
+      /GET \/a .*maxMessageBytes must be a whole number of at least 1 \(got 0\)/,
+    );
+    expect(problems[1]).toMatch(
+      /GET \/b .*pingIntervalMs must be a whole number of 0 or more \(got -1\)/,
+    );
+    expect(problems[2]).toMatch(
+      /GET \/c .*idleTimeoutMs must be a whole number of 0 or more \(got 1.5\)/,
+    );
   });
 });

@@ -36,7 +36,8 @@ function handshake(url: string, origin?: string): Promise<{ ws: Client | null; s
   });
 }
 
-const sessionCookie = (set: string | string[] | undefined) => (Array.isArray(set) ? set : [set ?? '']).find((l) => l.startsWith('fw_session='))!.split(';')[0];
+const sessionCookie = (set: string | string[] | undefined) =>
+  (Array.isArray(set) ? set : [set ?? '']).find((l) => l.startsWith('fw_session='))!.split(';')[0];
 
 describe('the sample shop: live answers and sessions (SAMPLE.md contract)', () => {
   let app: App;
@@ -56,7 +57,11 @@ describe('the sample shop: live answers and sessions (SAMPLE.md contract)', () =
   });
 
   it('EVENTS-03 GET /events?count=N sends N events (at most 100), never gzipped; a bad count is 400', async () => {
-    const res = await new Promise<IncomingMessage>((resolve, reject) => request(`${base}/events?count=100`, { headers: { 'accept-encoding': 'gzip' } }, resolve).on('error', reject).end());
+    const res = await new Promise<IncomingMessage>((resolve, reject) =>
+      request(`${base}/events?count=100`, { headers: { 'accept-encoding': 'gzip' } }, resolve)
+        .on('error', reject)
+        .end(),
+    );
     expect(res.headers['content-encoding']).toBeUndefined();
     const body = await text(res);
     expect(body.match(/^data: /gm)).toHaveLength(100);
@@ -68,10 +73,12 @@ describe('the sample shop: live answers and sessions (SAMPLE.md contract)', () =
     }
   });
 
-  it('EVENTS-04 GET /ws/echo echoes messages for the service\'s own origins (127.0.0.1 and localhost at its port)', async () => {
+  it("EVENTS-04 GET /ws/echo echoes messages for the service's own origins (127.0.0.1 and localhost at its port)", async () => {
     for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`]) {
       const { ws } = await handshake(`ws://127.0.0.1:${port}/ws/echo`, origin);
-      const reply = new Promise<string>((resolve) => ws!.once('message', (d) => resolve(d.toString())));
+      const reply = new Promise<string>((resolve) =>
+        ws!.once('message', (d) => resolve(d.toString())),
+      );
       ws!.send('ping');
       expect(await reply).toBe('ping');
       ws!.close();
@@ -79,12 +86,19 @@ describe('the sample shop: live answers and sessions (SAMPLE.md contract)', () =
   });
 
   it('AUTH-12 GET /ws/echo from another origin (or none) is 403; EVENTS-05 a plain GET is 400', async () => {
-    expect((await handshake(`ws://127.0.0.1:${port}/ws/echo`, 'http://evil.example')).status).toBe(403);
-    expect((await handshake(`ws://127.0.0.1:${port}/ws/echo`, `http://127.0.0.1:${port + 1}`)).status).toBe(403);
+    expect((await handshake(`ws://127.0.0.1:${port}/ws/echo`, 'http://evil.example')).status).toBe(
+      403,
+    );
+    expect(
+      (await handshake(`ws://127.0.0.1:${port}/ws/echo`, `http://127.0.0.1:${port + 1}`)).status,
+    ).toBe(403);
     expect((await handshake(`ws://127.0.0.1:${port}/ws/echo`)).status).toBe(403);
     const plain = await get(`${base}/ws/echo`);
     expect(plain.statusCode).toBe(400);
-    expect(JSON.parse(await text(plain))).toEqual({ error: 'not a WebSocket upgrade', status: 400 });
+    expect(JSON.parse(await text(plain))).toEqual({
+      error: 'not a WebSocket upgrade',
+      status: 400,
+    });
   });
 
   it('a malformed frame to GET /ws/echo closes that socket (1002) and the shop goes on: the echo as written is safe', async () => {
@@ -97,7 +111,9 @@ describe('the sample shop: live answers and sessions (SAMPLE.md contract)', () =
     expect(await big.closed).toBe(1009);
     big.socket.destroy();
     const { ws } = await handshake(`ws://127.0.0.1:${port}/ws/echo`, `http://127.0.0.1:${port}`);
-    const reply = new Promise<string>((resolve) => ws!.once('message', (d) => resolve(d.toString())));
+    const reply = new Promise<string>((resolve) =>
+      ws!.once('message', (d) => resolve(d.toString())),
+    );
     ws!.send('after');
     expect(await reply).toBe('after');
     ws!.close();
@@ -113,16 +129,25 @@ describe('the sample shop: live answers and sessions (SAMPLE.md contract)', () =
     const me = await app.inject({ url: '/me', headers: { cookie } });
     expect(me.status).toBe(200);
     expect(me.json()).toEqual({ account: 'bob' });
-    for (const headers of [{}, { cookie: cookie.slice(0, -3) + 'AAA' }, { cookie: 'fw_session=nonsense' }] as Record<string, string>[]) {
+    for (const headers of [
+      {},
+      { cookie: cookie.slice(0, -3) + 'AAA' },
+      { cookie: 'fw_session=nonsense' },
+    ] as Record<string, string>[]) {
       const res = await app.inject({ url: '/me', headers });
       expect(res.status).toBe(401);
       expect(Object.keys(res.json<object>())).toEqual(['error', 'status']);
     }
-    expect((await app.inject({ method: 'POST', url: '/login', body: { account: 'mallory' } })).status).toBe(400);
+    expect(
+      (await app.inject({ method: 'POST', url: '/login', body: { account: 'mallory' } })).status,
+    ).toBe(400);
   });
 
   it('POST /login allows 5 per minute per address, then 429 with Retry-After', async () => {
-    for (let i = 0; i < 5; i++) expect((await app.inject({ method: 'POST', url: '/login', body: { account: 'alice' } })).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect(
+        (await app.inject({ method: 'POST', url: '/login', body: { account: 'alice' } })).status,
+      ).toBe(200);
     const sixth = await app.inject({ method: 'POST', url: '/login', body: { account: 'alice' } });
     expect(sixth.status).toBe(429);
     expect(Number(sixth.headers['retry-after'])).toBeGreaterThanOrEqual(1);
@@ -132,7 +157,16 @@ describe('the sample shop: live answers and sessions (SAMPLE.md contract)', () =
   it('a real browser (chromium) gets the three events through EventSource and an echo through WebSocket', async () => {
     const browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
-      args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless=new',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     try {
       const page = await browser.newPage();

@@ -5,7 +5,10 @@ import { DEV_SESSION_SECRET, shop } from '../../sample/shop/shop';
 // announced at startup and refused under NODE_ENV=production.
 const saved = { secret: process.env.SESSION_SECRET, env: process.env.NODE_ENV };
 afterEach(() => {
-  for (const [name, value] of [['SESSION_SECRET', saved.secret], ['NODE_ENV', saved.env]] as const) {
+  for (const [name, value] of [
+    ['SESSION_SECRET', saved.secret],
+    ['NODE_ENV', saved.env],
+  ] as const) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }

@@ -43,7 +43,10 @@ describe('waitForDrain', () => {
   });
 
   it('on close first: rejects with gone() when given, else resolves; listeners gone either way', async () => {
-    for (const [g, expected] of [[gone, 'rejected: gone'], [null, 'resolved']] as const) {
+    for (const [g, expected] of [
+      [gone, 'rejected: gone'],
+      [null, 'resolved'],
+    ] as const) {
       const e = new EventEmitter();
       const wait = waitForDrain(e, g);
       e.emit('close');

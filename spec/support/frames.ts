@@ -53,7 +53,8 @@ export function rawWebSocket(port: number, path: string, origin?: string): Promi
         if (f === null) break;
         buffered = buffered.subarray(f.size);
         frames.push(f.frame);
-        if (f.frame.opcode === 0x8) onClose(f.frame.payload.length >= 2 ? f.frame.payload.readUInt16BE(0) : 1005);
+        if (f.frame.opcode === 0x8)
+          onClose(f.frame.payload.length >= 2 ? f.frame.payload.readUInt16BE(0) : 1005);
       }
     });
     socket.once('connect', () => socket.write(head));
@@ -76,7 +77,10 @@ function parseFrame(b: Buffer): { frame: ServerFrame; size: number } | null {
     at = 10;
   }
   if (b.length < at + len) return null;
-  return { frame: { opcode: b[0] & 0x0f, payload: Buffer.from(b.subarray(at, at + len)) }, size: at + len };
+  return {
+    frame: { opcode: b[0] & 0x0f, payload: Buffer.from(b.subarray(at, at + len)) },
+    size: at + len,
+  };
 }
 
 export interface FrameSpec {
@@ -93,7 +97,10 @@ export interface FrameSpec {
 
 /** A client frame, built byte by byte (masked with a fixed key unless told otherwise). */
 export function frame(spec: FrameSpec): Buffer {
-  const payload = typeof spec.payload === 'string' ? Buffer.from(spec.payload) : spec.payload ?? Buffer.alloc(0);
+  const payload =
+    typeof spec.payload === 'string'
+      ? Buffer.from(spec.payload)
+      : (spec.payload ?? Buffer.alloc(0));
   const length = spec.declaredLength ?? payload.length;
   const mask = spec.mask !== false;
   const first = ((spec.fin === false ? 0 : 1) << 7) | ((spec.rsv ?? 0) << 4) | spec.opcode;

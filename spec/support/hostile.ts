@@ -23,7 +23,11 @@ export async function heapAfterGc(): Promise<number> {
 }
 
 /** Waits (up to `withinMs`) until `read()` is at most `bound`; answers the last reading. Closes are asynchronous. */
-export async function settlesWithin(read: () => number | Promise<number>, bound: number, withinMs = 5_000): Promise<number> {
+export async function settlesWithin(
+  read: () => number | Promise<number>,
+  bound: number,
+  withinMs = 5_000,
+): Promise<number> {
   const until = Date.now() + withinMs;
   let now = await read();
   while (now > bound && Date.now() < until) {
@@ -34,15 +38,26 @@ export async function settlesWithin(read: () => number | Promise<number>, bound:
 }
 
 /** A plain GET on a fresh connection: status and body text (rejects after `timeoutMs` rather than hang). */
-export function getOnce(port: number, path: string, timeoutMs = 5_000): Promise<{ status: number; body: string }> {
+export function getOnce(
+  port: number,
+  path: string,
+  timeoutMs = 5_000,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent: false, timeout: timeoutMs }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error(`GET ${path} got no answer within ${timeoutMs} ms`)));
+    const req = request(
+      { host: '127.0.0.1', port, path, agent: false, timeout: timeoutMs },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () =>
+      req.destroy(new Error(`GET ${path} got no answer within ${timeoutMs} ms`)),
+    );
     req.on('error', reject);
     req.end();
   });

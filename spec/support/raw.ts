@@ -1,13 +1,23 @@
 import { connect, type Socket } from 'node:net';
 
 /** A raw HTTP/1.x exchange over a real socket: send bytes, read what the server wrote until it closes or goes quiet. */
-export async function raw(port: number, request: string | Buffer, options: { quietMs?: number; keepOpen?: boolean } = {}): Promise<{ text: string; closed: boolean }> {
+export async function raw(
+  port: number,
+  request: string | Buffer,
+  options: { quietMs?: number; keepOpen?: boolean } = {},
+): Promise<{ text: string; closed: boolean }> {
   const socket = connect(port, '127.0.0.1');
-  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  await new Promise<void>((resolve, reject) =>
+    socket.once('connect', resolve).once('error', reject),
+  );
   return exchange(socket, request, options);
 }
 
-export function exchange(socket: Socket, request: string | Buffer, options: { quietMs?: number; keepOpen?: boolean } = {}): Promise<{ text: string; closed: boolean }> {
+export function exchange(
+  socket: Socket,
+  request: string | Buffer,
+  options: { quietMs?: number; keepOpen?: boolean } = {},
+): Promise<{ text: string; closed: boolean }> {
   const quiet = options.quietMs ?? 300;
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
@@ -36,7 +46,9 @@ export function exchange(socket: Socket, request: string | Buffer, options: { qu
 }
 
 /** Splits raw response text into responses: status, lower-cased headers, body. */
-export function parseResponses(text: string): { status: number; headers: Record<string, string>; body: string }[] {
+export function parseResponses(
+  text: string,
+): { status: number; headers: Record<string, string>; body: string }[] {
   const out: { status: number; headers: Record<string, string>; body: string }[] = [];
   let rest = text;
   while (rest.startsWith('HTTP/')) {
@@ -47,7 +59,10 @@ export function parseResponses(text: string): { status: number; headers: Record<
     for (const line of head.slice(1)) {
       const i = line.indexOf(':');
       const k = line.slice(0, i).toLowerCase();
-      headers[k] = headers[k] !== undefined ? headers[k] + ', ' + line.slice(i + 1).trim() : line.slice(i + 1).trim();
+      headers[k] =
+        headers[k] !== undefined
+          ? headers[k] + ', ' + line.slice(i + 1).trim()
+          : line.slice(i + 1).trim();
     }
     rest = rest.slice(end + 4);
     let body = '';

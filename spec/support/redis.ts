@@ -96,8 +96,24 @@ function freePort(): Promise<number> {
   });
 }
 
-async function launch(bin: string, port: number, dir: string, appendonly: 'yes' | 'no'): Promise<ChildProcess> {
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', appendonly, '--dir', dir];
+async function launch(
+  bin: string,
+  port: number,
+  dir: string,
+  appendonly: 'yes' | 'no',
+): Promise<ChildProcess> {
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    appendonly,
+    '--dir',
+    dir,
+  ];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -1,4 +1,13 @@
-import { IsArray, IsObject, IsOptional, IsString, Validate, ValidateNested, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
+import {
+  IsArray,
+  IsObject,
+  IsOptional,
+  IsString,
+  Validate,
+  ValidateNested,
+  ValidatorConstraint,
+  type ValidatorConstraintInterface,
+} from 'class-validator';
 import { Type } from 'class-transformer';
 
 // Body classes that hold themselves, for the depth bound (maxDepth): one read by fw's compiled
@@ -7,7 +16,11 @@ import { Type } from 'class-transformer';
 export class TreeNode {
   @IsString() name!: string;
   @IsOptional() @ValidateNested() @Type(() => TreeNode) child?: TreeNode;
-  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => TreeNode) children?: TreeNode[];
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => TreeNode)
+  children?: TreeNode[];
   @IsOptional() @IsObject() meta?: object;
 }
 

@@ -3,7 +3,14 @@ import { Json, jsonEnum, Returns, Union, type RenameAll, type UnitVariant } from
 import type { JsonClass } from 'fw/fetch';
 
 // JSON-05 the six spellings are accepted
-const six: RenameAll[] = ['lowercase', 'UPPERCASE', 'camelCase', 'PascalCase', 'SCREAMING_SNAKE_CASE', 'kebab-case'];
+const six: RenameAll[] = [
+  'lowercase',
+  'UPPERCASE',
+  'camelCase',
+  'PascalCase',
+  'SCREAMING_SNAKE_CASE',
+  'kebab-case',
+];
 void six;
 
 // JSON-06 there is no snake-case option: renameAll: 'snake_case' is a type error

@@ -1,4 +1,4 @@
-import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
@@ -9,11 +9,25 @@ import { compressor, type CompressOptions } from '../features/compress';
 import { Ctx, isThenable, type Core } from '../request/ctx';
 import type { Capability, EncoderExtensions, Host, Middleware } from '../route/extensions';
 import { RefusalError } from '../core/errors';
-import { defaultFailureBody, failureBodyFor, mapError, phrase, writeRawFailure, type FailureShape } from '../core/error-mapping';
+import {
+  defaultFailureBody,
+  failureBodyFor,
+  mapError,
+  phrase,
+  writeRawFailure,
+  type FailureShape,
+} from '../core/error-mapping';
 import { InjectRequest, InjectResponse, type InjectOptions, type InjectResult } from './inject';
 import { addHealthRoute, type HealthOptions } from '../features/health';
 import { LogSink } from './log-sink';
-import { addDocsRoutes, addOpenApi, documentOf, type DocsOptions, type OpenApiDocument, type OpenApiOptions } from '../features/openapi';
+import {
+  addDocsRoutes,
+  addOpenApi,
+  documentOf,
+  type DocsOptions,
+  type OpenApiDocument,
+  type OpenApiOptions,
+} from '../features/openapi';
 import type { RouteRecord } from '../route/route-record';
 import { Router } from '../core/router';
 import { JSON_TYPE } from '../core/media-types';
@@ -23,49 +37,54 @@ import { checkSessionOptions, type SessionOptions } from '../features/sessions';
 import { UPGRADE, Upgrades, upgradeConnection } from '../features/websocket';
 import { sendFile } from '../features/files/send-file';
 import { watchTimeouts } from './socket-timeouts';
-import { addStaticTree, type EmbeddedEntry, type EmbeddedOptions, type StaticOptions } from '../features/static/static-tree';
+import {
+  addStaticTree,
+  type EmbeddedEntry,
+  type EmbeddedOptions,
+  type StaticOptions,
+} from '../features/static/static-tree';
 
 export type { Middleware } from '../route/extensions';
 
 export interface AppOptions {
   /** `info.title` of the API description. */
-  readonly title?: string;
+  readonly title?: string | undefined;
   /** `info.version` of the API description. */
-  readonly version?: string;
+  readonly version?: string | undefined;
   /** Where log lines go (default: stdout, batched). */
-  readonly log?: (line: string) => void;
+  readonly log?: ((line: string) => void) | undefined;
   /** The request head must arrive within this (408 otherwise). Default 10 s. */
-  readonly headTimeoutMs?: number;
+  readonly headTimeoutMs?: number | undefined;
   /** The whole request (head and body) must arrive within this (408 otherwise). Default 30 s. */
-  readonly requestTimeoutMs?: number;
+  readonly requestTimeoutMs?: number | undefined;
   /** An idle kept connection is closed after this. Default 5 s. */
-  readonly keepAliveTimeoutMs?: number;
+  readonly keepAliveTimeoutMs?: number | undefined;
   /** A request head larger than this is answered 431. Default 16 KiB. */
-  readonly maxHeaderBytes?: number;
+  readonly maxHeaderBytes?: number | undefined;
   /** How long `close()` waits for requests in flight before cancelling them. Default 10 s. */
-  readonly closeGraceMs?: number;
+  readonly closeGraceMs?: number | undefined;
   /**
    * Requests in flight at once; beyond it a request is shed: 503 with `Retry-After`, before routing.
    * Default: no bound. A long stream (`c.stream`, `c.streamWith`, `c.events`) or an upgraded socket
    * gives its slot back when it starts.
    */
-  readonly maxRequestsInFlight?: number;
+  readonly maxRequestsInFlight?: number | undefined;
   /**
    * An answer whose bytes make no progress to the client for this long (a client that stopped
    * reading) loses its connection, which frees its slot and its file. Default 60 s (nginx's
    * `send_timeout`); 0: none.
    */
-  readonly writeTimeoutMs?: number;
+  readonly writeTimeoutMs?: number | undefined;
   /**
    * A connection on which nothing is read or written for this long while a request is under way
    * (a silent handler, a quiet event stream) is closed. Default 120 s; 0: none. Between requests
    * `keepAliveTimeoutMs` applies.
    */
-  readonly idleTimeoutMs?: number;
+  readonly idleTimeoutMs?: number | undefined;
   /** Parameters a query string or form body may hold where fw reads it (`@Query`, `@Form`); past it → 400 `TooManyParams`. Default 10,000. */
-  readonly maxParams?: number;
+  readonly maxParams?: number | undefined;
   /** Levels of nested objects and arrays a `@Body()` class is read to; past it → 400 `NestedTooDeep` naming the path. Default 64. */
-  readonly maxDepth?: number;
+  readonly maxDepth?: number | undefined;
 }
 
 /**
@@ -106,7 +125,15 @@ export class App {
     this.#leaveInFlight = function (this: ServerResponse) {
       inFlight.delete(this);
     };
-    this.#sink = new LogSink(options.log ? (text) => text.slice(0, -1).split('\n').forEach((l) => options.log!(l)) : undefined);
+    this.#sink = new LogSink(
+      options.log
+        ? (text) =>
+            text
+              .slice(0, -1)
+              .split('\n')
+              .forEach((l) => options.log!(l))
+        : undefined,
+    );
     // Plain data fields, written by the app when they change: the request path reads them on every
     // answer, and a getter there is a call where a field is a load.
     this.#core = {
@@ -131,9 +158,14 @@ export class App {
   /** Registers a service: constructor and handler parameters of its type (or a base class of it) get this instance. */
   provide(instance: object): this {
     this.#provided.push(instance);
-    for (let p = Object.getPrototypeOf(instance); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    for (
+      let p = Object.getPrototypeOf(instance);
+      p && p !== Object.prototype;
+      p = Object.getPrototypeOf(p)
+    ) {
       const type = p.constructor;
-      if (p === Object.getPrototypeOf(instance) || !this.#services.has(type)) this.#services.set(type, instance);
+      if (p === Object.getPrototypeOf(instance) || !this.#services.has(type))
+        this.#services.set(type, instance);
     }
     return this;
   }
@@ -317,15 +349,28 @@ export class App {
     const checks = capabilities.flatMap((c) => c.checks ?? []);
     const { records, instances } = scan(this.#controllers, services, checks, problems);
     const router = new Router<CompiledRoute>();
-    const encoders: EncoderExtensions = Object.assign({}, ...capabilities.map((c) => c.encoders ?? {}));
-    const options = { encoders, arounds: capabilities.flatMap((c) => c.arounds ?? []), services, reading: this.options };
-    const all = [...records.map((r) => ({ record: r, instance: instances.get(r.controller) })), ...this.#builtIns];
+    const encoders: EncoderExtensions = Object.assign(
+      {},
+      ...capabilities.map((c) => c.encoders ?? {}),
+    );
+    const options = {
+      encoders,
+      arounds: capabilities.flatMap((c) => c.arounds ?? []),
+      services,
+      reading: this.options,
+    };
+    const all = [
+      ...records.map((r) => ({ record: r, instance: instances.get(r.controller) })),
+      ...this.#builtIns,
+    ];
     const taken = new Map<string, string>();
     for (const { record, instance } of all) {
       const key = `${record.method} ${record.path.replace(/\{[^}]*\}/g, '{}')}`;
       const other = taken.get(key);
       if (other !== undefined) {
-        problems.push(`${record.label}: duplicate route: ${record.method} ${record.path} is also declared by ${other}`);
+        problems.push(
+          `${record.label}: duplicate route: ${record.method} ${record.path} is also declared by ${other}`,
+        );
         continue;
       }
       taken.set(key, record.label);
@@ -359,7 +404,9 @@ export class App {
   }
 
   /** Builds, starts provided clients, and listens. Returns the bound address. */
-  async listen(options: { host?: string; port?: number } = {}): Promise<{ host: string; port: number; url: string }> {
+  async listen(
+    options: { host?: string; port?: number } = {},
+  ): Promise<{ host: string; port: number; url: string }> {
     const server = this.server;
     for (const s of this.#provided) if (s instanceof Client) s.start();
     await new Promise<void>((resolve, reject) => {
@@ -388,7 +435,10 @@ export class App {
       server.closeIdleConnections();
       const within = async (ms: number) => {
         let timer: NodeJS.Timeout | undefined;
-        await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+        await Promise.race([
+          closed,
+          new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+        ]);
         clearTimeout(timer);
       };
       await within(this.options.closeGraceMs ?? 10_000);
@@ -418,7 +468,8 @@ export class App {
     const requestMs = o.requestTimeoutMs ?? 30_000;
     // The head is part of the request: a head deadline past the request's would make Node throw at
     // listen, so a short requestTimeoutMs shortens the head's too (0 turns the request's off).
-    const headMs = requestMs > 0 ? Math.min(o.headTimeoutMs ?? 10_000, requestMs) : (o.headTimeoutMs ?? 10_000);
+    const headMs =
+      requestMs > 0 ? Math.min(o.headTimeoutMs ?? 10_000, requestMs) : (o.headTimeoutMs ?? 10_000);
     const server = createServer(
       {
         maxHeaderSize: o.maxHeaderBytes ?? 16 * 1024,
@@ -430,8 +481,12 @@ export class App {
       this.#dispatch,
     );
     watchTimeouts(server, o.writeTimeoutMs ?? 60_000, o.idleTimeoutMs ?? 120_000);
-    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#beforeRouting(err, socket));
-    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head));
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
+      this.#beforeRouting(err, socket),
+    );
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.#upgrade(req, socket, head),
+    );
     return server;
   }
 
@@ -445,14 +500,23 @@ export class App {
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    const route = req.method === 'GET' ? this.#router!.find(q === -1 ? url : url.slice(0, q))?.methods.get('GET') : undefined;
+    const route =
+      req.method === 'GET'
+        ? this.#router!.find(q === -1 ? url : url.slice(0, q))?.methods.get('GET')
+        : undefined;
     const o = this.options;
-    const served = this.#upgrades.take(req, socket as Socket, head, route?.record.marks.get(UPGRADE) ?? null, {
-      bodyMs: o.requestTimeoutMs ?? 30_000,
-      lingerMs: o.keepAliveTimeoutMs ?? 5_000,
-      writeMs: o.writeTimeoutMs ?? 60_000,
-      idleMs: o.idleTimeoutMs ?? 120_000,
-    });
+    const served = this.#upgrades.take(
+      req,
+      socket as Socket,
+      head,
+      route?.record.marks.get(UPGRADE) ?? null,
+      {
+        bodyMs: o.requestTimeoutMs ?? 30_000,
+        lingerMs: o.keepAliveTimeoutMs ?? 5_000,
+        writeMs: o.writeTimeoutMs ?? 60_000,
+        idleMs: o.idleTimeoutMs ?? 120_000,
+      },
+    );
     if (served !== null) this.#dispatch(served.req, served.res);
   }
 
@@ -462,7 +526,12 @@ export class App {
       socket.destroy();
       return;
     }
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const status =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? 431
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? 408
+          : 400;
     writeRawFailure(socket, status, phrase(status));
   }
 
@@ -470,14 +539,22 @@ export class App {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     if (this.#shedAt !== 0 && this.#shed(res)) return;
-    const c = new Ctx(req, res, this.#core, q === -1 ? url : url.slice(0, q), q === -1 ? '' : url.slice(q + 1), performance.now());
+    const c = new Ctx(
+      req,
+      res,
+      this.#core,
+      q === -1 ? url : url.slice(0, q),
+      q === -1 ? '' : url.slice(q + 1),
+      performance.now(),
+    );
     if (this.#chain === null) {
       this.#terminal(c);
       return;
     }
     try {
       const p = this.#chain(c);
-      if (isThenable(p)) p.then(undefined, (e: unknown) => this.#failed(c, e, `${c.method} ${c.path}`));
+      if (isThenable(p))
+        p.then(undefined, (e: unknown) => this.#failed(c, e, `${c.method} ${c.path}`));
     } catch (e) {
       this.#failed(c, e, `${c.method} ${c.path}`);
     }
@@ -488,7 +565,11 @@ export class App {
     if (this.#inFlight.size >= this.#shedAt) {
       const body = defaultFailureBody(503, 'server busy');
       res.shouldKeepAlive = false;
-      res.writeHead(503, { 'content-type': JSON_TYPE, 'content-length': String(Buffer.byteLength(body)), 'retry-after': '1' });
+      res.writeHead(503, {
+        'content-type': JSON_TYPE,
+        'content-length': String(Buffer.byteLength(body)),
+        'retry-after': '1',
+      });
       res.end(body);
       return true;
     }
@@ -516,12 +597,16 @@ export class App {
   /** Routes one request and answers it; failures become failure answers here, inside the middleware chain. */
   #terminal(c: Ctx): unknown {
     const match = this.#router!.find(c.path);
-    const route = match?.methods.get(c.method) ?? (c.method === 'HEAD' ? match?.methods.get('GET') : undefined);
+    const route =
+      match?.methods.get(c.method) ?? (c.method === 'HEAD' ? match?.methods.get('GET') : undefined);
     if (route === undefined) return this.#unrouted(c, match?.methods ?? null);
     c.values = match!.values;
     try {
       const p = route.run(c);
-      if (isThenable(p)) return Promise.resolve(p).then(undefined, (e: unknown) => this.#failed(c, e, route.record.label));
+      if (isThenable(p))
+        return Promise.resolve(p).then(undefined, (e: unknown) =>
+          this.#failed(c, e, route.record.label),
+        );
     } catch (e) {
       this.#failed(c, e, route.record.label);
     }
@@ -531,14 +616,20 @@ export class App {
   #unrouted(c: Ctx, methods: ReadonlyMap<string, CompiledRoute> | null): unknown {
     for (const fallback of this.#fallbacks) {
       const taken = fallback(c);
-      if (taken !== false) return isThenable(taken) ? Promise.resolve(taken).then(undefined, (e: unknown) => this.#failed(c, e, `${c.method} ${c.path}`)) : undefined;
+      if (taken !== false)
+        return isThenable(taken)
+          ? Promise.resolve(taken).then(undefined, (e: unknown) =>
+              this.#failed(c, e, `${c.method} ${c.path}`),
+            )
+          : undefined;
     }
     if (methods === null) {
       c.writeFailure(404, `no route for ${c.method} ${c.path}`, null);
       return undefined;
     }
     const allow = [...methods.keys()];
-    if (allow.includes('GET') && !allow.includes('HEAD')) allow.splice(allow.indexOf('GET') + 1, 0, 'HEAD');
+    if (allow.includes('GET') && !allow.includes('HEAD'))
+      allow.splice(allow.indexOf('GET') + 1, 0, 'HEAD');
     c.writeFailure(405, `${c.method} is not allowed on ${c.path}`, { allow: allow.join(', ') });
     return undefined;
   }
@@ -547,7 +638,9 @@ export class App {
   #failed(c: Ctx, err: unknown, label: string): void {
     const failure = mapError(err, label);
     if (c.sent) {
-      this.#sink.line(`warning: ${label} failed after answering ${c.status}: ${failure.log ?? failure.message}`);
+      this.#sink.line(
+        `warning: ${label} failed after answering ${c.status}: ${failure.log ?? failure.message}`,
+      );
       const res = c.res;
       if (res.writableEnded) res.socket?.end();
       else res.destroy();
@@ -563,4 +656,3 @@ export class App {
     }
   }
 }
-

@@ -7,4 +7,11 @@ import { jsonSpelling } from '../features/json-spelling';
 import { websockets } from '../features/websocket';
 
 /** The capabilities every app is built with, in the order their steps wrap a handler. */
-export const CAPABILITIES: readonly Capability[] = [websockets, rateLimits, idempotency, versioned, files, jsonSpelling];
+export const CAPABILITIES: readonly Capability[] = [
+  websockets,
+  rateLimits,
+  idempotency,
+  versioned,
+  files,
+  jsonSpelling,
+];

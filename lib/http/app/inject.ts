@@ -81,10 +81,17 @@ export class InjectResponse extends EventEmitter {
     return this;
   }
 
-  write(chunk: string | Uint8Array, encoding?: BufferEncoding | (() => void), cb?: () => void): boolean {
+  write(
+    chunk: string | Uint8Array,
+    encoding?: BufferEncoding | (() => void),
+    cb?: () => void,
+  ): boolean {
     if (typeof encoding === 'function') [cb, encoding] = [encoding, undefined];
     if (!this.headersSent) this.writeHead(this.statusCode, {});
-    if (!this.#head) this.#chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, encoding ?? 'utf8') : Buffer.from(chunk));
+    if (!this.#head)
+      this.#chunks.push(
+        typeof chunk === 'string' ? Buffer.from(chunk, encoding ?? 'utf8') : Buffer.from(chunk),
+      );
     if (cb) process.nextTick(cb);
     return true;
   }
@@ -108,7 +115,13 @@ export class InjectResponse extends EventEmitter {
   #finish(): void {
     const bytes = Buffer.concat(this.#chunks);
     const body = bytes.toString('utf8');
-    this.#resolve({ status: this.statusCode, headers: this.#headers, body, bytes, json: <T>() => JSON.parse(body) as T });
+    this.#resolve({
+      status: this.statusCode,
+      headers: this.#headers,
+      body,
+      bytes,
+      json: <T>() => JSON.parse(body) as T,
+    });
     this.emit('finish');
     this.emit('close');
   }

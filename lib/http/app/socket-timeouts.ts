@@ -9,7 +9,10 @@ interface Quiet {
   quietMs: number;
 }
 
-type ServerSocket = Socket & { _httpMessage?: unknown; _handle?: { writeQueueSize?: number } | null };
+type ServerSocket = Socket & {
+  _httpMessage?: unknown;
+  _handle?: { writeQueueSize?: number } | null;
+};
 
 /**
  * The write and idle timeouts (`writeTimeoutMs`, `idleTimeoutMs`), on the one timer Node already
@@ -37,7 +40,8 @@ export function watchTimeouts(server: Server, writeMs: number, idleMs: number): 
     const written = socket.bytesWritten;
     const queue = socket._handle?.writeQueueSize ?? 0;
     let q = seen.get(socket);
-    if (q === undefined || q.read !== read || q.written !== written || q.queue !== queue) seen.set(socket, (q = { read, written, queue, quietMs: 0 }));
+    if (q === undefined || q.read !== read || q.written !== written || q.queue !== queue)
+      seen.set(socket, (q = { read, written, queue, quietMs: 0 }));
     q.quietMs += socket.timeout ?? tick;
     const limit = socket.writableLength > 0 || queue > 0 ? writeMs : idleMs;
     if (limit !== 0 && q.quietMs >= limit) {

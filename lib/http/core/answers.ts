@@ -17,7 +17,11 @@ export interface HeaderList {
 export const MAX_RETURNED_HEADERS = 8;
 type UpTo8 = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8;
 /** A literal list of nine or more entries is a type error; a list built at run time is checked when built. */
-type AtMost8<T extends readonly unknown[]> = number extends T['length'] ? T : T['length'] extends UpTo8 ? T : never;
+type AtMost8<T extends readonly unknown[]> = number extends T['length']
+  ? T
+  : T['length'] extends UpTo8
+    ? T
+    : never;
 
 /**
  * Builds the headers of a returned value (`Reply`, `Redirect.with`, `Bytes`, `FileBody`, `Versioned`).
@@ -27,11 +31,17 @@ export const headers = Object.freeze({
   of<const T extends readonly HeaderEntry[]>(entries: AtMost8<T>): HeaderList {
     const list = entries as readonly HeaderEntry[];
     if (list.length > MAX_RETURNED_HEADERS) {
-      throw new HttpError('TooManyHeaders', `a returned value carries at most ${MAX_RETURNED_HEADERS} headers, got ${list.length}`);
+      throw new HttpError(
+        'TooManyHeaders',
+        `a returned value carries at most ${MAX_RETURNED_HEADERS} headers, got ${list.length}`,
+      );
     }
     return Object.freeze({ [HEADER_LIST]: true as const, entries: Object.freeze([...list]) });
   },
-  none: Object.freeze({ [HEADER_LIST]: true as const, entries: Object.freeze([]) as readonly HeaderEntry[] }) as HeaderList,
+  none: Object.freeze({
+    [HEADER_LIST]: true as const,
+    entries: Object.freeze([]) as readonly HeaderEntry[],
+  }) as HeaderList,
 });
 
 export function isHeaderList(x: unknown): x is HeaderList {
@@ -53,7 +63,12 @@ export type Contract =
   | { readonly kind: 'bytes' }
   | { readonly kind: 'status'; readonly status: number; readonly inner: Contract }
   | { readonly kind: 'optional'; readonly inner: Contract }
-  | { readonly kind: 'reply'; readonly inner: Contract; readonly statuses: readonly number[]; readonly variants: Readonly<Record<number, Contract>> | null }
+  | {
+      readonly kind: 'reply';
+      readonly inner: Contract;
+      readonly statuses: readonly number[];
+      readonly variants: Readonly<Record<number, Contract>> | null;
+    }
   | { readonly kind: 'redirect'; readonly status: number }
   | { readonly kind: 'versioned'; readonly inner: Contract }
   | { readonly kind: 'file' }
@@ -93,7 +108,8 @@ export type ContractLike = Contract | Shape | readonly [Shape];
 const CONTRACT = Symbol('fw.contract');
 type Tagged<C> = C & { readonly [CONTRACT]: true };
 /** @internal marks a contract built by a capability's own helper (Versioned, FileBody) */
-export const tag = <C extends Contract>(c: C): Tagged<C> => Object.freeze({ ...c, [CONTRACT]: true as const }) as unknown as Tagged<C>;
+export const tag = <C extends Contract>(c: C): Tagged<C> =>
+  Object.freeze({ ...c, [CONTRACT]: true as const }) as unknown as Tagged<C>;
 
 /** @internal a class that stands for a contract of its own (`FileBody`) carries it under this key */
 export const OWN_CONTRACT: unique symbol = Symbol('fw.ownContract');
@@ -120,8 +136,13 @@ export function toContract(x: ContractLike): Contract {
   if (Array.isArray(x)) return tag({ kind: 'json', type: x as readonly [Shape] });
   if (x === String) return tag({ kind: 'text' });
   if (x === Bytes) return tag({ kind: 'bytes' });
-  if (typeof x === 'function' && OWN_CONTRACT in x) return (x as unknown as { [OWN_CONTRACT]: Contract })[OWN_CONTRACT];
-  if (typeof x === 'function' && ('contentType' in x || typeof (x as { prototype?: { write?: unknown } }).prototype?.write === 'function')) {
+  if (typeof x === 'function' && OWN_CONTRACT in x)
+    return (x as unknown as { [OWN_CONTRACT]: Contract })[OWN_CONTRACT];
+  if (
+    typeof x === 'function' &&
+    ('contentType' in x ||
+      typeof (x as { prototype?: { write?: unknown } }).prototype?.write === 'function')
+  ) {
     return tag({ kind: 'self', type: x as Shape });
   }
   return tag({ kind: 'json', type: x as Shape });
@@ -149,14 +170,29 @@ export interface ReplyValue<T> {
  * @example @Returns(Reply(Order, { statuses: [200, 202] }))
  * @example @Returns(Reply({ 200: Order, 409: AlreadyCancelled }))
  */
-export function Reply(inner: ContractLike | Readonly<Record<number, ContractLike>>, options: { statuses?: readonly number[] } = {}): Contract {
+export function Reply(
+  inner: ContractLike | Readonly<Record<number, ContractLike>>,
+  options: { statuses?: readonly number[] } = {},
+): Contract {
   if (typeof inner === 'object' && !Array.isArray(inner) && !isContract(inner)) {
     const map = inner as Readonly<Record<number, ContractLike>>;
     const statuses = Object.keys(map).map(Number);
-    const variants = Object.freeze(Object.fromEntries(statuses.map((s) => [s, toContract(map[s])])));
-    return tag({ kind: 'reply', inner: variants[statuses[0]], statuses: Object.freeze(statuses), variants });
+    const variants = Object.freeze(
+      Object.fromEntries(statuses.map((s) => [s, toContract(map[s])])),
+    );
+    return tag({
+      kind: 'reply',
+      inner: variants[statuses[0]],
+      statuses: Object.freeze(statuses),
+      variants,
+    });
   }
-  return tag({ kind: 'reply', inner: toContract(inner as ContractLike), statuses: Object.freeze([...(options.statuses ?? [200])]), variants: null });
+  return tag({
+    kind: 'reply',
+    inner: toContract(inner as ContractLike),
+    statuses: Object.freeze([...(options.statuses ?? [200])]),
+    variants: null,
+  });
 }
 
 /** The value a `Redirect` route returns. */
@@ -172,4 +208,7 @@ export function Redirect(status: RedirectStatus): Contract {
   return tag({ kind: 'redirect', status });
 }
 Redirect.to = (location: string): RedirectValue => ({ location, headers: headers.none });
-Redirect.with = (location: string, list: HeaderList): RedirectValue => ({ location, headers: list });
+Redirect.with = (location: string, list: HeaderList): RedirectValue => ({
+  location,
+  headers: list,
+});

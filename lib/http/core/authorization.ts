@@ -12,7 +12,9 @@ export interface BasicCredentials {
   readonly user: string;
   readonly password: string;
 }
-export type Credentials<S extends 'bearer' | 'basic'> = S extends 'bearer' ? BearerCredentials : BasicCredentials;
+export type Credentials<S extends 'bearer' | 'basic'> = S extends 'bearer'
+  ? BearerCredentials
+  : BasicCredentials;
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 /**
@@ -33,15 +35,24 @@ export class AuthorizationFailure extends Failure {
 }
 
 /** Parses an `Authorization` header for one scheme, or throws a 401 that carries `WWW-Authenticate`. */
-export function parseAuthorization<S extends 'bearer' | 'basic'>(header: string | undefined, scheme: S): Credentials<S> {
-  if (header === undefined || header === '') throw new AuthorizationFailure(scheme, 'Authorization header missing');
+export function parseAuthorization<S extends 'bearer' | 'basic'>(
+  header: string | undefined,
+  scheme: S,
+): Credentials<S> {
+  if (header === undefined || header === '')
+    throw new AuthorizationFailure(scheme, 'Authorization header missing');
   const space = header.indexOf(' ');
   const given = (space === -1 ? header : header.slice(0, space)).toLowerCase();
-  if (given !== scheme) throw new AuthorizationFailure(scheme, `Authorization scheme must be ${CHALLENGE[scheme].split(' ')[0]}`);
+  if (given !== scheme)
+    throw new AuthorizationFailure(
+      scheme,
+      `Authorization scheme must be ${CHALLENGE[scheme].split(' ')[0]}`,
+    );
   const token = space === -1 ? '' : header.slice(space + 1).trim();
   if (token === '') throw new AuthorizationFailure(scheme, 'Authorization token is empty');
   if (scheme === 'bearer') return { scheme: 'bearer', value: token } as Credentials<S>;
-  if (!BASE64.test(token) || token.length % 4 !== 0) throw new AuthorizationFailure(scheme, 'Basic credentials do not decode');
+  if (!BASE64.test(token) || token.length % 4 !== 0)
+    throw new AuthorizationFailure(scheme, 'Basic credentials do not decode');
   let decoded: string;
   try {
     decoded = UTF8.decode(Buffer.from(token, 'base64'));
@@ -50,5 +61,10 @@ export function parseAuthorization<S extends 'bearer' | 'basic'>(header: string 
   }
   const colon = decoded.indexOf(':');
   if (colon === -1) throw new AuthorizationFailure(scheme, 'Basic credentials do not decode');
-  return { scheme: 'basic', value: decoded, user: decoded.slice(0, colon), password: decoded.slice(colon + 1) } as Credentials<S>;
+  return {
+    scheme: 'basic',
+    value: decoded,
+    user: decoded.slice(0, colon),
+    password: decoded.slice(colon + 1),
+  } as Credentials<S>;
 }

@@ -21,15 +21,19 @@ export interface CookieOptions {
 
 /** The `Set-Cookie` value for a cookie; a name that is not a token, or a value with `;` or a control byte, is refused (500, AUTH-14). */
 export function serializeCookie(name: string, value: string, options: CookieOptions = {}): string {
-  if (!NAME.test(name)) throw new HttpError('BadCookieValue', `cookie name ${JSON.stringify(name)} is not a token`);
-  if (value.includes(';') || CONTROL.test(value)) throw new HttpError('BadCookieValue', `cookie "${name}" value holds ";" or a control byte`);
+  if (!NAME.test(name))
+    throw new HttpError('BadCookieValue', `cookie name ${JSON.stringify(name)} is not a token`);
+  if (value.includes(';') || CONTROL.test(value))
+    throw new HttpError('BadCookieValue', `cookie "${name}" value holds ";" or a control byte`);
   const attr = (v: string | undefined, what: string) => {
-    if (v !== undefined && (v.includes(';') || CONTROL.test(v))) throw new HttpError('BadCookieValue', `cookie "${name}" ${what} holds ";" or a control byte`);
+    if (v !== undefined && (v.includes(';') || CONTROL.test(v)))
+      throw new HttpError('BadCookieValue', `cookie "${name}" ${what} holds ";" or a control byte`);
     return v;
   };
   let out = `${name}=${value}; Path=${attr(options.path, 'path') ?? '/'}`;
   if (options.domain !== undefined) out += `; Domain=${attr(options.domain, 'domain')}`;
-  if (options.maxAgeSeconds !== undefined) out += `; Max-Age=${Math.max(0, Math.floor(options.maxAgeSeconds))}`;
+  if (options.maxAgeSeconds !== undefined)
+    out += `; Max-Age=${Math.max(0, Math.floor(options.maxAgeSeconds))}`;
   if (options.httpOnly !== false) out += '; HttpOnly';
   if (options.secure) out += '; Secure';
   out += `; SameSite=${options.sameSite ?? 'Lax'}`;

@@ -26,7 +26,12 @@ const INTERNAL = 'internal server error';
  * Codes and names of errors `fw` does not raise that mean one of its codes: Node's missing file
  * (FAIL-18) and its aborts and timeouts (FAIL-22, FAIL-23). Their status is HTTP_ERRORS'.
  */
-const MEANS: Readonly<Record<string, HttpErrorCode>> = { ENOENT: 'FileNotFound', ABORT_ERR: 'Canceled', AbortError: 'Canceled', TimeoutError: 'Timeout' };
+const MEANS: Readonly<Record<string, HttpErrorCode>> = {
+  ENOENT: 'FileNotFound',
+  ABORT_ERR: 'Canceled',
+  AbortError: 'Canceled',
+  TimeoutError: 'Timeout',
+};
 
 /** The HTTP_ERRORS code that `key` (an error's code or name) is or means; undefined for none. */
 function ourCode(key: string | undefined): HttpErrorCode | undefined {
@@ -37,7 +42,12 @@ function ourCode(key: string | undefined): HttpErrorCode | undefined {
 
 /** An answer whose message is not the error's: the reason phrase, or `internal server error` for a 500; logged when 5xx. */
 function phraseOnly(status: number, log: string): MappedError {
-  return { status, message: status === 500 ? INTERNAL : phrase(status), headers: null, log: status >= 500 ? log : null };
+  return {
+    status,
+    message: status === 500 ? INTERNAL : phrase(status),
+    headers: null,
+    log: status >= 500 ? log : null,
+  };
 }
 
 /**
@@ -52,21 +62,43 @@ function phraseOnly(status: number, log: string): MappedError {
  */
 export function mapError(err: unknown, label: string): MappedError {
   if (err instanceof Failure) {
-    const headers = err instanceof AuthorizationFailure ? { 'www-authenticate': err.challenge } : null;
-    if (err.internal) return { status: err.status, message: phrase(err.status), headers, log: `${label}: fail.internal: ${err.message}` };
+    const headers =
+      err instanceof AuthorizationFailure ? { 'www-authenticate': err.challenge } : null;
+    if (err.internal)
+      return {
+        status: err.status,
+        message: phrase(err.status),
+        headers,
+        log: `${label}: fail.internal: ${err.message}`,
+      };
     return { status: err.status, message: err.message || phrase(err.status), headers, log: null };
   }
   if (err instanceof HttpError) {
-    return { status: err.status, message: err.message, headers: null, log: err.status >= 500 ? `${label}: ${err.code}: ${err.message}` : null };
+    return {
+      status: err.status,
+      message: err.message,
+      headers: null,
+      log: err.status >= 500 ? `${label}: ${err.code}: ${err.message}` : null,
+    };
   }
   if (err instanceof CodedError) return phraseOnly(err.status, `${label}: ${err.name} ${err.code}`);
   const e = err as { name?: unknown; code?: unknown } | null;
   const name = typeof e?.name === 'string' ? e.name : typeof err;
   const code = typeof e?.code === 'string' ? e.code : undefined;
   const ours = ourCode(code) ?? ourCode(name);
-  if (ours !== undefined) return phraseOnly(HTTP_ERRORS[ours].status, `${label}: ${name}${code === undefined ? '' : ` ${code}`}`);
-  if (err instanceof SyntaxError) return { status: 400, message: phrase(400), headers: null, log: null };
-  return { status: 500, message: INTERNAL, headers: null, log: `${label}: unhandled ${name}${code ? ` (${code})` : ''}` };
+  if (ours !== undefined)
+    return phraseOnly(
+      HTTP_ERRORS[ours].status,
+      `${label}: ${name}${code === undefined ? '' : ` ${code}`}`,
+    );
+  if (err instanceof SyntaxError)
+    return { status: 400, message: phrase(400), headers: null, log: null };
+  return {
+    status: 500,
+    message: INTERNAL,
+    headers: null,
+    log: `${label}: unhandled ${name}${code ? ` (${code})` : ''}`,
+  };
 }
 
 /** Room a custom failure shape has around its message; a shape needing more falls back to the default. */
@@ -77,10 +109,13 @@ export interface FailureShape {
   failure(status: number, message: string): object;
 }
 
-export const defaultFailureBody = (status: number, message: string): string => `{"error":${JSON.stringify(message)},"status":${status}}`;
+export const defaultFailureBody = (status: number, message: string): string =>
+  `{"error":${JSON.stringify(message)},"status":${status}}`;
 
 /** Compiles the failure body writer of an app: the default `{ error, status }`, or the program's own shape. */
-export function failureBodyFor(shape: FailureShape | null): (status: number, message: string) => string {
+export function failureBodyFor(
+  shape: FailureShape | null,
+): (status: number, message: string) => string {
   if (shape === null) return defaultFailureBody;
   return (status, message) => {
     const body = JSON.stringify(shape.failure(status, message));

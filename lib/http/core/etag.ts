@@ -10,9 +10,15 @@ const MAX = (1n << 64n) - 1n;
 
 /** `W/"<version in decimal>"`: weak, because the same version may be sent gzipped or not. */
 export function etagOf(version: Version): string {
-  const ok = typeof version === 'number' ? Number.isSafeInteger(version) && version >= 0 : typeof version === 'bigint' && version >= 0n && version <= MAX;
+  const ok =
+    typeof version === 'number'
+      ? Number.isSafeInteger(version) && version >= 0
+      : typeof version === 'bigint' && version >= 0n && version <= MAX;
   if (!ok) {
-    throw new HttpError('BadHeaderValue', `version ${String(version)} is not an unsigned 64-bit integer`);
+    throw new HttpError(
+      'BadHeaderValue',
+      `version ${String(version)} is not an unsigned 64-bit integer`,
+    );
   }
   return `W/"${String(version)}"`;
 }

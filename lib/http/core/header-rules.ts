@@ -14,13 +14,23 @@ const UNSENDABLE = /[^\t\x20-\x7e]/;
 const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
 
 /** Headers the framework writes itself; a program setting one is refused. */
-export const RESERVED = new Set(['content-type', 'content-length', 'transfer-encoding', 'connection']);
+export const RESERVED = new Set([
+  'content-type',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+]);
 
 /** Checks one header a program wants to send and returns its lower-cased name. */
 export function checkHeader(name: string, value: string): string {
-  if (!TOKEN.test(name)) throw new HttpError('BadHeaderName', `header name ${JSON.stringify(name)} is not a token`);
+  if (!TOKEN.test(name))
+    throw new HttpError('BadHeaderName', `header name ${JSON.stringify(name)} is not a token`);
   const key = name.toLowerCase();
-  if (RESERVED.has(key)) throw new HttpError('ReservedHeader', `header "${key}" is written by the framework and cannot be set`);
+  if (RESERVED.has(key))
+    throw new HttpError(
+      'ReservedHeader',
+      `header "${key}" is written by the framework and cannot be set`,
+    );
   if (UNSENDABLE.test(value)) throw badValue(key, value);
   return key;
 }
@@ -31,15 +41,20 @@ export function checkValue(key: string, value: string): void {
 }
 
 const badValue = (key: string, value: string): HttpError =>
-  new HttpError('BadHeaderValue', `header "${key}" ${CONTROL.test(value) ? 'holds a control byte' : 'holds a character outside ASCII'}`);
+  new HttpError(
+    'BadHeaderValue',
+    `header "${key}" ${CONTROL.test(value) ? 'holds a control byte' : 'holds a character outside ASCII'}`,
+  );
 
 /**
  * Why one header of a bag cannot be written (CORE-34, CORE-35), or null when it can. Used after
  * Node refused a head, to name the header, so it need not run on every answer.
  */
 export function headerProblem(key: string, value: string | readonly string[]): HttpError | null {
-  if (!TOKEN.test(key)) return new HttpError('BadHeaderName', `header name ${JSON.stringify(key)} is not a token`);
-  for (const v of typeof value === 'string' ? [value] : value) if (UNSENDABLE.test(String(v))) return badValue(key, String(v));
+  if (!TOKEN.test(key))
+    return new HttpError('BadHeaderName', `header name ${JSON.stringify(key)} is not a token`);
+  for (const v of typeof value === 'string' ? [value] : value)
+    if (UNSENDABLE.test(String(v))) return badValue(key, String(v));
   return null;
 }
 

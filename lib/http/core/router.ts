@@ -34,7 +34,8 @@ export class Router<R> {
     if (!segments.some((s) => s === null)) {
       const known = this.#exact.get(template);
       methods = known?.methods ?? new Map();
-      if (known === undefined) this.#exact.set(template, Object.freeze({ methods, values: NO_VALUES }));
+      if (known === undefined)
+        this.#exact.set(template, Object.freeze({ methods, values: NO_VALUES }));
     } else {
       let at = this.#root;
       for (const s of segments) {
@@ -86,7 +87,10 @@ function walk<R>(at: Node<R>, path: string, from: number, values: string[]): Map
 
 /** `'/orders/{id}/cancel'` → `['orders', null, 'cancel']` (null marks a parameter). */
 function splitTemplate(template: string): (string | null)[] {
-  return template.slice(1).split('/').map((s) => (/^\{[^}]*\}$/.test(s) ? null : s));
+  return template
+    .slice(1)
+    .split('/')
+    .map((s) => (/^\{[^}]*\}$/.test(s) ? null : s));
 }
 
 /** The `{name}`s of a template, in order. */

@@ -12,7 +12,8 @@ export interface CompressOptions {
 export const LEVELS = { default: 6, fastest: 1, best: 9 } as const;
 
 /** Text answers only: text/*, JSON, JavaScript, XML, WASM and any +json or +xml type. Event streams never. */
-const COMPRESSIBLE = /^(?:text\/(?!event-stream)[^;]+|application\/(?:json|javascript|ecmascript|xml|wasm|[^;]+\+(?:json|xml))|image\/svg\+xml)\s*(?:;|$)/i;
+const COMPRESSIBLE =
+  /^(?:text\/(?!event-stream)[^;]+|application\/(?:json|javascript|ecmascript|xml|wasm|[^;]+\+(?:json|xml))|image\/svg\+xml)\s*(?:;|$)/i;
 
 export function isCompressible(type: string): boolean {
   return COMPRESSIBLE.test(type);
@@ -39,14 +40,21 @@ export function acceptsGzip(header: string | undefined): boolean {
  * The compression step of an app's buffered answers. Streams, event streams and files never pass
  * here: they are written by their own code.
  */
-export function compressor(options: CompressOptions): (c: Ctx, bag: HeaderBag, type: string, body: Uint8Array | string) => Uint8Array | string {
+export function compressor(
+  options: CompressOptions,
+): (c: Ctx, bag: HeaderBag, type: string, body: Uint8Array | string) => Uint8Array | string {
   const min = options.minBytes ?? 1024;
   const level = LEVELS[options.level ?? 'default'] ?? constants.Z_DEFAULT_COMPRESSION;
   return (c, bag, type, body) => {
     if (bag['content-encoding'] !== undefined) return body;
     // The size first: it is cheaper than the type's pattern, and most answers are small. A string
     // of n code units is at most 3n bytes of UTF-8, so a short one needs no counting.
-    const size = typeof body !== 'string' ? body.length : body.length * 3 < min ? body.length : Buffer.byteLength(body);
+    const size =
+      typeof body !== 'string'
+        ? body.length
+        : body.length * 3 < min
+          ? body.length
+          : Buffer.byteLength(body);
     if (size < min || !isCompressible(type)) return body;
     // Every answer that would be gzipped for a gzip client varies by Accept-Encoding, plain ones too.
     addHeader(bag, 'vary', 'Accept-Encoding');

@@ -23,7 +23,10 @@ export interface CorsOptions {
 export function cors(options: CorsOptions): Middleware {
   const any = options.origins === '*';
   if (any && options.credentials) {
-    throw new HttpError('CorsAnyOriginWithCredentials', "cors({ origins: '*', credentials: true }) would let every site read answers made with the user's credentials: list the allowed origins instead");
+    throw new HttpError(
+      'CorsAnyOriginWithCredentials',
+      "cors({ origins: '*', credentials: true }) would let every site read answers made with the user's credentials: list the allowed origins instead",
+    );
   }
   const allowed = new Set(any ? [] : options.origins);
   const methods = (options.methods ?? ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']).join(', ');
@@ -39,7 +42,8 @@ export function cors(options: CorsOptions): Middleware {
       c.setHeader('access-control-allow-methods', methods);
       const asked = options.headers?.join(', ') ?? c.header('access-control-request-headers');
       if (asked) c.setHeader('access-control-allow-headers', asked);
-      if (options.maxAge !== undefined) c.setHeader('access-control-max-age', String(options.maxAge));
+      if (options.maxAge !== undefined)
+        c.setHeader('access-control-max-age', String(options.maxAge));
       c.write(204, null, null, null);
       return;
     }

@@ -51,7 +51,12 @@ export class DetachedRequest {
    * Null when the request's framing is refused (400 written on the socket). `head` is what node read
    * past the request head: the body's first bytes (null when they belong to a WebSocket instead).
    */
-  static serve(req: IncomingMessage, socket: Socket, head: Buffer | null, times: DetachedTimes): DetachedRequest | null {
+  static serve(
+    req: IncomingMessage,
+    socket: Socket,
+    head: Buffer | null,
+    times: DetachedTimes,
+  ): DetachedRequest | null {
     const framing = framingOf(req);
     if (typeof framing === 'string') {
       writeRawFailure(socket, 400, framing);
@@ -61,7 +66,13 @@ export class DetachedRequest {
     return new DetachedRequest(req, socket, head ?? EMPTY, framing, times);
   }
 
-  private constructor(parsed: IncomingMessage, socket: Socket, head: Buffer, framing: Framing | null, times: DetachedTimes) {
+  private constructor(
+    parsed: IncomingMessage,
+    socket: Socket,
+    head: Buffer,
+    framing: Framing | null,
+    times: DetachedTimes,
+  ) {
     const req = (this.req = this.#req = new IncomingMessage(socket));
     req.httpVersionMajor = parsed.httpVersionMajor;
     req.httpVersionMinor = parsed.httpVersionMinor;
@@ -85,7 +96,10 @@ export class DetachedRequest {
     }
     if (framing === CHUNKED) this.#state = 'size';
     else this.#left = framing.length;
-    this.#bodyTimer = setTimeout(() => this.#cut(408, 'request body did not arrive in time'), times.bodyMs);
+    this.#bodyTimer = setTimeout(
+      () => this.#cut(408, 'request body did not arrive in time'),
+      times.bodyMs,
+    );
     this.#bodyTimer.unref();
     // The request stream asks for more by resuming the socket (IncomingMessage#_read).
     socket.on('data', this.#onData);
@@ -133,7 +147,8 @@ export class DetachedRequest {
       i = nl === -1 ? d.length : nl + 1;
       this.#line += part;
       if (this.#state === 'trailer') this.#trailerBytes += part.length;
-      if (this.#line.length > MAX_SIZE_LINE || this.#trailerBytes > MAX_TRAILER_BYTES) return 'chunked body framing too long';
+      if (this.#line.length > MAX_SIZE_LINE || this.#trailerBytes > MAX_TRAILER_BYTES)
+        return 'chunked body framing too long';
       if (nl === -1) break;
       const line = this.#line;
       this.#line = '';
@@ -195,7 +210,8 @@ export class DetachedRequest {
   #onClose(): void {
     if (this.#bodyTimer !== null) clearTimeout(this.#bodyTimer);
     // The body stopped arriving: readers waiting for it fail (as node's server aborts a request).
-    if (!this.#req.complete && !this.#req.destroyed) this.#req.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+    if (!this.#req.complete && !this.#req.destroyed)
+      this.#req.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
   }
 
   /** Ends a request whose body cannot be read: `status` when nothing was answered yet, else just the cut. */
@@ -220,7 +236,9 @@ function framingOf(req: IncomingMessage): Framing | null | string {
   if (te !== undefined) {
     // node has already refused Transfer-Encoding beside Content-Length; the last coding must be chunked
     const codings = te.split(',');
-    return codings[codings.length - 1].trim().toLowerCase() === 'chunked' ? CHUNKED : 'Transfer-Encoding must end with chunked';
+    return codings[codings.length - 1].trim().toLowerCase() === 'chunked'
+      ? CHUNKED
+      : 'Transfer-Encoding must end with chunked';
   }
   const cl = req.headers['content-length'];
   if (cl === undefined) return null;

@@ -14,7 +14,11 @@ interface Probed {
   readonly name: string;
   probe(timeoutMs?: number): Promise<boolean>;
 }
-const isProbed = (s: unknown): s is Probed => typeof s === 'object' && s !== null && typeof (s as Probed).probe === 'function' && typeof (s as Probed).name === 'string';
+const isProbed = (s: unknown): s is Probed =>
+  typeof s === 'object' &&
+  s !== null &&
+  typeof (s as Probed).probe === 'function' &&
+  typeof (s as Probed).name === 'string';
 
 /** `app.health({ path, cacheMs, timeoutMs })`. */
 export interface HealthOptions {
@@ -72,7 +76,8 @@ class ProbeSlot {
     });
     let ready: boolean;
     try {
-      ready = (await Promise.race([this.thing.probe(this.timeoutMs).catch(notReady), late])) === true;
+      ready =
+        (await Promise.race([this.thing.probe(this.timeoutMs).catch(notReady), late])) === true;
     } catch {
       ready = false;
     } finally {
@@ -101,9 +106,12 @@ class HealthCheck {
     const now = Date.now();
     const answers = slots.map((s) => s.read(now));
     // Awaited only when some answer is not cached: a flood inside cacheMs never waits.
-    const ready = answers.every((a) => typeof a === 'boolean') ? (answers as boolean[]) : await Promise.all(answers);
+    const ready = answers.every((a) => typeof a === 'boolean')
+      ? (answers as boolean[])
+      : await Promise.all(answers);
     let down = '';
-    for (let i = 0; i < slots.length; i++) if (!ready[i]) down += (down ? ', ' : '') + slots[i].thing.name;
+    for (let i = 0; i < slots.length; i++)
+      if (!ready[i]) down += (down ? ', ' : '') + slots[i].thing.name;
     if (down) throw fail.status(503, 'not ready: %s', down);
     return new HealthStatus('ok');
   }
@@ -113,7 +121,9 @@ class HealthCheck {
     const provided = this.app.provided;
     if (provided.length !== this.#seen) {
       const kept = new Map(this.#slots.map((s) => [s.thing, s]));
-      this.#slots = provided.filter(isProbed).map((p) => kept.get(p) ?? new ProbeSlot(p, this.cacheMs, this.timeoutMs));
+      this.#slots = provided
+        .filter(isProbed)
+        .map((p) => kept.get(p) ?? new ProbeSlot(p, this.cacheMs, this.timeoutMs));
       this.#seen = provided.length;
     }
     return this.#slots;
@@ -123,7 +133,9 @@ class HealthCheck {
 function setting(name: string, value: number | undefined, fallback: number, least: number): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value < least) {
-    throw new TypeError(`health ${name} must be a whole number of milliseconds of at least ${least}, got ${String(value)}`);
+    throw new TypeError(
+      `health ${name} must be a whole number of milliseconds of at least ${least}, got ${String(value)}`,
+    );
   }
   return value;
 }
@@ -135,7 +147,8 @@ function setting(name: string, value: number | undefined, fallback: number, leas
 export function addHealthRoute(app: Host, options: string | HealthOptions = {}): void {
   const o: HealthOptions = typeof options === 'string' ? { path: options } : options;
   const path = o.path ?? '/healthz';
-  if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError(`health path must start with "/", got ${JSON.stringify(path)}`);
+  if (typeof path !== 'string' || !path.startsWith('/'))
+    throw new TypeError(`health path must start with "/", got ${JSON.stringify(path)}`);
   const cacheMs = setting('cacheMs', o.cacheMs, HEALTH_CACHE_MS, 0);
   const timeoutMs = setting('timeoutMs', o.timeoutMs, HEALTH_TIMEOUT_MS, 1);
   const record = builtInRecord({

@@ -29,7 +29,10 @@ export const IDEMPOTENT = new MarkKey<IdempotentMark>('idempotent');
  * Runs the handler once per `Idempotency-Key` (and caller) and replays the kept answer to retries.
  * @example @Idempotent(Orders, { by: (c) => c.resolve(Account).id })
  */
-export function Idempotent(space: object, options: Omit<IdempotentMark, 'space'> = {}): MethodDecorator {
+export function Idempotent(
+  space: object,
+  options: Omit<IdempotentMark, 'space'> = {},
+): MethodDecorator {
   return markRoute(IDEMPOTENT, { space, ...options });
 }
 
@@ -53,7 +56,11 @@ interface SpaceState {
 const states = new WeakMap<OpenSpace, SpaceState>();
 function stateOf(space: OpenSpace): SpaceState {
   let st = states.get(space);
-  if (st === undefined) states.set(space, (st = { notKept: new Map(), callers: new CallerBudget(space.maxBytesPerCaller) }));
+  if (st === undefined)
+    states.set(
+      space,
+      (st = { notKept: new Map(), callers: new CallerBudget(space.maxBytesPerCaller) }),
+    );
   return st;
 }
 
@@ -93,7 +100,12 @@ function decodeKept(bytes: Buffer): KeptAnswer | null {
     type: meta.type ?? null,
     // An ASCII body (most JSON) is the same bytes as a string, and a string leaves with the head in
     // one piece without being converted again on every replay.
-    body: meta.type == null && body.length === 0 ? null : body.length <= KeptAnswers.MAX_ENTRY_BYTES && isAscii(body) ? body.toString('latin1') : body,
+    body:
+      meta.type == null && body.length === 0
+        ? null
+        : body.length <= KeptAnswers.MAX_ENTRY_BYTES && isAscii(body)
+          ? body.toString('latin1')
+          : body,
     own: (meta.own ?? []).map(([name, value]) => ({ name: name.toLowerCase(), value })),
   };
 }
@@ -103,11 +115,17 @@ export function readKey(header: string | string[] | undefined): string {
   const raw = Array.isArray(header) ? header[0] : header;
   if (raw === undefined) throw fail.badRequest('Idempotency-Key missing');
   let key = raw.trim();
-  if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1).replace(/\\(.)/g, '$1');
+  if (key.length >= 2 && key.startsWith('"') && key.endsWith('"'))
+    key = key.slice(1, -1).replace(/\\(.)/g, '$1');
   if (key === '') throw fail.badRequest('Idempotency-Key is empty');
   // Node reads header bytes as latin1, one char a byte: the length is the size as it arrived. Only a
   // key handed in as a JS string (app.inject) can hold chars past U+00FF; those count as UTF-8.
-  if (key.length > MAX_KEY_BYTES || (key.length * 3 > MAX_KEY_BYTES && NOT_LATIN1.test(key) && Buffer.byteLength(key) > MAX_KEY_BYTES)) {
+  if (
+    key.length > MAX_KEY_BYTES ||
+    (key.length * 3 > MAX_KEY_BYTES &&
+      NOT_LATIN1.test(key) &&
+      Buffer.byteLength(key) > MAX_KEY_BYTES)
+  ) {
     throw fail.badRequest('Idempotency-Key longer than %d bytes', MAX_KEY_BYTES);
   }
   return key;
@@ -116,7 +134,8 @@ export function readKey(header: string | string[] | undefined): string {
 const NOT_LATIN1 = /[^\u0000-\u00ff]/;
 
 /** (caller, key) as one store key that no other pair can spell: the caller's length comes first. */
-export const recordKey = (caller: string, key: string): string => `${caller.length}:${caller}:${key}`;
+export const recordKey = (caller: string, key: string): string =>
+  `${caller.length}:${caller}:${key}`;
 
 /** SHA-256 over method, path, query and the raw body bytes, in one call (no Hash object per request). */
 function fingerprint(p: RequestParts): string {
@@ -129,7 +148,8 @@ function fingerprint(p: RequestParts): string {
 }
 
 const unavailable = (e: unknown): never => {
-  if (e instanceof CacheError) throw new HttpError('StoreUnavailable', 'idempotency store unavailable');
+  if (e instanceof CacheError)
+    throw new HttpError('StoreUnavailable', 'idempotency store unavailable');
   throw e;
 };
 
@@ -143,7 +163,9 @@ const around: AroundFactory = (record, services) => {
   const space = findSpace(services.all(), mark.space);
   if (space === null) return null; // refused by the check below
   const by = mark.by ?? null;
-  const resolvers = record.args.flatMap((a) => (a.kind === 'resolved' ? [a.type as unknown as Resolvable<unknown>] : []));
+  const resolvers = record.args.flatMap((a) =>
+    a.kind === 'resolved' ? [a.type as unknown as Resolvable<unknown>] : [],
+  );
   const label = record.label;
   const ttlMs = space.ttlSeconds * 1000;
   const leaseMs = space.leaseMs;
@@ -180,7 +202,13 @@ const around: AroundFactory = (record, services) => {
     return c.afterBody((body) => withBody(c, proceed, caller, id, body));
   }
 
-  function withBody(c: Ctx, proceed: () => unknown, caller: string, id: string, body: Buffer): unknown {
+  function withBody(
+    c: Ctx,
+    proceed: () => unknown,
+    caller: string,
+    id: string,
+    body: Buffer,
+  ): unknown {
     if (state.notKept.size !== 0) refuseNotKept(c, id);
     const parts: RequestParts = { method: c.method, path: c.path, rawQuery: c.rawQuery, body };
     // An in-process store answers at once: a replay then waits for nothing but the body.
@@ -191,9 +219,16 @@ const around: AroundFactory = (record, services) => {
       unavailable(e);
     }
     if (existing === undefined) {
-      return space!.get(id).catch(unavailable).then((now) => (now !== null ? answerExisting(c, id, now, parts) : first(c, proceed, caller, id, parts)));
+      return space!
+        .get(id)
+        .catch(unavailable)
+        .then((now) =>
+          now !== null ? answerExisting(c, id, now, parts) : first(c, proceed, caller, id, parts),
+        );
     }
-    return existing !== null ? answerExisting(c, id, existing, parts) : first(c, proceed, caller, id, parts);
+    return existing !== null
+      ? answerExisting(c, id, existing, parts)
+      : first(c, proceed, caller, id, parts);
   }
 
   /** A retry of a request answered in this process whose answer could not be kept: refused for the lease, never run again. */
@@ -206,18 +241,33 @@ const around: AroundFactory = (record, services) => {
       return;
     }
     c.setHeader('retry-after', String(Math.ceil(left / 1000)));
-    throw new HttpError('AnswerNotKept', 'Idempotency-Key was answered, but the answer could not be kept: retry later');
+    throw new HttpError(
+      'AnswerNotKept',
+      'Idempotency-Key was answered, but the answer could not be kept: retry later',
+    );
   }
 
   /** No record yet: claim the key, run the handler, keep its answer, send it. */
-  async function first(c: Ctx, proceed: () => unknown, caller: string, id: string, parts: RequestParts): Promise<void> {
+  async function first(
+    c: Ctx,
+    proceed: () => unknown,
+    caller: string,
+    id: string,
+    parts: RequestParts,
+  ): Promise<void> {
     const fp = fingerprint(parts);
     const owner = randomBytes(12).toString('base64url');
     const claim = encodeRecord({ k: 'claim', fp, owner }, null);
-    const wait = callers === null ? 0 : callers.admit(caller, id, id.length + claim.length, performance.now() + leaseMs);
+    const wait =
+      callers === null
+        ? 0
+        : callers.admit(caller, id, id.length + claim.length, performance.now() + leaseMs);
     if (wait !== 0) {
       c.setHeader('retry-after', String(Math.ceil(wait / 1000)));
-      throw new HttpError('CallerOverBudget', `${label}: this caller already holds ${space!.maxBytesPerCaller} bytes of kept answers: retry later`);
+      throw new HttpError(
+        'CallerOverBudget',
+        `${label}: this caller already holds ${space!.maxBytesPerCaller} bytes of kept answers: retry later`,
+      );
     }
     let won: boolean;
     try {
@@ -248,15 +298,29 @@ const around: AroundFactory = (record, services) => {
     } catch (e) {
       c.capture = false;
       callers?.drop(caller, id);
-      await space!.del(id, { expect: claim }).catch(() => c.core.log(`${label}: idempotency claim not released (store unavailable); it lapses in ${Math.ceil(leaseMs / 1000)} s`));
+      await space!
+        .del(id, { expect: claim })
+        .catch(() =>
+          c.core.log(
+            `${label}: idempotency claim not released (store unavailable); it lapses in ${Math.ceil(leaseMs / 1000)} s`,
+          ),
+        );
       throw e;
     }
     c.capture = false;
     const body = toBytes(answer.body);
-    const own = [...added(before, c.headers()), ...(answer.own ?? []).map((h): [string, string] => [h.name, h.value])];
-    const kept = encodeRecord({ k: 'kept', fp, status: answer.status, type: answer.type, own }, body);
+    const own = [
+      ...added(before, c.headers()),
+      ...(answer.own ?? []).map((h): [string, string] => [h.name, h.value]),
+    ];
+    const kept = encodeRecord(
+      { k: 'kept', fp, status: answer.status, type: answer.type, own },
+      body,
+    );
     if (kept.length > space!.maxBytes) {
-      c.core.log(`${label}: answer of ${kept.length} bytes is larger than the space's maxBytes (${space!.maxBytes}): sent, not kept`);
+      c.core.log(
+        `${label}: answer of ${kept.length} bytes is larger than the space's maxBytes (${space!.maxBytes}): sent, not kept`,
+      );
       callers?.drop(caller, id);
       await space!.del(id, { expect: claim }).catch(() => undefined);
     } else {
@@ -271,22 +335,36 @@ const around: AroundFactory = (record, services) => {
       } else {
         // Sent but not kept: a retry must not run the handler again. The claim (if the store still
         // has it) holds the key for at most the lease; this process refuses retries that long itself.
-        if (state.notKept.size >= MAX_NOT_KEPT) state.notKept.delete(state.notKept.keys().next().value!);
+        if (state.notKept.size >= MAX_NOT_KEPT)
+          state.notKept.delete(state.notKept.keys().next().value!);
         state.notKept.set(id, performance.now() + leaseMs);
-        c.core.log(`error: ${label}: answer to Idempotency-Key ${JSON.stringify(id)} sent but not kept (${why}); retries are refused 503 for ${Math.ceil(leaseMs / 1000)} s`);
+        c.core.log(
+          `error: ${label}: answer to Idempotency-Key ${JSON.stringify(id)} sent but not kept (${why}); retries are refused 503 for ${Math.ceil(leaseMs / 1000)} s`,
+        );
       }
     }
     c.write(answer.status, answer.type, answer.body, answer.own);
   }
 
   /** Waits for the handler, renewing the claim every third of the lease so a long handler never loses its key. */
-  async function renewWhile(c: Ctx, id: string, claim: Buffer, running: PromiseLike<unknown>): Promise<void> {
+  async function renewWhile(
+    c: Ctx,
+    id: string,
+    claim: Buffer,
+    running: PromiseLike<unknown>,
+  ): Promise<void> {
     const renew = (): void => {
       space!.put(id, claim, leaseMs, { expect: claim }).then(
         (held) => {
-          if (!held) c.core.log(`error: ${label}: claim on Idempotency-Key ${JSON.stringify(id)} was lost while the handler ran`);
+          if (!held)
+            c.core.log(
+              `error: ${label}: claim on Idempotency-Key ${JSON.stringify(id)} was lost while the handler ran`,
+            );
         },
-        () => c.core.log(`warning: ${label}: claim on Idempotency-Key ${JSON.stringify(id)} not renewed (store unavailable)`),
+        () =>
+          c.core.log(
+            `warning: ${label}: claim on Idempotency-Key ${JSON.stringify(id)} not renewed (store unavailable)`,
+          ),
       );
     };
     const timer = setInterval(renew, Math.max(1, Math.floor(leaseMs / 3)));
@@ -301,7 +379,8 @@ const around: AroundFactory = (record, services) => {
     const entry = answers.find(id, bytes, decodeKept);
     if (entry === null) throw inFlight(c);
     if (!KeptAnswers.known(entry, parts)) {
-      if (fingerprint(parts) !== entry.answer.fp) throw fail.unprocessable('Idempotency-Key was used for a different request');
+      if (fingerprint(parts) !== entry.answer.fp)
+        throw fail.unprocessable('Idempotency-Key was used for a different request');
       KeptAnswers.learn(entry, parts);
     }
     replay(c, entry.answer);
@@ -309,7 +388,9 @@ const around: AroundFactory = (record, services) => {
 
   return (c, proceed) => {
     const caller = callerOf(c, 0);
-    return isThenable(caller) ? caller.then((name) => withCaller(c, proceed, name)) : withCaller(c, proceed, caller);
+    return isThenable(caller)
+      ? caller.then((name) => withCaller(c, proceed, name))
+      : withCaller(c, proceed, caller);
   };
 };
 
@@ -338,7 +419,8 @@ function added(before: HeaderBag | null, now: HeaderBag | null): [string, string
 }
 
 function named(who: string | null | undefined): string {
-  if (who === null || who === undefined) throw fail.forbidden('no caller for this idempotent request');
+  if (who === null || who === undefined)
+    throw fail.forbidden('no caller for this idempotent request');
   return who;
 }
 
@@ -353,7 +435,12 @@ function findSpace(provided: readonly unknown[], decl: object): OpenSpace | null
 }
 
 /** What an idempotent route may not answer with, by kind: a kept answer could not replay it. */
-const UNKEEPABLE: Partial<Record<Contract['kind'], string>> = { file: 'FileBody', redirect: 'Redirect', versioned: 'Versioned', events: 'EventStream' };
+const UNKEEPABLE: Partial<Record<Contract['kind'], string>> = {
+  file: 'FileBody',
+  redirect: 'Redirect',
+  versioned: 'Versioned',
+  events: 'EventStream',
+};
 
 /** The first kind an idempotent route may not answer with, wherever it sits in the contract (every `Reply` variant too). */
 function unkeepable(contract: Contract | null): string | null {
@@ -373,15 +460,27 @@ const check: RecordCheck = (record: RouteRecord, services, problems) => {
   const label = record.label;
   if (findSpace(services.all(), mark.space) === null) {
     const name = (mark.space as Partial<SpaceDecl>).name ?? '?';
-    problems.push(`${label}: @Idempotent space "${name}" is not provided: app.provide(${name}.open(store))`);
+    problems.push(
+      `${label}: @Idempotent space "${name}" is not provided: app.provide(${name}.open(store))`,
+    );
   }
   const kind = unkeepable(record.contract);
-  if (kind !== null) problems.push(`${label}: @Idempotent cannot keep ${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind} answer`);
+  if (kind !== null)
+    problems.push(
+      `${label}: @Idempotent cannot keep ${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind} answer`,
+    );
   if (record.contract === null && record.args.some((a) => a.kind === 'ctx')) {
-    problems.push(`${label}: @Idempotent route answers through the Ctx: declare @Returns(...) and return the value so it can be kept`);
+    problems.push(
+      `${label}: @Idempotent route answers through the Ctx: declare @Returns(...) and return the value so it can be kept`,
+    );
   }
-  if (mark.by === undefined && record.args.some((a) => a.kind === 'authorization' || a.kind === 'resolved')) {
-    problems.push(`${label}: @Idempotent without by on a route with more than one caller (it takes an Authorization or a resolved caller): name the caller with { by }`);
+  if (
+    mark.by === undefined &&
+    record.args.some((a) => a.kind === 'authorization' || a.kind === 'resolved')
+  ) {
+    problems.push(
+      `${label}: @Idempotent without by on a route with more than one caller (it takes an Authorization or a resolved caller): name the caller with { by }`,
+    );
   }
 };
 
@@ -400,11 +499,17 @@ const describe = (record: RouteRecord, op: OperationSink): void => {
     schema: { type: 'string', minLength: 1, maxLength: MAX_KEY_BYTES },
   });
   for (const status of op.answerStatuses) {
-    op.header(status, 'Idempotent-Replayed', { description: 'Present (true) when this is the kept answer replayed', required: false, schema: { type: 'string', enum: ['true'] } });
+    op.header(status, 'Idempotent-Replayed', {
+      description: 'Present (true) when this is the kept answer replayed',
+      required: false,
+      schema: { type: 'string', enum: ['true'] },
+    });
   }
   op.failure(400, 'Idempotency-Key missing, empty or too long');
   if (mark.by !== undefined) op.failure(403, 'no caller for this idempotent request');
-  op.failure(409, 'Idempotency-Key is still being answered', { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } });
+  op.failure(409, 'Idempotency-Key is still being answered', {
+    'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+  });
   op.failure(422, 'Idempotency-Key was used for a different request');
 };
 

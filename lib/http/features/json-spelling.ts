@@ -6,7 +6,11 @@ import type { RecordCheck } from '../route/extensions';
 import { readShape, type ValueShape } from '../schema';
 
 // What each input argument is called in a Refusal. Only these are read by their field names.
-const INPUTS: Readonly<Record<string, string>> = { body: '@Body', form: '@Form', queryClass: '@Query()' };
+const INPUTS: Readonly<Record<string, string>> = {
+  body: '@Body',
+  form: '@Form',
+  queryClass: '@Query()',
+};
 
 /**
  * REF-06..08: an input type (`@Body`, `@Form`, `@Query()`) is read by its own field names, so
@@ -32,7 +36,8 @@ interface Found {
   readonly why: string;
 }
 
-const RENAMES = 'renames its fields with @Json renameAll/rename; an input type is read by its own field names';
+const RENAMES =
+  'renames its fields with @Json renameAll/rename; an input type is read by its own field names';
 
 function problemIn(cls: Function, path: string, seen: Set<Function>): Found | null {
   if (seen.has(cls)) return null;
@@ -51,7 +56,11 @@ function problemIn(cls: Function, path: string, seen: Set<Function>): Found | nu
     // A class read through class-transformer + class-validator (see fallback-reader.ts) would
     // construct the union itself: refused here rather than failing on every request.
     if (shape.fallback !== null && spelledValue(p.value)) {
-      return { cls, path, why: `is read through class-validator (${shape.fallback}), which cannot read the union or spelled enum in ${p.name}` };
+      return {
+        cls,
+        path,
+        why: `is read through class-validator (${shape.fallback}), which cannot read the union or spelled enum in ${p.name}`,
+      };
     }
     const found = problemInValue(p.value, `${path}.${p.name}`, seen);
     if (found !== null) return found;
@@ -67,7 +76,10 @@ function problemInValue(v: ValueShape, path: string, seen: Set<Function>): Found
 function spelledValue(v: ValueShape): boolean {
   if (v.items !== undefined && spelledValue(v.items)) return true;
   if (unionOf(v.ref) !== null) return true;
-  return v.constraints.some((c) => c.check === 'enum' && c.decorator === IS_ENUM && enumSpelling(c.constraints?.[0]) !== null);
+  return v.constraints.some(
+    (c) =>
+      c.check === 'enum' && c.decorator === IS_ENUM && enumSpelling(c.constraints?.[0]) !== null,
+  );
 }
 
 /** The JSON spelling marker's checks; writing and reading live in the encoder and the reader. */

@@ -47,7 +47,11 @@ export class KeptAnswers {
   readonly #byRecord = new WeakMap<Buffer, KeptEntry>();
 
   /** The entry for `record` under `id`, decoding (and remembering) it when it is not the one known; null when `decode` finds no kept answer. */
-  find(id: string, record: Buffer, decode: (record: Buffer) => KeptAnswer | null): KeptEntry | null {
+  find(
+    id: string,
+    record: Buffer,
+    decode: (record: Buffer) => KeptAnswer | null,
+  ): KeptEntry | null {
     // The same Buffer is the same record: a store never writes into bytes it handed out.
     const same = this.#byRecord.get(record);
     if (same !== undefined) return same;
@@ -75,14 +79,25 @@ export class KeptAnswers {
   /** True when `parts` is the request already known to hash to the entry's fingerprint. */
   static known(entry: KeptEntry, parts: RequestParts): boolean {
     const p = entry.parts;
-    return p !== null && p.method === parts.method && p.path === parts.path && p.rawQuery === parts.rawQuery && p.body.equals(parts.body);
+    return (
+      p !== null &&
+      p.method === parts.method &&
+      p.path === parts.path &&
+      p.rawQuery === parts.rawQuery &&
+      p.body.equals(parts.body)
+    );
   }
 
   /** Notes that `parts` hashes to the entry's fingerprint, when it is small enough to keep. */
   static learn(entry: KeptEntry, parts: RequestParts): void {
     if (entry.record.length + parts.body.length > KeptAnswers.MAX_ENTRY_BYTES) return;
     // The body's own copy: a request body is often a view into a larger socket read.
-    entry.parts = { method: parts.method, path: parts.path, rawQuery: parts.rawQuery, body: Buffer.from(parts.body) };
+    entry.parts = {
+      method: parts.method,
+      path: parts.path,
+      rawQuery: parts.rawQuery,
+      body: Buffer.from(parts.body),
+    };
   }
 
   #remember(id: string, entry: KeptEntry): void {

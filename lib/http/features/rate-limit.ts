@@ -45,7 +45,9 @@ const around: AroundFactory = (record) => {
   if (mark === undefined) return null;
   const maxKeys = mark.maxAddresses ?? RATE_MAX_ADDRESSES;
   if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) {
-    throw new TypeError(`${record.label}: @RateLimit maxAddresses must be a positive whole number, got ${String(maxKeys)}`);
+    throw new TypeError(
+      `${record.label}: @RateLimit maxAddresses must be a positive whole number, got ${String(maxKeys)}`,
+    );
   }
   const table = new RateTable({ max: mark.max, spanMs: mark.perSeconds * 1000, maxKeys });
   const route = `${record.method} ${record.path}`;
@@ -54,8 +56,14 @@ const around: AroundFactory = (record) => {
     const verdict = table.take(c.req.socket?.remoteAddress ?? 'unknown', now);
     if (verdict === RATE_ADMITTED) return proceed();
     c.setHeader('retry-after', String(Math.max(1, Math.ceil((table.retryAt - now) / 1000))));
-    if (verdict === RATE_OVER) throw fail.tooManyRequests('at most %d requests per %d s', mark.max, mark.perSeconds);
-    throw fail.status(503, '%s is rate-limiting as many addresses as it keeps (%d); try again later', route, maxKeys);
+    if (verdict === RATE_OVER)
+      throw fail.tooManyRequests('at most %d requests per %d s', mark.max, mark.perSeconds);
+    throw fail.status(
+      503,
+      '%s is rate-limiting as many addresses as it keeps (%d); try again later',
+      route,
+      maxKeys,
+    );
   };
 };
 

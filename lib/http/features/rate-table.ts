@@ -46,7 +46,8 @@ export class RateTable {
   constructor(options: RateTableOptions) {
     for (const name of ['max', 'spanMs', 'maxKeys'] as const) {
       const v = options[name];
-      if (!Number.isSafeInteger(v) || v < 1) throw new TypeError(`rate table ${name} must be a positive whole number, got ${String(v)}`);
+      if (!Number.isSafeInteger(v) || v < 1)
+        throw new TypeError(`rate table ${name} must be a positive whole number, got ${String(v)}`);
     }
     this.max = options.max;
     this.spanMs = options.spanMs;

@@ -19,12 +19,21 @@ export function checkSessionOptions(options: SessionOptions): void {
   if (secret === undefined || secret === '') return;
   const bytes = Buffer.byteLength(secret, 'utf8');
   if (bytes < SESSION_SECRET_MIN_BYTES) {
-    throw new HttpError('WeakSessionSecret', `app.sessions: sessionSecret is ${bytes} bytes; at least ${SESSION_SECRET_MIN_BYTES} are needed (e.g. openssl rand -base64 32)`);
+    throw new HttpError(
+      'WeakSessionSecret',
+      `app.sessions: sessionSecret is ${bytes} bytes; at least ${SESSION_SECRET_MIN_BYTES} are needed (e.g. openssl rand -base64 32)`,
+    );
   }
 }
 
 /** A JSON value a session may hold. */
-export type SessionValue = string | number | boolean | null | readonly SessionValue[] | { readonly [key: string]: SessionValue };
+export type SessionValue =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly SessionValue[]
+  | { readonly [key: string]: SessionValue };
 
 /**
  * The client's session: a small JSON record kept in a signed cookie (HMAC-SHA256, `HttpOnly;
@@ -39,7 +48,11 @@ export class Session {
   #data: Record<string, SessionValue>;
 
   /** @internal */
-  constructor(c: Ctx, options: Required<SessionOptions> & { readonly sessionSecret: string }, data: Record<string, SessionValue>) {
+  constructor(
+    c: Ctx,
+    options: Required<SessionOptions> & { readonly sessionSecret: string },
+    data: Record<string, SessionValue>,
+  ) {
     this.#c = c;
     this.#o = options;
     this.#data = data;
@@ -48,9 +61,24 @@ export class Session {
   /** The session of this request (worked out once per request). 500 when the app has no `sessionSecret`. */
   static resolve(c: Ctx): Session {
     const o = c.core.sessions;
-    if (o == null || !o.sessionSecret) throw new HttpError('NoSessionSecret', 'a Session was asked for but app.sessions({ sessionSecret }) is not set');
-    const options = { cookie: 'fw_session', maxAgeSeconds: 7 * 24 * 3600, secure: false, ...o, sessionSecret: o.sessionSecret };
-    return new Session(c, options, verify(readCookie(c.header('cookie') ?? undefined, options.cookie), options.sessionSecret) ?? {});
+    if (o == null || !o.sessionSecret)
+      throw new HttpError(
+        'NoSessionSecret',
+        'a Session was asked for but app.sessions({ sessionSecret }) is not set',
+      );
+    const options = {
+      cookie: 'fw_session',
+      maxAgeSeconds: 7 * 24 * 3600,
+      secure: false,
+      ...o,
+      sessionSecret: o.sessionSecret,
+    };
+    return new Session(
+      c,
+      options,
+      verify(readCookie(c.header('cookie') ?? undefined, options.cookie), options.sessionSecret) ??
+        {},
+    );
   }
 
   get<T extends SessionValue = SessionValue>(key: string): T | undefined {
@@ -83,7 +111,9 @@ export class Session {
   #send(): void {
     const { cookie: name, maxAgeSeconds, secure, sessionSecret } = this.#o;
     const empty = this.empty;
-    const value = empty ? '' : sign({ d: this.#data, e: Math.floor(Date.now() / 1000) + maxAgeSeconds }, sessionSecret);
+    const value = empty
+      ? ''
+      : sign({ d: this.#data, e: Math.floor(Date.now() / 1000) + maxAgeSeconds }, sessionSecret);
     // One Set-Cookie for the session however often it changes: drop the one set before.
     const bag = this.#c.headers();
     const prev = bag?.['set-cookie'];
@@ -92,7 +122,16 @@ export class Session {
       if (kept.length) bag['set-cookie'] = kept;
       else delete bag['set-cookie'];
     }
-    this.#c.setHeader('set-cookie', serializeCookie(name, value, { maxAgeSeconds: empty ? 0 : maxAgeSeconds, secure, httpOnly: true, sameSite: 'Lax', path: '/' }));
+    this.#c.setHeader(
+      'set-cookie',
+      serializeCookie(name, value, {
+        maxAgeSeconds: empty ? 0 : maxAgeSeconds,
+        secure,
+        httpOnly: true,
+        sameSite: 'Lax',
+        path: '/',
+      }),
+    );
   }
 }
 
@@ -102,7 +141,8 @@ interface Signed {
   readonly e: number;
 }
 
-const mac = (payload: string, secret: string) => createHmac('sha256', secret).update(payload).digest('base64url');
+const mac = (payload: string, secret: string) =>
+  createHmac('sha256', secret).update(payload).digest('base64url');
 
 function sign(value: Signed, secret: string): string {
   const payload = Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -120,7 +160,15 @@ function verify(cookie: string | null, secret: string): Record<string, SessionVa
   if (given.length !== want.length || !timingSafeEqual(given, want)) return null;
   try {
     const v = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Signed;
-    if (typeof v !== 'object' || v === null || typeof v.d !== 'object' || v.d === null || Array.isArray(v.d) || !(v.e > Date.now() / 1000)) return null;
+    if (
+      typeof v !== 'object' ||
+      v === null ||
+      typeof v.d !== 'object' ||
+      v.d === null ||
+      Array.isArray(v.d) ||
+      !(v.e > Date.now() / 1000)
+    )
+      return null;
     return v.d;
   } catch {
     return null;

@@ -1,4 +1,12 @@
-import { innerContracts, isHeaderList, tag, toContract, type Contract, type ContractLike, type HeaderList } from '../core/answers';
+import {
+  innerContracts,
+  isHeaderList,
+  tag,
+  toContract,
+  type Contract,
+  type ContractLike,
+  type HeaderList,
+} from '../core/answers';
 import type { Capability } from '../route/extensions';
 import type { OperationSink } from '../route/extensions';
 import type { RouteRecord } from '../route/route-record';
@@ -8,7 +16,6 @@ import { HttpError } from '../core/errors';
 import { etagOf, noneMatchHolds, type Version } from '../core/etag';
 
 export { etagOf, noneMatchHolds, type Version } from '../core/etag';
-
 
 const VERSIONED = Symbol('fw.versioned');
 /** What a `Versioned(T)` route returns. */
@@ -21,7 +28,6 @@ export interface VersionedValue<T> {
   readonly headers: HeaderList | null;
 }
 
-
 /**
  * An answer with a version: a weak ETag made from it, and 304 when the client already has it.
  * @example @Returns(Versioned(Order)) … return Versioned.of(entry.version, entry.order)
@@ -29,13 +35,20 @@ export interface VersionedValue<T> {
 export function Versioned(inner: ContractLike): Contract {
   return tag({ kind: 'versioned', inner: toContract(inner) });
 }
-Versioned.of = <T>(version: Version, value: T, headers: HeaderList | null = null): VersionedValue<T> => ({ [VERSIONED]: true, version, value, unchanged: false, headers });
+Versioned.of = <T>(
+  version: Version,
+  value: T,
+  headers: HeaderList | null = null,
+): VersionedValue<T> => ({ [VERSIONED]: true, version, value, unchanged: false, headers });
 /**
  * The client has this version already (check with `c.clientHas`): 304 without doing the work,
  * with `headers` when given.
  * @example if (c.clientHas(e.version)) return Versioned.unchanged(e.version, headers.of([h]))
  */
-Versioned.unchanged = (version: Version, headers: HeaderList | null = null): VersionedValue<never> => ({
+Versioned.unchanged = (
+  version: Version,
+  headers: HeaderList | null = null,
+): VersionedValue<never> => ({
   [VERSIONED]: true,
   version,
   value: undefined,
@@ -46,28 +59,44 @@ Versioned.unchanged = (version: Version, headers: HeaderList | null = null): Ver
 Versioned.unchangedWith = (version: Version, headers: HeaderList): VersionedValue<never> =>
   Versioned.unchanged(version, headers);
 
-const encoder = (contract: Contract, label: string, compile: (inner: Contract) => Encoder): Encoder => {
+const encoder = (
+  contract: Contract,
+  label: string,
+  compile: (inner: Contract) => Encoder,
+): Encoder => {
   const inner = compile((contract as { inner: Contract }).inner);
   return (c: Ctx, v, status, own) => {
     const r = v as VersionedValue<unknown>;
     const etag = etagOf(r.version);
     c.putHeader('etag', etag);
     const extra = r.headers && isHeaderList(r.headers) ? r.headers.entries : null;
-    const list = extra === null || extra.length === 0 ? own : own === null ? extra : [...extra, ...own];
+    const list =
+      extra === null || extra.length === 0 ? own : own === null ? extra : [...extra, ...own];
     if (noneMatchHolds(c.req.headers['if-none-match'], etag)) {
       c.write(304, null, null, list);
       return;
     }
-    if (r.unchanged) throw new HttpError('UnchangedWithoutVersion', `${label}: Versioned.unchanged(${String(r.version)}) but the client did not send that version`);
-    inner(c, r.value, status, list);
+    if (r.unchanged)
+      throw new HttpError(
+        'UnchangedWithoutVersion',
+        `${label}: Versioned.unchanged(${String(r.version)}) but the client did not send that version`,
+      );
+    return inner(c, r.value, status, list);
   };
 };
 
 /** The ETag on every success answer of a Versioned route, and the 304 beside them. */
 const describe = (record: RouteRecord, op: OperationSink): void => {
   if (!isVersioned(record.contract)) return;
-  for (const status of op.answerStatuses) op.header(status, 'ETag', { description: 'weak tag of the answer\'s version: W/"<version>"', schema: { type: 'string' } });
-  op.answer(304, { description: 'Not Modified: If-None-Match holds the current version', headers: { ETag: { schema: { type: 'string' } } } });
+  for (const status of op.answerStatuses)
+    op.header(status, 'ETag', {
+      description: 'weak tag of the answer\'s version: W/"<version>"',
+      schema: { type: 'string' },
+    });
+  op.answer(304, {
+    description: 'Not Modified: If-None-Match holds the current version',
+    headers: { ETag: { schema: { type: 'string' } } },
+  });
 };
 
 /** A Versioned anywhere in the contract (the scanner lets it stand only at the top or inside Optional). */

@@ -37,14 +37,16 @@ export const WEBSOCKET_DEFAULTS: WebSocketLimits = Object.freeze({
  * (it also gets the request's `Host` and the local port, for services that learn their port at
  * listen). An empty list accepts any origin.
  */
-export type OriginRule = readonly string[] | ((origin: string, at: { readonly host: string | null; readonly port: number }) => boolean);
+export type OriginRule =
+  | readonly string[]
+  | ((origin: string, at: { readonly host: string | null; readonly port: number }) => boolean);
 
 /** What a `@WebSocket` route declares; limits left out take the framework's defaults (`WEBSOCKET_DEFAULTS`). */
 export interface UpgradeMark {
   readonly origins: OriginRule;
-  readonly maxMessageBytes?: number;
-  readonly pingIntervalMs?: number;
-  readonly idleTimeoutMs?: number;
+  readonly maxMessageBytes?: number | undefined;
+  readonly pingIntervalMs?: number | undefined;
+  readonly idleTimeoutMs?: number | undefined;
 }
 
 /** The key of a route's `@WebSocket` mark: `record.marks.get(UPGRADE)`. */
@@ -126,7 +128,13 @@ export class Upgrades {
    * the request (a fresh one, whose stream carries the body) and response to dispatch, or null when
    * it was answered here (bad framing).
    */
-  take(req: IncomingMessage, socket: Socket, head: Buffer, mark: UpgradeMark | null, times: DetachedTimes): DetachedRequest | null {
+  take(
+    req: IncomingMessage,
+    socket: Socket,
+    head: Buffer,
+    mark: UpgradeMark | null,
+    times: DetachedTimes,
+  ): DetachedRequest | null {
     // Node removed its own 'error' listener with the parser: without one, a reset kills the process.
     socket.on('error', () => socket.destroy());
     this.#sockets.set(socket, null);
@@ -135,7 +143,12 @@ export class Upgrades {
       if (this.#sockets.size === 0) this.#emptied?.();
     });
     const verdict = mark === null ? null : this.#admit(req, socket, head, mark);
-    const served = DetachedRequest.serve(req, socket, verdict !== null && 'route' in verdict ? null : head, times);
+    const served = DetachedRequest.serve(
+      req,
+      socket,
+      verdict !== null && 'route' in verdict ? null : head,
+      times,
+    );
     if (served !== null) {
       if (verdict !== null) handshakes.set(served.req, verdict);
       this.#sockets.set(socket, served);
@@ -165,7 +178,8 @@ export class Upgrades {
     ) {
       return { status: 400, message: 'not a valid WebSocket upgrade' };
     }
-    if (!originAllowed(mark.origins, req)) return { status: 403, message: 'WebSocket origin not allowed' };
+    if (!originAllowed(mark.origins, req))
+      return { status: 403, message: 'WebSocket origin not allowed' };
     return { socket, head, route: this.#route(mark) };
   }
 
@@ -180,7 +194,14 @@ export class Upgrades {
       };
       // One server per route: `ws` applies maxPayload per server. No compression (a deflate bomb
       // would grow past any message bound before it is counted).
-      route = { wss: new WebSocketServer({ noServer: true, maxPayload: limits.maxMessageBytes, perMessageDeflate: false }), limits };
+      route = {
+        wss: new WebSocketServer({
+          noServer: true,
+          maxPayload: limits.maxMessageBytes,
+          perMessageDeflate: false,
+        }),
+        limits,
+      };
       this.#routes.set(mark, route);
     }
     return route;
@@ -203,10 +224,13 @@ export class Upgrades {
       if (served === null || served.answered) socket.destroy();
       else served.res.once('finish', () => socket.destroy());
     }
-    const cut = () => setTimeout(() => [...this.#sockets.keys()].forEach((s) => s.destroy()), 1_000).unref();
+    const cut = () =>
+      setTimeout(() => [...this.#sockets.keys()].forEach((s) => s.destroy()), 1_000).unref();
     if (shutdown.aborted) cut();
     else shutdown.addEventListener('abort', cut, { once: true });
-    return this.#sockets.size === 0 ? Promise.resolve() : new Promise((resolve) => (this.#emptied = resolve));
+    return this.#sockets.size === 0
+      ? Promise.resolve()
+      : new Promise((resolve) => (this.#emptied = resolve));
   }
 }
 
@@ -214,7 +238,8 @@ function originAllowed(rule: OriginRule, req: IncomingMessage): boolean {
   const origin = req.headers.origin;
   if (Array.isArray(rule) && rule.length === 0) return true; // no origins named: any (and none)
   if (origin === undefined) return false;
-  if (typeof rule === 'function') return rule(origin, { host: req.headers.host ?? null, port: req.socket.localPort ?? 0 });
+  if (typeof rule === 'function')
+    return rule(origin, { host: req.headers.host ?? null, port: req.socket.localPort ?? 0 });
   return (rule as readonly string[]).includes(origin);
 }
 
@@ -248,9 +273,19 @@ export function upgradeConnection<S>(c: Ctx, loop: UpgradeLoop<S>, state: S): vo
  * (`ws` has already closed it with 1002, 1007 or 1009 when it reports one: logged here, never an
  * uncaught 'error' event), listeners that throw, pings with a dead-peer cut, and the idle timeout.
  */
-function watch(ws: Peer, limits: WebSocketLimits, label: string, log: (line: string) => void, failed: (e: unknown) => void): void {
+function watch(
+  ws: Peer,
+  limits: WebSocketLimits,
+  label: string,
+  log: (line: string) => void,
+  failed: (e: unknown) => void,
+): void {
   const peer = (ws as unknown as { _socket?: Socket })._socket?.remoteAddress ?? 'unknown peer';
-  ws.on('error', (e: Error & { code?: string }) => log(`warning: ${label} WebSocket from ${peer} closed ${closeCodeOf(e)}: ${e.message}${e.code ? ` (${e.code})` : ''}`));
+  ws.on('error', (e: Error & { code?: string }) =>
+    log(
+      `warning: ${label} WebSocket from ${peer} closed ${closeCodeOf(e)}: ${e.message}${e.code ? ` (${e.code})` : ''}`,
+    ),
+  );
   // A listener that throws would escape from the socket's 'data' handler and end the process.
   const emit = ws.emit;
   ws.emit = function guarded(this: Peer, event: string | symbol, ...args: unknown[]): boolean {
@@ -273,7 +308,10 @@ function watch(ws: Peer, limits: WebSocketLimits, label: string, log: (line: str
           ws.ping();
         }, limits.pingIntervalMs).unref()
       : null;
-  const idle = limits.idleTimeoutMs > 0 ? setTimeout(() => ws.close(1001, 'idle timeout'), limits.idleTimeoutMs).unref() : null;
+  const idle =
+    limits.idleTimeoutMs > 0
+      ? setTimeout(() => ws.close(1001, 'idle timeout'), limits.idleTimeoutMs).unref()
+      : null;
   ws.on('pong', () => (alive = true));
   ws.on('message', () => {
     alive = true;
@@ -308,7 +346,9 @@ const around: AroundFactory = (record) => {
     if (verdict === undefined) throw fail.badRequest('not a WebSocket upgrade');
     if ('status' in verdict) {
       handshakes.delete(c.req);
-      throw verdict.status === 403 ? fail.forbidden(verdict.message) : fail.badRequest(verdict.message);
+      throw verdict.status === 403
+        ? fail.forbidden(verdict.message)
+        : fail.badRequest(verdict.message);
     }
     return proceed();
   };
@@ -326,7 +366,9 @@ const check: RecordCheck = (record, _services, problems) => {
   for (const [name, least] of LIMITS) {
     const v = mark[name];
     if (v !== undefined && !(Number.isSafeInteger(v) && v >= least)) {
-      problems.push(`${record.label}: @WebSocket ${name} must be a whole number ${least === 1 ? 'of at least 1' : 'of 0 or more'} (got ${String(v)})`);
+      problems.push(
+        `${record.label}: @WebSocket ${name} must be a whole number ${least === 1 ? 'of at least 1' : 'of 0 or more'} (got ${String(v)})`,
+      );
     }
   }
 };
@@ -341,4 +383,9 @@ const describe = (record: RouteRecord, op: OperationSink): void => {
 // A WebSocket route's answers are its 101 and the handshake's refusals, never the return type's guess.
 const answersItself = (record: RouteRecord): boolean => record.marks.has(UPGRADE);
 
-export const websockets: Capability = { checks: [check], arounds: [around], describe, answersItself };
+export const websockets: Capability = {
+  checks: [check],
+  arounds: [around],
+  describe,
+  answersItself,
+};

@@ -1,9 +1,16 @@
 import { fail } from '../core/fail';
 import { Bound } from '../core/bound';
-import { Ctx, isThenable } from '../request/ctx';
+import { type Ctx, isThenable } from '../request/ctx';
 import { Failure, HttpError } from '../core/errors';
 import type { ArgRecord } from '../route/route-record';
-import { MAX_PARAMS, TOO_MANY, compileReader, declaredNames, firstParam, readParams } from '../schema';
+import {
+  MAX_PARAMS,
+  TOO_MANY,
+  compileReader,
+  declaredNames,
+  firstParam,
+  readParams,
+} from '../schema';
 
 /** Works out one handler argument from the request: a value, or a promise of one. */
 export type Extractor = (c: Ctx) => unknown;
@@ -14,13 +21,17 @@ const JSON_CONTENT = /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i;
 /** The bounds on reading arguments, from the App's options. */
 export interface ReadingOptions {
   /** Parameters in a query string or a form body (default 10,000); past it → 400 `TooManyParams`. */
-  readonly maxParams?: number;
+  readonly maxParams?: number | undefined;
   /** Levels of nested objects and arrays read into a body's class (default 64); past it → 400 `NestedTooDeep`. */
-  readonly maxDepth?: number;
+  readonly maxDepth?: number | undefined;
 }
 
 /** Compiles one argument record into its extractor, once, at build. `names` are the path's `{name}`s in order. */
-export function compileArgument(arg: ArgRecord, names: readonly string[], reading: ReadingOptions = {}): Extractor {
+export function compileArgument(
+  arg: ArgRecord,
+  names: readonly string[],
+  reading: ReadingOptions = {},
+): Extractor {
   switch (arg.kind) {
     case 'ctx':
       return (c) => c;
@@ -77,12 +88,18 @@ export function compileArgument(arg: ArgRecord, names: readonly string[], readin
       const keep = bound ? null : declaredNames(arg.type);
       return (c) => {
         const type = c.req.headers['content-type'];
-        if (type === undefined || !FORM_CONTENT.test(type)) throw fail.badRequest('form: must be sent as application/x-www-form-urlencoded');
+        if (type === undefined || !FORM_CONTENT.test(type))
+          throw fail.badRequest('form: must be sent as application/x-www-form-urlencoded');
         return c.afterBody((bytes) => {
           const input = readParams(bytes.toString('utf8'), keep, maxParams);
           if (input === TOO_MANY) throw tooMany('form', maxParams);
           const r = read(input);
-          if (bound) return new Bound(r.ok ? r.value : null, r.ok ? [] : (r.all ?? [r.message]).map(asForm), input);
+          if (bound)
+            return new Bound(
+              r.ok ? r.value : null,
+              r.ok ? [] : (r.all ?? [r.message]).map(asForm),
+              input,
+            );
           if (!r.ok) throw new Failure(400, asForm(r.message));
           return r.value;
         });
@@ -93,7 +110,10 @@ export function compileArgument(arg: ArgRecord, names: readonly string[], readin
       return (c) => {
         const type = c.req.headers['content-type'];
         if (type !== undefined && !JSON_CONTENT.test(type)) {
-          throw new Failure(415, `body: content type must be application/json, got ${type.split(';')[0]}`);
+          throw new Failure(
+            415,
+            `body: content type must be application/json, got ${type.split(';')[0]}`,
+          );
         }
         return c.afterBody((bytes) => {
           let parsed: unknown;
@@ -103,7 +123,10 @@ export function compileArgument(arg: ArgRecord, names: readonly string[], readin
             throw fail.badRequest('body: invalid JSON');
           }
           const r = read(parsed);
-          if (!r.ok) throw r.tooDeep ? new HttpError('NestedTooDeep', r.message) : new Failure(400, r.message);
+          if (!r.ok)
+            throw r.tooDeep
+              ? new HttpError('NestedTooDeep', r.message)
+              : new Failure(400, r.message);
           return r.value;
         });
       };
@@ -113,11 +136,13 @@ export function compileArgument(arg: ArgRecord, names: readonly string[], readin
 
 function paramsBound(reading: ReadingOptions): number {
   const max = reading.maxParams ?? MAX_PARAMS;
-  if (!Number.isInteger(max) || max < 1) throw new TypeError(`maxParams must be a whole number of at least 1, got ${max}`);
+  if (!Number.isInteger(max) || max < 1)
+    throw new TypeError(`maxParams must be a whole number of at least 1, got ${max}`);
   return max;
 }
 
-const tooMany = (where: 'query' | 'form', max: number) => new HttpError('TooManyParams', `${where}: more than ${max} parameters`);
+const tooMany = (where: 'query' | 'form', max: number) =>
+  new HttpError('TooManyParams', `${where}: more than ${max} parameters`);
 
 /** The reader names a form's fields as a query's: `query.age` is `form.age`. */
 const asForm = (message: string): string => message.replace(/^query/, 'form');
@@ -155,7 +180,11 @@ function converter(type: unknown, label: string): (v: string) => unknown {
  * Runs the extractors in order; stays synchronous until one gives a promise, then waits for the rest.
  * Calls `then(c, args)` with the arguments, or returns its promise.
  */
-export function gather(c: Ctx, extract: readonly Extractor[], then: (c: Ctx, args: unknown[]) => unknown): unknown {
+export function gather(
+  c: Ctx,
+  extract: readonly Extractor[],
+  then: (c: Ctx, args: unknown[]) => unknown,
+): unknown {
   const n = extract.length;
   const args = new Array<unknown>(n);
   for (let i = 0; i < n; i++) {
@@ -166,7 +195,14 @@ export function gather(c: Ctx, extract: readonly Extractor[], then: (c: Ctx, arg
   return then(c, args);
 }
 
-function gatherAsync(c: Ctx, extract: readonly Extractor[], args: unknown[], at: number, pending: PromiseLike<unknown>, then: (c: Ctx, args: unknown[]) => unknown): Promise<unknown> {
+function gatherAsync(
+  c: Ctx,
+  extract: readonly Extractor[],
+  args: unknown[],
+  at: number,
+  pending: PromiseLike<unknown>,
+  then: (c: Ctx, args: unknown[]) => unknown,
+): Promise<unknown> {
   // One promise hop per asynchronous argument (usually just the body), no async-function frame.
   return Promise.resolve(pending).then((v) => {
     args[at] = v;

@@ -1,9 +1,15 @@
 import { compileArgument, gather, type Extractor, type ReadingOptions } from './arguments';
-import { Ctx, isThenable } from '../request/ctx';
+import { type Ctx, isThenable } from '../request/ctx';
 import { baseStatus, compileEncoder, inferred } from './encode-answer';
 import type { RouteRecord } from '../route/route-record';
 import { templateNames } from '../core/router';
-import type { Around, AroundFactory, Encoder, EncoderExtensions, Services } from '../route/extensions';
+import type {
+  Around,
+  AroundFactory,
+  Encoder,
+  EncoderExtensions,
+  Services,
+} from '../route/extensions';
 
 /** A route ready to serve: everything worked out at build, nothing read per request but the request. */
 export interface CompiledRoute {
@@ -11,7 +17,6 @@ export interface CompiledRoute {
   /** Answers one request; returns a promise when anything on the way is asynchronous. */
   readonly run: (c: Ctx) => unknown;
 }
-
 
 export interface CompileOptions {
   readonly encoders: EncoderExtensions;
@@ -21,11 +26,19 @@ export interface CompileOptions {
   readonly reading?: ReadingOptions;
 }
 
-export function compileRoute(record: RouteRecord, instance: object, options: CompileOptions): CompiledRoute {
+export function compileRoute(
+  record: RouteRecord,
+  instance: object,
+  options: CompileOptions,
+): CompiledRoute {
   const names = templateNames(record.path);
-  const extract: readonly Extractor[] = record.args.map((a) => compileArgument(a, names, options.reading));
+  const extract: readonly Extractor[] = record.args.map((a) =>
+    compileArgument(a, names, options.reading),
+  );
   const handler = (instance as Record<string, (...args: unknown[]) => unknown>)[record.key];
-  const encode: Encoder = record.contract ? compileEncoder(record.contract, record.label, options.encoders) : inferred;
+  const encode: Encoder = record.contract
+    ? compileEncoder(record.contract, record.label, options.encoders)
+    : inferred;
   const status = record.contract ? baseStatus(record.contract) : 200;
 
   // An answer written asynchronously (a file, c.sendFile) is a promise: returned, so the pipeline
@@ -40,11 +53,14 @@ export function compileRoute(record: RouteRecord, instance: object, options: Com
     return answer(c, r);
   };
 
-  let run = extract.length === 0 ? (c: Ctx) => invoke(c, []) : (c: Ctx) => gather(c, extract, invoke);
+  let run =
+    extract.length === 0 ? (c: Ctx) => invoke(c, []) : (c: Ctx) => gather(c, extract, invoke);
   // Steps around the route run before its arguments are worked out, so a replay or a refusal never
   // pays for reading and validating the body. A route with a step pays one closure per request for
   // `proceed`; the others none.
-  const arounds = options.arounds.map((f) => f(record, options.services)).filter((a): a is Around => a !== null);
+  const arounds = options.arounds
+    .map((f) => f(record, options.services))
+    .filter((a): a is Around => a !== null);
   for (const around of arounds.reverse()) {
     const inner = run;
     run = (c) => around(c, () => inner(c));

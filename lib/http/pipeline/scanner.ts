@@ -14,13 +14,19 @@ export interface Scanned {
 
 /** Per-record checks that other capabilities add (idempotency, versioned answers …), each next to its own code. */
 
-const typeName = (t: unknown): string => (typeof t === 'function' ? t.name || 'anonymous' : String(t));
+const typeName = (t: unknown): string =>
+  typeof t === 'function' ? t.name || 'anonymous' : String(t);
 
 /**
  * The bootstrap scanner: reads every controller's decorator metadata once into frozen route records
  * and collects every problem it finds, so the app is refused with all of them at once.
  */
-export function scan(controllers: readonly Function[], services: Services, checks: readonly RecordCheck[], problems: string[]): Scanned {
+export function scan(
+  controllers: readonly Function[],
+  services: Services,
+  checks: readonly RecordCheck[],
+  problems: string[],
+): Scanned {
   const records: RouteRecord[] = [];
   const instances = new Map<Function, object>();
   for (const cls of controllers) {
@@ -32,7 +38,10 @@ export function scan(controllers: readonly Function[], services: Services, check
     const ctorArgs: unknown[] = [];
     marks.ctorTypes(cls).forEach((t, i) => {
       if (services.has(t)) ctorArgs.push(services.get(t));
-      else problems.push(`${cls.name}: constructor parameter ${i} (${typeName(t)}) is not provided: pass an instance to app.provide()`);
+      else
+        problems.push(
+          `${cls.name}: constructor parameter ${i} (${typeName(t)}) is not provided: pass an instance to app.provide()`,
+        );
     });
     let instance: object | null = null;
     if (ctorArgs.length === marks.ctorTypes(cls).length) {
@@ -48,7 +57,8 @@ export function scan(controllers: readonly Function[], services: Services, check
         problems.push(`${label}: is not a method`);
         continue;
       }
-      if (!/^\/[^?#\s]*$/.test(path) || /\{[^}]*\/|\{\}/.test(path)) problems.push(`${label}: path must start with "/" and name its segments as {name}`);
+      if (!/^\/[^?#\s]*$/.test(path) || /\{[^}]*\/|\{\}/.test(path))
+        problems.push(`${label}: path must start with "/" and name its segments as {name}`);
       const args = readArgs(proto, mark.key, handler.length, label, services, problems);
       const record: RouteRecord = Object.freeze({
         method: mark.method,
@@ -68,7 +78,9 @@ export function scan(controllers: readonly Function[], services: Services, check
       checkPathNames(record, problems);
       if (record.contract) checkContract(record.contract, label, problems);
       if (record.contract?.kind === 'events' && !record.args.some((a) => a.kind === 'ctx')) {
-        problems.push(`${label}: @Returns(EventStream) answers through c.events(): take a Ctx parameter`);
+        problems.push(
+          `${label}: @Returns(EventStream) answers through c.events(): take a Ctx parameter`,
+        );
       }
       for (const check of checks) check(record, services, problems);
       records.push(record);
@@ -77,7 +89,14 @@ export function scan(controllers: readonly Function[], services: Services, check
   return { records, instances };
 }
 
-function readArgs(proto: object, key: string, arity: number, label: string, services: Services, problems: string[]): ArgRecord[] {
+function readArgs(
+  proto: object,
+  key: string,
+  arity: number,
+  label: string,
+  services: Services,
+  problems: string[],
+): ArgRecord[] {
   const types = marks.paramTypes(proto, key);
   const byIndex = new Map<number, ParamMark>(marks.params(proto, key).map((m) => [m.index, m]));
   const args: ArgRecord[] = [];
@@ -89,18 +108,25 @@ function readArgs(proto: object, key: string, arity: number, label: string, serv
     if (mark) {
       switch (mark.kind) {
         case 'body':
-          if (!isClass(type)) problems.push(`${where}: @Body needs a class type (got ${typeName(type)})`);
+          if (!isClass(type))
+            problems.push(`${where}: @Body needs a class type (got ${typeName(type)})`);
           args.push({ kind: 'body', type: type as Function });
           break;
         case 'form': {
           const formType = mark.bound ?? type;
-          if (!isClass(formType) || formType === Bound) problems.push(`${where}: @Form needs a class type (for Bound, name it: @Form(SignupForm) b: Bound<SignupForm>)`);
+          if (!isClass(formType) || formType === Bound)
+            problems.push(
+              `${where}: @Form needs a class type (for Bound, name it: @Form(SignupForm) b: Bound<SignupForm>)`,
+            );
           args.push({ kind: 'form', type: formType as Function, bound: mark.bound !== undefined });
           break;
         }
         case 'query':
           if (mark.name === undefined) {
-            if (!isClass(type)) problems.push(`${where}: @Query() needs a class type, or name one value with @Query('name')`);
+            if (!isClass(type))
+              problems.push(
+                `${where}: @Query() needs a class type, or name one value with @Query('name')`,
+              );
             args.push({ kind: 'queryClass', type: type as Function });
           } else args.push({ kind: 'query', name: mark.name, type });
           break;
@@ -114,16 +140,25 @@ function readArgs(proto: object, key: string, arity: number, label: string, serv
           args.push({ kind: 'authorization', scheme: mark.scheme });
           break;
         case 'session':
-          problems.push(`${where}: ask for the session by type (session: Session) after app.sessions({ sessionSecret })`);
+          problems.push(
+            `${where}: ask for the session by type (session: Session) after app.sessions({ sessionSecret })`,
+          );
           break;
       }
       continue;
     }
     if (type === Ctx) args.push({ kind: 'ctx' });
-    else if (services.has(type)) args.push({ kind: 'service', type: type as Function, instance: services.get(type) });
-    else if (typeof type === 'function' && typeof (type as { resolve?: unknown }).resolve === 'function') args.push({ kind: 'resolved', type });
+    else if (services.has(type))
+      args.push({ kind: 'service', type: type as Function, instance: services.get(type) });
+    else if (
+      typeof type === 'function' &&
+      typeof (type as { resolve?: unknown }).resolve === 'function'
+    )
+      args.push({ kind: 'resolved', type });
     else {
-      problems.push(`${where} (${typeName(type)}) is not provided: pass an instance to app.provide(), give it a static resolve(c), or decorate it (@Body, @Query, @Param, @Header, @Authorization)`);
+      problems.push(
+        `${where} (${typeName(type)}) is not provided: pass an instance to app.provide(), give it a static resolve(c), or decorate it (@Body, @Query, @Param, @Header, @Authorization)`,
+      );
       args.push({ kind: 'service', type: Object, instance: undefined });
     }
   }
@@ -133,39 +168,78 @@ function readArgs(proto: object, key: string, arity: number, label: string, serv
 function checkPathNames(record: RouteRecord, problems: string[]): void {
   const names = templateNames(record.path);
   const params = record.args.flatMap((a) => (a.kind === 'param' ? [a.name] : []));
-  for (const n of names) if (!params.includes(n)) problems.push(`${record.label}: path segment {${n}} has no @Param('${n}') parameter`);
-  for (const p of params) if (!names.includes(p)) problems.push(`${record.label}: @Param('${p}') names no {${p}} segment of the path`);
-  if (new Set(names).size !== names.length) problems.push(`${record.label}: a path segment name is used twice`);
+  for (const n of names)
+    if (!params.includes(n))
+      problems.push(`${record.label}: path segment {${n}} has no @Param('${n}') parameter`);
+  for (const p of params)
+    if (!names.includes(p))
+      problems.push(`${record.label}: @Param('${p}') names no {${p}} segment of the path`);
+  if (new Set(names).size !== names.length)
+    problems.push(`${record.label}: a path segment name is used twice`);
 }
 
 /** What a nested contract sits inside, for the checks that care (Versioned, EventStream); null past a Versioned. */
 type Under = 'status' | 'reply' | 'optional' | null;
-const UNDER: Partial<Record<Contract['kind'], Under>> = { status: 'status', reply: 'reply', optional: 'optional' };
+const UNDER: Partial<Record<Contract['kind'], Under>> = {
+  status: 'status',
+  reply: 'reply',
+  optional: 'optional',
+};
 
 /** The contract checks of the core answer vocabulary (REF-14..18); capabilities add their own through RecordCheck. */
-function checkContract(contract: Contract, label: string, problems: string[], under: Under = null): void {
+function checkContract(
+  contract: Contract,
+  label: string,
+  problems: string[],
+  under: Under = null,
+): void {
   switch (contract.kind) {
     case 'redirect':
-      if (!REDIRECT_STATUSES.includes(contract.status)) problems.push(`${label}: redirect status ${contract.status} is not one of 301, 302, 303, 307, 308`);
+      if (!REDIRECT_STATUSES.includes(contract.status))
+        problems.push(
+          `${label}: redirect status ${contract.status} is not one of 301, 302, 303, 307, 308`,
+        );
       break;
     case 'status':
-      if (contract.inner.kind === 'file') problems.push(`${label}: FileBody cannot take a wrapper's status (Status(${contract.status}, FileBody))`);
+      if (contract.inner.kind === 'file')
+        problems.push(
+          `${label}: FileBody cannot take a wrapper's status (Status(${contract.status}, FileBody))`,
+        );
       break;
     case 'versioned':
       if (under === 'status') problems.push(`${label}: Versioned cannot sit inside Status`);
       if (under === 'reply') problems.push(`${label}: Versioned cannot sit inside Reply`);
-      if (contract.inner.kind === 'optional') problems.push(`${label}: Versioned(Optional(T)) is refused: report absence with fail.notFound()`);
-      if (contract.inner.kind === 'events') problems.push(`${label}: Versioned(EventStream) is refused: an event stream has no version`);
+      if (contract.inner.kind === 'optional')
+        problems.push(
+          `${label}: Versioned(Optional(T)) is refused: report absence with fail.notFound()`,
+        );
+      if (contract.inner.kind === 'events')
+        problems.push(
+          `${label}: Versioned(EventStream) is refused: an event stream has no version`,
+        );
       break;
     case 'events':
-      if (under !== null) problems.push(`${label}: EventStream stands alone: c.events() always answers 200 (not inside ${under === 'status' ? 'Status' : under === 'reply' ? 'Reply' : 'Optional'})`);
+      if (under !== null)
+        problems.push(
+          `${label}: EventStream stands alone: c.events() always answers 200 (not inside ${under === 'status' ? 'Status' : under === 'reply' ? 'Reply' : 'Optional'})`,
+        );
       break;
     case 'self': {
-      const t = contract.type as unknown as { contentType?: unknown; prototype: { write?: unknown } };
-      if (typeof t.contentType !== 'string') problems.push(`${label}: ${typeName(contract.type)} has write() but no static contentType`);
-      if (typeof t.prototype.write !== 'function') problems.push(`${label}: ${typeName(contract.type)} has a static contentType but no write(out)`);
+      const t = contract.type as unknown as {
+        contentType?: unknown;
+        prototype: { write?: unknown };
+      };
+      if (typeof t.contentType !== 'string')
+        problems.push(`${label}: ${typeName(contract.type)} has write() but no static contentType`);
+      if (typeof t.prototype.write !== 'function')
+        problems.push(
+          `${label}: ${typeName(contract.type)} has a static contentType but no write(out)`,
+        );
       const marker = (t as { openapi?: unknown }).openapi;
-      if (marker !== undefined && !isScalarMarker(marker)) problems.push(`${label}: ${typeName(contract.type)}.openapi may only name a scalar type ({ type: 'string' | 'number' | 'integer' | 'boolean' })`);
+      if (marker !== undefined && !isScalarMarker(marker))
+        problems.push(
+          `${label}: ${typeName(contract.type)}.openapi may only name a scalar type ({ type: 'string' | 'number' | 'integer' | 'boolean' })`,
+        );
       break;
     }
     default:
@@ -178,11 +252,22 @@ function checkContract(contract: Contract, label: string, problems: string[], un
 function isScalarMarker(m: unknown): boolean {
   if (typeof m !== 'object' || m === null) return false;
   const { type, ...rest } = m as { type?: unknown };
-  return ['string', 'number', 'integer', 'boolean'].includes(type as string) && Object.keys(rest).every((k) => ['format', 'description', 'pattern', 'example'].includes(k));
+  return (
+    ['string', 'number', 'integer', 'boolean'].includes(type as string) &&
+    Object.keys(rest).every((k) => ['format', 'description', 'pattern', 'example'].includes(k))
+  );
 }
 
 function isClass(t: unknown): t is Function {
-  return typeof t === 'function' && t !== Object && t !== String && t !== Number && t !== Boolean && t !== Array && t !== Promise;
+  return (
+    typeof t === 'function' &&
+    t !== Object &&
+    t !== String &&
+    t !== Number &&
+    t !== Boolean &&
+    t !== Array &&
+    t !== Promise
+  );
 }
 
 export function joinPath(prefix: string, path: string): string {

@@ -25,12 +25,15 @@ export class BodyStream {
 
   /** Writes one piece; resolves when the socket can take more. Writing past a declared length throws. */
   write(chunk: string | Uint8Array): Promise<void> {
-    if (this.#ended) return Promise.reject(new HttpError('AlreadySent', 'write after the stream ended'));
+    if (this.#ended)
+      return Promise.reject(new HttpError('AlreadySent', 'write after the stream ended'));
     const size = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
     if (this.#length !== null && this.#written + size > this.#length) {
       // The head promised a length: anything past it would corrupt the next answer on the connection.
       this.#res.destroy();
-      return Promise.reject(new HttpError('BodyTooLarge', `stream of declared length ${this.#length} written past it`));
+      return Promise.reject(
+        new HttpError('BodyTooLarge', `stream of declared length ${this.#length} written past it`),
+      );
     }
     this.#written += size;
     if (this.#res.write(chunk)) return Promise.resolve();

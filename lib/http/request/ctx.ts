@@ -3,7 +3,13 @@ import type { Scope } from '../../fetch/scope';
 import { REDIRECT_STATUSES, type HeaderEntry, type RedirectStatus } from '../core/answers';
 import { parseAuthorization, type Credentials } from '../core/authorization';
 import { HttpError, clientGone } from '../core/errors';
-import { addHeader, checkHeader, checkValue, headerProblem, type HeaderBag } from '../core/header-rules';
+import {
+  addHeader,
+  checkHeader,
+  checkValue,
+  headerProblem,
+  type HeaderBag,
+} from '../core/header-rules';
 import { EVENT_STREAM, JSON_TYPE, TEXT_TYPE } from '../core/media-types';
 import { BodyStream } from './body-stream';
 import type { SendFileOptions } from './send-file-options';
@@ -22,7 +28,9 @@ export interface Core {
   /** The failure body for a status and message, in the app's failure shape. */
   failureBody(status: number, message: string): string;
   /** Compresses a finished body when the app and the request allow it; may add headers. */
-  compress: ((c: Ctx, bag: HeaderBag, type: string, body: Uint8Array | string) => Uint8Array | string) | null;
+  compress:
+    | ((c: Ctx, bag: HeaderBag, type: string, body: Uint8Array | string) => Uint8Array | string)
+    | null;
   log(line: string): void;
   stopping: boolean;
   readonly shutdown: AbortSignal;
@@ -58,7 +66,8 @@ const PENDING = Symbol('pending');
  * go as latin1 strings, which carry every byte value unchanged.
  */
 const ONE_PIECE_BYTES = 16 * 1024;
-const asLatin1 = (b: Uint8Array): string => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)).toString('latin1');
+const asLatin1 = (b: Uint8Array): string =>
+  (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)).toString('latin1');
 
 /**
  * The request context: what the request says and how to answer it. A handler gets it by declaring
@@ -94,7 +103,14 @@ export class Ctx implements Scope {
   answering: Promise<void> | null = null;
 
   /** @internal */
-  constructor(req: IncomingMessage, res: ServerResponse, core: Core, path: string, rawQuery: string, startedAt: number) {
+  constructor(
+    req: IncomingMessage,
+    res: ServerResponse,
+    core: Core,
+    path: string,
+    rawQuery: string,
+    startedAt: number,
+  ) {
     this.req = req;
     this.res = res;
     this.core = core;
@@ -128,7 +144,8 @@ export class Ctx implements Scope {
    * is taken now). Null while it is still arriving: wait for `bodyReady()`. Throws 413 past the limit.
    */
   bodyNow(): Buffer | null {
-    if (this.#bodyBytes === null && this.#body === null) this.#bodyBytes = bufferedBody(this.req, BODY_LIMIT);
+    if (this.#bodyBytes === null && this.#body === null)
+      this.#bodyBytes = bufferedBody(this.req, BODY_LIMIT);
     return this.#bodyBytes;
   }
 
@@ -157,7 +174,11 @@ export class Ctx implements Scope {
       // Node's parser hands a body that came in the head's packet to the request after the handler
       // has started but before a queued microtask runs: one microtask later it is usually all here.
       this.#body = Promise.resolve().then(() => {
-        if (this.#bodyBytes !== null || (this.#bodyBytes = bufferedBody(this.req, BODY_LIMIT)) !== null) return undefined;
+        if (
+          this.#bodyBytes !== null ||
+          (this.#bodyBytes = bufferedBody(this.req, BODY_LIMIT)) !== null
+        )
+          return undefined;
         return readBody(this.req, BODY_LIMIT).then((b) => {
           this.#bodyBytes = b;
         });
@@ -176,7 +197,10 @@ export class Ctx implements Scope {
       size += chunk.length;
       if (size > options.maxBytes) {
         this.res.shouldKeepAlive = false; // the rest of the body is never read
-        throw new HttpError('BodyTooLarge', `request body is larger than ${options.maxBytes} bytes`);
+        throw new HttpError(
+          'BodyTooLarge',
+          `request body is larger than ${options.maxBytes} bytes`,
+        );
       }
       yield chunk;
     }
@@ -240,7 +264,10 @@ export class Ctx implements Scope {
   resolve<T>(type: Resolvable<T>): T {
     const v = this.resolving(type);
     if (isThenable(v)) {
-      throw new HttpError('NotResolved', `${nameOf(type)}.resolve is async and not worked out yet: ask for it as a handler parameter or await c.resolveAsync(${nameOf(type)})`);
+      throw new HttpError(
+        'NotResolved',
+        `${nameOf(type)}.resolve is async and not worked out yet: ask for it as a handler parameter or await c.resolveAsync(${nameOf(type)})`,
+      );
     }
     return v;
   }
@@ -255,7 +282,8 @@ export class Ctx implements Scope {
     const map = (this.#resolved ??= new Map());
     if (map.has(type)) {
       const v = map.get(type);
-      if (v === PENDING) throw new HttpError('NotResolved', `${nameOf(type)}.resolve asked for itself`);
+      if (v === PENDING)
+        throw new HttpError('NotResolved', `${nameOf(type)}.resolve asked for itself`);
       return v as T | Promise<T>;
     }
     map.set(type, PENDING);
@@ -305,7 +333,8 @@ export class Ctx implements Scope {
    * headers (`Content-Type`, `Content-Length`, `Transfer-Encoding`, `Connection`) are refused.
    */
   setHeader(name: string, value: string): void {
-    if (this.#status !== 0) throw new HttpError('HeadersSent', `header "${name}" set after the answer was sent`);
+    if (this.#status !== 0)
+      throw new HttpError('HeadersSent', `header "${name}" set after the answer was sent`);
     addHeader((this.#out ??= {}), checkHeader(name, value), value);
   }
 
@@ -331,14 +360,22 @@ export class Ctx implements Scope {
   }
 
   /** Starts an answer sent in pieces with a known length (`Content-Length`); writing more or less is an error that closes the connection. */
-  streamWith(status: number, contentType: string, options: { readonly length: number }): BodyStream {
+  streamWith(
+    status: number,
+    contentType: string,
+    options: { readonly length: number },
+  ): BodyStream {
     return this.#startStream(status, contentType, options.length);
   }
 
   #startStream(status: number, contentType: string, length: number | null): BodyStream {
     this.ownAnswer();
     checkValue('content-type', contentType);
-    if (this.#status !== 0) throw new HttpError('AlreadySent', `a second answer (${status}) after ${this.#status} was sent`);
+    if (this.#status !== 0)
+      throw new HttpError(
+        'AlreadySent',
+        `a second answer (${status}) after ${this.#status} was sent`,
+      );
     const bag = this.#out ?? (this.#out = {});
     bag['content-type'] = contentType;
     if (length !== null) bag['content-length'] = String(length);
@@ -354,7 +391,8 @@ export class Ctx implements Scope {
    */
   events(): EventStream {
     this.ownAnswer();
-    if (this.#status !== 0) throw new HttpError('AlreadySent', `an event stream after ${this.#status} was sent`);
+    if (this.#status !== 0)
+      throw new HttpError('AlreadySent', `an event stream after ${this.#status} was sent`);
     const bag = this.#out ?? (this.#out = {});
     bag['content-type'] = EVENT_STREAM;
     bag['cache-control'] = 'no-cache';
@@ -433,33 +471,58 @@ export class Ctx implements Scope {
   /** A redirect decided at run time: `Location` and no body. */
   redirect(status: RedirectStatus, location: string): void {
     this.ownAnswer();
-    if (!REDIRECT_STATUSES.includes(status)) throw new HttpError('BadRedirect', `redirect status ${status} is not one of 301, 302, 303, 307, 308`);
+    if (!REDIRECT_STATUSES.includes(status))
+      throw new HttpError(
+        'BadRedirect',
+        `redirect status ${status} is not one of 301, 302, 303, 307, 308`,
+      );
     this.write(status, null, null, [{ name: 'location', value: location }]);
   }
 
   /** @internal refuses answering through the Ctx where the answer must be kept (idempotent routes) */
   ownAnswer(): void {
-    if (this.capture) throw new HttpError('AlreadySent', 'an idempotent route answers by returning a value, not through the Ctx');
+    if (this.capture)
+      throw new HttpError(
+        'AlreadySent',
+        'an idempotent route answers by returning a value, not through the Ctx',
+      );
   }
 
   /**
    * @internal Writes a whole answer: status, content type (null: none), body (null: none) and the
    * answer's own headers. The one place buffered answers reach the wire.
    */
-  write(status: number, type: string | null, body: Uint8Array | string | null, own: readonly HeaderEntry[] | null): void {
+  write(
+    status: number,
+    type: string | null,
+    body: Uint8Array | string | null,
+    own: readonly HeaderEntry[] | null,
+  ): void {
     if (this.capture) {
-      if (this.captured !== null) throw new HttpError('AlreadySent', `a second answer (${status}) after ${this.captured.status}`);
+      if (this.captured !== null)
+        throw new HttpError(
+          'AlreadySent',
+          `a second answer (${status}) after ${this.captured.status}`,
+        );
       if (own !== null) for (const h of own) checkHeader(h.name, h.value);
       this.captured = { status, type, body, own };
       return;
     }
-    if (this.#status !== 0) throw new HttpError('AlreadySent', `a second answer (${status}) after ${this.#status} was sent`);
+    if (this.#status !== 0)
+      throw new HttpError(
+        'AlreadySent',
+        `a second answer (${status}) after ${this.#status} was sent`,
+      );
     const bag = this.#out ?? (this.#out = {});
     if (own !== null) for (const h of own) addHeader(bag, checkHeader(h.name, h.value), h.value);
     if (type !== null) bag['content-type'] = type;
     let payload: Uint8Array | string | null = body;
-    if (payload !== null && type !== null && this.core.compress !== null) payload = this.core.compress(this, bag, type, payload);
-    if (payload !== null) bag['content-length'] = String(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length);
+    if (payload !== null && type !== null && this.core.compress !== null)
+      payload = this.core.compress(this, bag, type, payload);
+    if (payload !== null)
+      bag['content-length'] = String(
+        typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
+      );
     else if (status !== 204 && status !== 304 && !(status < 200)) bag['content-length'] = '0';
     this.head(status, bag);
     if (payload === null) this.res.end();
@@ -522,7 +585,9 @@ export class Ctx implements Scope {
 
 /** @internal */
 export function isThenable<T>(v: unknown): v is PromiseLike<T> {
-  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
+  return (
+    typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function'
+  );
 }
 
 const nameOf = (type: unknown) => (typeof type === 'function' ? type.name : 'resolver');

@@ -57,14 +57,20 @@ export class EventStream {
     if (event.event !== undefined) frame += `event: ${oneLine(event.event, 'event')}\n`;
     if (event.id !== undefined) frame += `id: ${oneLine(event.id, 'id')}\n`;
     if (event.retry !== undefined) frame += `retry: ${Math.max(0, Math.floor(event.retry))}\n`;
-    const text = typeof event.data === 'string' ? event.data : (JSON.stringify(event.data) ?? 'null');
+    const text =
+      typeof event.data === 'string' ? event.data : (JSON.stringify(event.data) ?? 'null');
     for (const line of text.split(LINE_BREAK)) frame += `data: ${line}\n`;
     return this.#write(frame + '\n');
   }
 
   /** Sends a comment line, which clients ignore: a keep-alive through proxies that close quiet connections. */
   comment(text = ''): Promise<void> {
-    return this.#write(text.split(LINE_BREAK).map((l) => `: ${l}\n`).join('') + '\n');
+    return this.#write(
+      text
+        .split(LINE_BREAK)
+        .map((l) => `: ${l}\n`)
+        .join('') + '\n',
+    );
   }
 
   /** Ends the stream. Closing twice, or after the client left, does nothing. */
@@ -75,13 +81,15 @@ export class EventStream {
   }
 
   #write(frame: string): Promise<void> {
-    if (!this.#open || this.#res.destroyed) return Promise.reject(new HttpError('Canceled', 'the event stream is closed'));
+    if (!this.#open || this.#res.destroyed)
+      return Promise.reject(new HttpError('Canceled', 'the event stream is closed'));
     if (this.#res.write(frame)) return Promise.resolve();
     return waitForDrain(this.#res, clientGone);
   }
 }
 
 function oneLine(v: string, field: string): string {
-  if (LINE_BREAK.test(v) || v.includes('\0')) throw new HttpError('BadHeaderValue', `event ${field} holds a line break`);
+  if (LINE_BREAK.test(v) || v.includes('\0'))
+    throw new HttpError('BadHeaderValue', `event ${field} holds a line break`);
   return v;
 }

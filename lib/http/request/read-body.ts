@@ -51,4 +51,5 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-const tooLarge = (limit: number) => new HttpError('BodyTooLarge', `request body is larger than ${limit} bytes`);
+const tooLarge = (limit: number) =>
+  new HttpError('BodyTooLarge', `request body is larger than ${limit} bytes`);

@@ -5,8 +5,8 @@ import type { Scope } from '../../fetch/scope';
  * @example await client.get(new Run(), 'http://127.0.0.1:4000/stock/abc', {})
  */
 export class Run implements Scope {
-  readonly signal?: AbortSignal;
-  constructor(options: { signal?: AbortSignal } = {}) {
+  readonly signal?: AbortSignal | undefined;
+  constructor(options: { signal?: AbortSignal | undefined } = {}) {
     this.signal = options.signal;
   }
   requestId(): null {

@@ -17,8 +17,11 @@ export interface RouteOptions {
   readonly summary?: string;
 }
 
-const route = (method: HttpMethod) => (path = '', options: RouteOptions = {}): MethodDecorator =>
-  (proto, key) => marks.addRoute(proto, { method, path, key: String(key), ...options });
+const route =
+  (method: HttpMethod) =>
+  (path = '', options: RouteOptions = {}): MethodDecorator =>
+  (proto, key) =>
+    marks.addRoute(proto, { method, path, key: String(key), ...options });
 
 /** @example @Get('/{id}') find(@Param('id') id: number) */
 export const Get = route('GET');
@@ -43,8 +46,10 @@ export function markRoute<T>(key: MarkKey<T>, mark: T): MethodDecorator {
   return (proto, method) => marks.setMark(proto, String(method), key, mark);
 }
 
-const param = (build: (index: number) => Parameters<typeof marks.addParam>[2]): ParameterDecorator =>
-  (proto, key, index) => marks.addParam(proto, String(key), build(index));
+const param =
+  (build: (index: number) => Parameters<typeof marks.addParam>[2]): ParameterDecorator =>
+  (proto, key, index) =>
+    marks.addParam(proto, String(key), build(index));
 
 /** The JSON request body, read into the parameter's class and validated with its class-validator decorators. */
 export const Body = (): ParameterDecorator => param((index) => ({ index, kind: 'body' }));
@@ -52,12 +57,17 @@ export const Body = (): ParameterDecorator => param((index) => ({ index, kind: '
  * An `application/x-www-form-urlencoded` body read into the parameter's class (400 when it does not
  * fit). `@Form(T) b: Bound<T>` gives the reading itself, so the handler can answer 422 with `b.fail()`.
  */
-export const Form = (bound?: Function): ParameterDecorator => param((index) => ({ index, kind: 'form', bound }));
+export const Form = (bound?: Function): ParameterDecorator =>
+  param((index) => ({ index, kind: 'form', bound }));
 /** `@Query()` reads the query string into the parameter's class; `@Query('qty')` reads one value, converted to the parameter's type. */
-export const Query = (name?: string): ParameterDecorator => param((index) => ({ index, kind: 'query', name }));
+export const Query = (name?: string): ParameterDecorator =>
+  param((index) => ({ index, kind: 'query', name }));
 /** A `{name}` path segment, converted to the parameter's type (number, boolean or string). */
-export const Param = (name: string): ParameterDecorator => param((index) => ({ index, kind: 'param', name }));
+export const Param = (name: string): ParameterDecorator =>
+  param((index) => ({ index, kind: 'param', name }));
 /** A request header's value, or `null` when absent. */
-export const Header = (name: string): ParameterDecorator => param((index) => ({ index, kind: 'header', name: name.toLowerCase() }));
+export const Header = (name: string): ParameterDecorator =>
+  param((index) => ({ index, kind: 'header', name: name.toLowerCase() }));
 /** The parsed `Authorization` header; 401 with `WWW-Authenticate` when it is missing or not of this scheme. */
-export const Authorization = (scheme: 'bearer' | 'basic'): ParameterDecorator => param((index) => ({ index, kind: 'authorization', scheme }));
+export const Authorization = (scheme: 'bearer' | 'basic'): ParameterDecorator =>
+  param((index) => ({ index, kind: 'authorization', scheme }));

@@ -31,9 +31,19 @@ export type Around = (c: Ctx, proceed: () => unknown) => unknown;
 export type AroundFactory = (record: RouteRecord, services: Services) => Around | null;
 
 /** Writes a handler's returned value as the route's answer. */
-export type Encoder = (c: Ctx, value: unknown, status: number, own: readonly HeaderEntry[] | null) => void | Promise<void>;
+export type Encoder = (
+  c: Ctx,
+  value: unknown,
+  status: number,
+  own: readonly HeaderEntry[] | null,
+) => void | Promise<void>;
 /** Encoders for the contracts a capability owns, compiled once per route. */
-export type EncoderExtensions = Partial<Record<'versioned' | 'file', (contract: Contract, label: string, compile: (inner: Contract) => Encoder) => Encoder>>;
+export type EncoderExtensions = Partial<
+  Record<
+    'versioned' | 'file',
+    (contract: Contract, label: string, compile: (inner: Contract) => Encoder) => Encoder
+  >
+>;
 
 /** A header of a response, as OpenAPI describes it. */
 export interface HeaderObject {
@@ -57,7 +67,14 @@ export interface OperationSink {
   /** The statuses the route answers with a body or without (its contract's, not its failures). */
   readonly answerStatuses: number[];
   parameter(p: ParameterObject): this;
-  answer(status: number, response?: { description?: string; content?: Record<string, { schema: JsonSchema }>; headers?: Record<string, HeaderObject> }): this;
+  answer(
+    status: number,
+    response?: {
+      description?: string;
+      content?: Record<string, { schema: JsonSchema }>;
+      headers?: Record<string, HeaderObject>;
+    },
+  ): this;
   failure(status: number, reason?: string, headers?: Record<string, HeaderObject>): this;
   header(status: number, name: string, header: HeaderObject): this;
 }

@@ -22,11 +22,11 @@ export interface RouteMark {
 
 export type ParamMark =
   | { readonly index: number; readonly kind: 'body' }
-  | { readonly index: number; readonly kind: 'query'; readonly name?: string }
+  | { readonly index: number; readonly kind: 'query'; readonly name?: string | undefined }
   | { readonly index: number; readonly kind: 'param'; readonly name: string }
   | { readonly index: number; readonly kind: 'header'; readonly name: string }
   | { readonly index: number; readonly kind: 'authorization'; readonly scheme: 'bearer' | 'basic' }
-  | { readonly index: number; readonly kind: 'form'; readonly bound?: Function }
+  | { readonly index: number; readonly kind: 'form'; readonly bound?: Function | undefined }
   | { readonly index: number; readonly kind: 'session' };
 
 type Proto = object;
@@ -60,12 +60,17 @@ export const marks = {
   },
   /** Leaves a capability's mark on a method; a second mark under the same key replaces the first. */
   setMark<T>(proto: Proto, key: string, markKey: MarkKey<T>, mark: T): void {
-    const map: ReadonlyMap<MarkKey<unknown>, unknown> = Reflect.getOwnMetadata(MARKS, proto, key) ?? new Map();
+    const map: ReadonlyMap<MarkKey<unknown>, unknown> = Reflect.getOwnMetadata(MARKS, proto, key) ??
+    new Map();
     Reflect.defineMetadata(MARKS, new Map([...map, [markKey, mark]]), proto, key);
   },
   /** Every capability's mark of a method. */
   marksOf(proto: Proto, key: string): RouteMarks {
-    const map: ReadonlyMap<MarkKey<unknown>, unknown> | undefined = Reflect.getOwnMetadata(MARKS, proto, key);
+    const map: ReadonlyMap<MarkKey<unknown>, unknown> | undefined = Reflect.getOwnMetadata(
+      MARKS,
+      proto,
+      key,
+    );
     return map === undefined ? RouteMarks.NONE : new RouteMarks(map);
   },
   paramTypes(proto: Proto, key: string): readonly unknown[] {

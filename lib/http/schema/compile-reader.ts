@@ -4,9 +4,34 @@ import { readWithClassValidator } from './fallback-reader';
 import { NOT_AN_OBJECT_AT_TOP, customWhy, pathPart, tooDeepWhy } from './messages';
 import { NOT_CONVERTED, convertQueryScalar } from './query-value';
 import {
-  C_DATE_TIME, C_DECIMALS, C_DEFINED, C_EMAIL, C_ENUM, C_EXCLUSIVE_MAXIMUM, C_EXCLUSIVE_MINIMUM, C_MAXIMUM, C_MAX_ITEMS,
-  C_MAX_LENGTH, C_MINIMUM, C_MIN_ITEMS, C_MIN_LENGTH, C_NEVER, C_NOT_EMPTY, C_PATTERN, C_TOO_DEEP, C_UUID, K_ANY_OBJECT, K_ARRAY,
-  K_BOOLEAN, K_INTEGER, K_NUMBER, K_OBJECT, K_STRING, K_UNION, makeCheck, objectPlan,
+  C_DATE_TIME,
+  C_DECIMALS,
+  C_DEFINED,
+  C_EMAIL,
+  C_ENUM,
+  C_EXCLUSIVE_MAXIMUM,
+  C_EXCLUSIVE_MINIMUM,
+  C_MAXIMUM,
+  C_MAX_ITEMS,
+  C_MAX_LENGTH,
+  C_MINIMUM,
+  C_MIN_ITEMS,
+  C_MIN_LENGTH,
+  C_NEVER,
+  C_NOT_EMPTY,
+  C_PATTERN,
+  C_TOO_DEEP,
+  C_UUID,
+  K_ANY_OBJECT,
+  K_ARRAY,
+  K_BOOLEAN,
+  K_INTEGER,
+  K_NUMBER,
+  K_OBJECT,
+  K_STRING,
+  K_UNION,
+  makeCheck,
+  objectPlan,
 } from './reader-plan';
 import type { Check, ObjectPlan, ReadSource, UnionPlan, ValuePlan } from './reader-plan';
 
@@ -16,7 +41,9 @@ export type { ReadSource } from './reader-plan';
  * The outcome of reading a body or a query into its class. A failure names its first failing
  * field; `all` holds one message per failing top-level field when the reader was asked for them.
  */
-export type Read = { ok: true; value: object } | { ok: false; message: string; field: string; all?: readonly string[]; tooDeep?: true };
+export type Read =
+  | { ok: true; value: object }
+  | { ok: false; message: string; field: string; all?: readonly string[]; tooDeep?: true };
 
 /** Levels of nested objects and arrays a body reader follows, the body itself counted, unless told otherwise. */
 export const MAX_DEPTH = 64;
@@ -37,7 +64,7 @@ export interface ReaderOptions {
    * whole input walked to this depth first, undeclared fields included, since class-transformer
    * copies them all.
    */
-  readonly maxDepth?: number;
+  readonly maxDepth?: number | undefined;
 }
 
 /** Where a reader asked for every failing field puts them, in field order. */
@@ -72,9 +99,14 @@ export function compileReader(cls: Function, options: ReaderOptions): (input: un
   const source = options.source;
   const plan = objectPlan(cls, source);
   const root = source;
-  const notObject: Read = Object.freeze({ ok: false, message: `${root}: ${NOT_AN_OBJECT_AT_TOP}`, field: root });
+  const notObject: Read = Object.freeze({
+    ok: false,
+    message: `${root}: ${NOT_AN_OBJECT_AT_TOP}`,
+    field: root,
+  });
   const maxDepth = options.maxDepth ?? MAX_DEPTH;
-  if (!Number.isInteger(maxDepth) || maxDepth < 1) throw new TypeError(`maxDepth must be a whole number of at least 1, got ${maxDepth}`);
+  if (!Number.isInteger(maxDepth) || maxDepth < 1)
+    throw new TypeError(`maxDepth must be a whole number of at least 1, got ${maxDepth}`);
   const deepCheck = makeCheck(C_TOO_DEEP, tooDeepWhy(maxDepth), undefined, [], '', plan.shape.name);
   const below = maxDepth - 1;
   if (options.allFields) {
@@ -84,7 +116,13 @@ export function compileReader(cls: Function, options: ReaderOptions): (input: un
       const collected: Collected = { root, messages: [], fields: [] };
       const value = readObject(plan, input as Record<string, unknown>, collected, below);
       if (value === FAIL) return failure(root);
-      if (collected.messages.length > 0) return { ok: false, message: collected.messages[0], field: collected.fields[0], all: collected.messages };
+      if (collected.messages.length > 0)
+        return {
+          ok: false,
+          message: collected.messages[0],
+          field: collected.fields[0],
+          all: collected.messages,
+        };
       return { ok: true, value: value as object };
     };
   }
@@ -115,7 +153,8 @@ function failure(root: string): Read & { ok: false } {
   failValue = undefined;
   failOwner = undefined;
   failPath = '';
-  if (c.code === C_TOO_DEEP) return { ok: false, message: `${shortPath(field)}: ${why}`, field, tooDeep: true };
+  if (c.code === C_TOO_DEEP)
+    return { ok: false, message: `${shortPath(field)}: ${why}`, field, tooDeep: true };
   return { ok: false, message: `${field}: ${why}`, field };
 }
 
@@ -147,7 +186,12 @@ function collect(into: Collected): void {
 }
 
 // `left`: how many more levels of objects and arrays may be entered below this one.
-function readObject(plan: ObjectPlan, input: Record<string, unknown>, all: Collected | null, left: number): unknown {
+function readObject(
+  plan: ObjectPlan,
+  input: Record<string, unknown>,
+  all: Collected | null,
+  left: number,
+): unknown {
   if (plan.tag !== null) {
     const t = plan.tag;
     const got = Object.prototype.hasOwnProperty.call(input, t.key) ? input[t.key] : undefined;
@@ -163,7 +207,8 @@ function readObject(plan: ObjectPlan, input: Record<string, unknown>, all: Colle
   const fields = plan.fields;
   for (let i = 0; i < fields.length; i++) {
     const f = fields[i];
-    const v = f.guarded && !Object.prototype.hasOwnProperty.call(input, f.name) ? undefined : input[f.name];
+    const v =
+      f.guarded && !Object.prototype.hasOwnProperty.call(input, f.name) ? undefined : input[f.name];
     let r: unknown;
     if (v === undefined) {
       if (f.hasDefault) r = f.cloneDefault ? structuredClone(f.def) : f.def;
@@ -188,7 +233,13 @@ function readObject(plan: ObjectPlan, input: Record<string, unknown>, all: Colle
         continue;
       }
     }
-    if (f.special) Object.defineProperty(out, f.name, { value: r, writable: true, enumerable: true, configurable: true });
+    if (f.special)
+      Object.defineProperty(out, f.name, {
+        value: r,
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
     else out[f.name] = r;
   }
   return out;

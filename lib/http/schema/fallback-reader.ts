@@ -13,7 +13,11 @@ export type FallbackResult = { ok: true; value: object } | { ok: false; path: st
 // slow, always-right way: class-transformer builds the instance and class-validator checks it.
 // Only the query conversion, the first-error wording and the "required unless @IsOptional"
 // rule are ours, so both paths refuse the same inputs with the same messages.
-export function readWithClassValidator(shape: ClassShape, input: object, source: 'body' | 'query'): FallbackResult {
+export function readWithClassValidator(
+  shape: ClassShape,
+  input: object,
+  source: 'body' | 'query',
+): FallbackResult {
   let plain: object = input;
   if (source === 'query') {
     const converted: Record<string, unknown> = {};
@@ -30,7 +34,9 @@ export function readWithClassValidator(shape: ClassShape, input: object, source:
   const errors = validateSync(instance, { whitelist: true, forbidUnknownValues: false });
   if (errors.length > 0) return firstError(errors[0]);
   const missing = findMissing(shape, instance as Record<string, unknown>);
-  return missing === null ? { ok: true, value: instance } : { ok: false, path: missing, why: REQUIRED };
+  return missing === null
+    ? { ok: true, value: instance }
+    : { ok: false, path: missing, why: REQUIRED };
 }
 
 class Refused {
@@ -59,24 +65,37 @@ function convertQuery(value: ValueShape, raw: unknown): unknown {
   }
   if (typeof raw !== 'string') return raw;
   const members = value.constraints.find((c) => c.check === 'enum');
-  const v = convertQueryScalar(value.kind, raw, members !== undefined && members.check === 'enum' ? members.values : null);
+  const v = convertQueryScalar(
+    value.kind,
+    raw,
+    members !== undefined && members.check === 'enum' ? members.values : null,
+  );
   return v === NOT_CONVERTED ? new Refused('', KIND_WHY[value.kind]) : v;
 }
 
 function firstError(top: ValidationError): FallbackResult {
   let err = top;
   let path = pathPart(err.property);
-  while ((err.constraints === undefined || Object.keys(err.constraints).length === 0) && err.children !== undefined && err.children.length > 0) {
+  while (
+    (err.constraints === undefined || Object.keys(err.constraints).length === 0) &&
+    err.children !== undefined &&
+    err.children.length > 0
+  ) {
     const parentValue: unknown = err.value;
     err = err.children[0];
     path += Array.isArray(parentValue) ? `[${err.property}]` : pathPart(err.property);
   }
-  if (err.value === undefined && isRequired(err.target, err.property)) return { ok: false, path, why: REQUIRED };
+  if (err.value === undefined && isRequired(err.target, err.property))
+    return { ok: false, path, why: REQUIRED };
   // class-validator lists a property's failures bottom decorator first; the compiled reader
   // reports the type check first, then the constraints top to bottom. Pick the same one.
   const keys = err.constraints === undefined ? [] : Object.keys(err.constraints).reverse();
   const key = keys.find(isKindConstraint) ?? keys[0];
-  return { ok: false, path, why: key === undefined ? 'is invalid' : stripProperty(err.constraints![key], err.property) };
+  return {
+    ok: false,
+    path,
+    why: key === undefined ? 'is invalid' : stripProperty(err.constraints![key], err.property),
+  };
 }
 
 function isRequired(owner: unknown, property: string): boolean {

@@ -1,7 +1,14 @@
 // Internal door of lib/http/schema: class-validator declarations read once into a shape, then
 // compiled into a fast reader and into JSON Schema. Not part of the public `fw` surface.
 export { readShape } from './read-shape';
-export type { ClassShape, Constraint, CustomMessage, PropertyShape, ValueKind, ValueShape } from './read-shape';
+export type {
+  ClassShape,
+  Constraint,
+  CustomMessage,
+  PropertyShape,
+  ValueKind,
+  ValueShape,
+} from './read-shape';
 export { MAX_DEPTH, compileReader } from './compile-reader';
 export type { Read, ReaderOptions, ReadSource } from './compile-reader';
 export { schemaOf, scalarSchema, valueSchema } from './schema-of';

@@ -24,9 +24,11 @@ export const KIND_WHY: Record<ValueKind, string> = {
 /** A value nested deeper than a reader follows. */
 export const tooDeepWhy = (maxDepth: number): string => `nested deeper than ${maxDepth}`;
 /** An externally tagged union's value that is not one key naming a variant. */
-export const oneVariantWhy = (names: readonly string[]): string => `must be an object with one key naming the variant (${names.join(', ')})`;
+export const oneVariantWhy = (names: readonly string[]): string =>
+  `must be an object with one key naming the variant (${names.join(', ')})`;
 /** A spelled enum name or a union's tag that names no member. */
-export const oneOfWhy = (names: readonly string[]): string => `must be one of the following values: ${names.join(', ')}`;
+export const oneOfWhy = (names: readonly string[]): string =>
+  `must be one of the following values: ${names.join(', ')}`;
 /** A class marked `@Json({ tag })` read without its own name under the tag. */
 export const classTagWhy = (name: string): string => `must be ${JSON.stringify(name)}`;
 
@@ -49,11 +51,17 @@ export function constraintWhy(c: Constraint): string {
     case 'pattern':
       return `must match ${String(c.value)} regular expression`;
     case 'format':
-      return c.value === 'email' ? 'must be an email' : c.value === 'uuid' ? 'must be a UUID' : 'must be a valid ISO 8601 date string';
+      return c.value === 'email'
+        ? 'must be an email'
+        : c.value === 'uuid'
+          ? 'must be a UUID'
+          : 'must be a valid ISO 8601 date string';
     case 'enum':
       return `must be one of the following values: ${c.values.map(String).join(', ')}`;
     case 'minItems':
-      return c.decorator === ARRAY_NOT_EMPTY ? 'should not be empty' : `must contain at least ${c.value} elements`;
+      return c.decorator === ARRAY_NOT_EMPTY
+        ? 'should not be empty'
+        : `must contain at least ${c.value} elements`;
     case 'maxItems':
       return `must contain no more than ${c.value} elements`;
     case 'notEmpty':
@@ -78,7 +86,8 @@ export function customWhy(message: CustomMessage, args: ValidationArguments): st
     }
   }
   const v: unknown = args.value;
-  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') text = text.split('$value').join(String(v));
+  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')
+    text = text.split('$value').join(String(v));
   text = text.split('$property').join(args.property).split('$target').join(args.targetName);
   return stripProperty(text, args.property);
 }

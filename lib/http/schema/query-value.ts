@@ -13,7 +13,11 @@ const DECIMAL = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
  * `?status=2` reads as the number 2 when 2 is a member; anything else is left as text and
  * the enum check refuses it.
  */
-export function convertQueryScalar(kind: ValueKind, raw: string, members: readonly unknown[] | null): unknown {
+export function convertQueryScalar(
+  kind: ValueKind,
+  raw: string,
+  members: readonly unknown[] | null,
+): unknown {
   switch (kind) {
     case 'integer': {
       if (!INTEGER.test(raw)) return NOT_CONVERTED;
@@ -26,7 +30,11 @@ export function convertQueryScalar(kind: ValueKind, raw: string, members: readon
       return Number.isFinite(n) ? n : NOT_CONVERTED;
     }
     case 'boolean':
-      return raw === 'true' || raw === '1' ? true : raw === 'false' || raw === '0' ? false : NOT_CONVERTED;
+      return raw === 'true' || raw === '1'
+        ? true
+        : raw === 'false' || raw === '0'
+          ? false
+          : NOT_CONVERTED;
     case 'enum':
       if (members !== null) {
         for (let i = 0; i < members.length; i++) if (String(members[i]) === raw) return members[i];

@@ -1,6 +1,24 @@
 import {
-  ARRAY_MAX_SIZE, ARRAY_MIN_SIZE, ARRAY_NOT_EMPTY, IS_DATE_STRING, IS_DEFINED, IS_EMAIL, IS_ENUM, IS_IN, IS_ISO8601,
-  IS_LENGTH, IS_NEGATIVE, IS_NOT_EMPTY, IS_NUMBER, IS_POSITIVE, IS_UUID, MATCHES, MAX, MAX_LENGTH, MIN, MIN_LENGTH,
+  ARRAY_MAX_SIZE,
+  ARRAY_MIN_SIZE,
+  ARRAY_NOT_EMPTY,
+  IS_DATE_STRING,
+  IS_DEFINED,
+  IS_EMAIL,
+  IS_ENUM,
+  IS_IN,
+  IS_ISO8601,
+  IS_LENGTH,
+  IS_NEGATIVE,
+  IS_NOT_EMPTY,
+  IS_NUMBER,
+  IS_POSITIVE,
+  IS_UUID,
+  MATCHES,
+  MAX,
+  MAX_LENGTH,
+  MIN,
+  MIN_LENGTH,
 } from 'class-validator';
 import type { MetadataStorage, ValidationArguments } from 'class-validator';
 
@@ -42,8 +60,22 @@ export function readConstraints(m: ValidationMetadata): Constraint[] {
   if (m.name === IS_LENGTH) {
     // `@Length(min, max)` becomes two constraints that keep the decorator's own message.
     const out: Constraint[] = [];
-    if (args[0] !== undefined && args[0] !== null) out.push({ check: 'minLength', value: args[0] as number, decorator: IS_LENGTH, message: m.message, constraints: args });
-    if (args[1] !== undefined && args[1] !== null) out.push({ check: 'maxLength', value: args[1] as number, decorator: IS_LENGTH, message: m.message, constraints: args });
+    if (args[0] !== undefined && args[0] !== null)
+      out.push({
+        check: 'minLength',
+        value: args[0] as number,
+        decorator: IS_LENGTH,
+        message: m.message,
+        constraints: args,
+      });
+    if (args[1] !== undefined && args[1] !== null)
+      out.push({
+        check: 'maxLength',
+        value: args[1] as number,
+        decorator: IS_LENGTH,
+        message: m.message,
+        constraints: args,
+      });
     return out;
   }
   const c = readConstraint(m, args);
@@ -71,9 +103,11 @@ function readConstraint(m: ValidationMetadata, args: readonly unknown[]): Constr
     }
     case MATCHES: {
       const p = args[0];
-      const re = p instanceof RegExp ? p : new RegExp(String(p), (args[1] as string | undefined) ?? '');
+      const re =
+        p instanceof RegExp ? p : new RegExp(String(p), (args[1] as string | undefined) ?? '');
       // `test` on a /g or /y regex moves lastIndex between calls; keep a stateless copy.
-      const value = re.global || re.sticky ? new RegExp(re.source, re.flags.replace(/[gy]/g, '')) : re;
+      const value =
+        re.global || re.sticky ? new RegExp(re.source, re.flags.replace(/[gy]/g, '')) : re;
       return { check: 'pattern', value, ...base };
     }
     case IS_EMAIL:

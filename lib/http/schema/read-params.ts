@@ -25,7 +25,11 @@ export function declaredNames(cls: Function): ReadonlySet<string> {
  * @example
  * readParams('tag=a&tag=b&x=1', new Set(['tag']), 10_000); // [Object: null prototype] { tag: ['a', 'b'] }
  */
-export function readParams(text: string, keep: ReadonlySet<string> | null, max: number): Params | typeof TOO_MANY {
+export function readParams(
+  text: string,
+  keep: ReadonlySet<string> | null,
+  max: number,
+): Params | typeof TOO_MANY {
   const out = Object.create(null) as Params;
   return eachParam(text, max, keep, out, keepParam) === TOO_MANY ? TOO_MANY : out;
 }
@@ -34,7 +38,11 @@ export function readParams(text: string, keep: ReadonlySet<string> | null, max: 
  * The first value of `name` (as `URLSearchParams.get`), null when absent, or `TOO_MANY` past
  * `max` parameters. Reads every piece, so the bound holds whatever the route reads.
  */
-export function firstParam(text: string, name: string, max: number): string | null | typeof TOO_MANY {
+export function firstParam(
+  text: string,
+  name: string,
+  max: number,
+): string | null | typeof TOO_MANY {
   return eachParam(text, max, name, null, matchParam);
 }
 
@@ -44,13 +52,26 @@ export function firstParam(text: string, name: string, max: number): string | nu
  * is taken, but all are still counted. Module functions with their state passed in, so a request
  * allocates no closure.
  */
-type TakeParam<A, B> = (text: string, from: number, eq: number, to: number, a: A, b: B) => string | null;
+type TakeParam<A, B> = (
+  text: string,
+  from: number,
+  eq: number,
+  to: number,
+  a: A,
+  b: B,
+) => string | null;
 
 /**
  * The one walk over urlencoded text: the pieces between `&`s (empty ones are not parameters),
  * each split at its first `=`; `TOO_MANY` past `max` parameters, else what `take` answered.
  */
-function eachParam<A, B>(text: string, max: number, a: A, b: B, take: TakeParam<A, B>): string | null | typeof TOO_MANY {
+function eachParam<A, B>(
+  text: string,
+  max: number,
+  a: A,
+  b: B,
+  take: TakeParam<A, B>,
+): string | null | typeof TOO_MANY {
   const end = text.length;
   let found: string | null = null;
   let count = 0;
@@ -74,7 +95,14 @@ function eachParam<A, B>(text: string, max: number, a: A, b: B, take: TakeParam<
 }
 
 /** readParams' step: a kept name's value goes into `out`, a repeat appended to its list in place. */
-function keepParam(text: string, from: number, eq: number, to: number, keep: ReadonlySet<string> | null, out: Params): null {
+function keepParam(
+  text: string,
+  from: number,
+  eq: number,
+  to: number,
+  keep: ReadonlySet<string> | null,
+  out: Params,
+): null {
   const name = decodeParam(text, from, eq);
   if (keep === null || keep.has(name)) {
     const value = eq === to ? '' : decodeParam(text, eq + 1, to);
@@ -87,7 +115,13 @@ function keepParam(text: string, from: number, eq: number, to: number, keep: Rea
 }
 
 /** firstParam's step: the value when the name is the one looked for. */
-function matchParam(text: string, from: number, eq: number, to: number, name: string): string | null {
+function matchParam(
+  text: string,
+  from: number,
+  eq: number,
+  to: number,
+  name: string,
+): string | null {
   if (decodeParam(text, from, eq) !== name) return null;
   return eq === to ? '' : decodeParam(text, eq + 1, to);
 }

@@ -1,18 +1,43 @@
 import 'reflect-metadata';
 import {
-  ARRAY_MAX_SIZE, ARRAY_MIN_SIZE, ARRAY_NOT_EMPTY, IS_ARRAY, IS_BOOLEAN, IS_DATE_STRING, IS_DEFINED, IS_EMAIL,
-  IS_ENUM, IS_IN, IS_INT, IS_ISO8601, IS_LENGTH, IS_NEGATIVE, IS_NOT_EMPTY, IS_NUMBER, IS_OBJECT, IS_OPTIONAL,
-  IS_POSITIVE, IS_STRING, IS_UUID, MATCHES, MAX, MAX_LENGTH, MIN, MIN_LENGTH, getMetadataStorage, ValidationTypes,
+  ARRAY_MAX_SIZE,
+  ARRAY_MIN_SIZE,
+  ARRAY_NOT_EMPTY,
+  IS_ARRAY,
+  IS_BOOLEAN,
+  IS_DATE_STRING,
+  IS_DEFINED,
+  IS_EMAIL,
+  IS_ENUM,
+  IS_IN,
+  IS_INT,
+  IS_ISO8601,
+  IS_LENGTH,
+  IS_NEGATIVE,
+  IS_NOT_EMPTY,
+  IS_NUMBER,
+  IS_OBJECT,
+  IS_OPTIONAL,
+  IS_POSITIVE,
+  IS_STRING,
+  IS_UUID,
+  MATCHES,
+  MAX,
+  MAX_LENGTH,
+  MIN,
+  MIN_LENGTH,
+  getMetadataStorage,
+  ValidationTypes,
 } from 'class-validator';
-import type { MetadataStorage, ValidationArguments } from 'class-validator';
+import type { MetadataStorage } from 'class-validator';
 import { TransformationType } from 'class-transformer';
 import { readConstraints, type Constraint, type CustomMessage } from './read-constraints';
 
 export type { Constraint, CustomMessage } from './read-constraints';
 
 /** What a value is, before its constraints. `enum` is a value list with no single JSON type. */
-export type ValueKind = 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'object' | 'enum' | 'any';
-
+export type ValueKind =
+  'string' | 'number' | 'integer' | 'boolean' | 'array' | 'object' | 'enum' | 'any';
 
 export interface ValueShape {
   readonly kind: ValueKind;
@@ -53,30 +78,66 @@ export interface ClassShape {
 // class-transformer keeps @Type/@Transform/@Expose in a storage it does not export from its
 // index; its package has no "exports" map, so the deep path is stable for 0.5.x.
 interface TransformerStorage {
-  findTypeMetadata(target: Function, property: string): { typeFunction: (o?: unknown) => Function; options?: { discriminator?: unknown } } | undefined;
+  findTypeMetadata(
+    target: Function,
+    property: string,
+  ): { typeFunction: (o?: unknown) => Function; options?: { discriminator?: unknown } } | undefined;
   findTransformMetadatas(target: Function, property: string, type: TransformationType): unknown[];
   getStrategy(target: Function): string;
-  getExposedMetadatas(target: Function): { propertyName: string; options?: Record<string, unknown> }[];
+  getExposedMetadatas(
+    target: Function,
+  ): { propertyName: string; options?: Record<string, unknown> }[];
   getExcludedMetadatas(target: Function): unknown[];
 }
-const transformerStorage = (require('class-transformer/cjs/storage') as { defaultMetadataStorage: TransformerStorage }).defaultMetadataStorage;
+const transformerStorage =
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- class-transformer exports no path to its storage
+  (require('class-transformer/cjs/storage') as { defaultMetadataStorage: TransformerStorage })
+    .defaultMetadataStorage;
 
 // Types that class-transformer converts (or that JSON cannot carry): the compiled reader does
 // not guess their conversion, the class falls back.
 const BUILTIN_CLASSES: readonly unknown[] = [
-  Date, Map, Set, WeakMap, WeakSet, Promise, RegExp, Error, ArrayBuffer, Uint8Array,
-  typeof Buffer === 'function' ? Buffer : undefined, BigInt, Symbol,
+  Date,
+  Map,
+  Set,
+  WeakMap,
+  WeakSet,
+  Promise,
+  RegExp,
+  Error,
+  ArrayBuffer,
+  Uint8Array,
+  typeof Buffer === 'function' ? Buffer : undefined,
+  BigInt,
+  Symbol,
 ];
 
 // The constraint names class-validator records; anything else makes the class fall back.
 const TYPE_KINDS: Record<string, ValueKind> = {
-  [IS_STRING]: 'string', [IS_EMAIL]: 'string', [IS_UUID]: 'string', [IS_ISO8601]: 'string', [IS_DATE_STRING]: 'string',
-  [IS_INT]: 'integer', [IS_NUMBER]: 'number', [IS_BOOLEAN]: 'boolean', [IS_ARRAY]: 'array', [IS_OBJECT]: 'object',
+  [IS_STRING]: 'string',
+  [IS_EMAIL]: 'string',
+  [IS_UUID]: 'string',
+  [IS_ISO8601]: 'string',
+  [IS_DATE_STRING]: 'string',
+  [IS_INT]: 'integer',
+  [IS_NUMBER]: 'number',
+  [IS_BOOLEAN]: 'boolean',
+  [IS_ARRAY]: 'array',
+  [IS_OBJECT]: 'object',
 };
 const STRING_HINTS = new Set([MIN_LENGTH, MAX_LENGTH, IS_LENGTH, MATCHES]);
 const NUMBER_HINTS = new Set([MIN, MAX, IS_POSITIVE, IS_NEGATIVE]);
 const ARRAY_HINTS = new Set([ARRAY_MIN_SIZE, ARRAY_MAX_SIZE, ARRAY_NOT_EMPTY]);
-const KNOWN = new Set([...Object.keys(TYPE_KINDS), ...STRING_HINTS, ...NUMBER_HINTS, ...ARRAY_HINTS, IS_ENUM, IS_IN, IS_NOT_EMPTY, IS_DEFINED]);
+const KNOWN = new Set([
+  ...Object.keys(TYPE_KINDS),
+  ...STRING_HINTS,
+  ...NUMBER_HINTS,
+  ...ARRAY_HINTS,
+  IS_ENUM,
+  IS_IN,
+  IS_NOT_EMPTY,
+  IS_DEFINED,
+]);
 
 type ValidationMetadata = ReturnType<MetadataStorage['getTargetValidationMetadatas']>[number];
 
@@ -110,9 +171,11 @@ function buildShape(cls: Function): ClassShape {
   const reasons: string[] = [];
   const strategy = transformerStorage.getStrategy(cls);
   if (strategy !== 'none') reasons.push(`class-transformer strategy "${strategy}" on the class`);
-  if (transformerStorage.getExcludedMetadatas(cls).length > 0) reasons.push('@Exclude on a property');
+  if (transformerStorage.getExcludedMetadatas(cls).length > 0)
+    reasons.push('@Exclude on a property');
   for (const e of transformerStorage.getExposedMetadatas(cls)) {
-    if (e.options !== undefined && Object.keys(e.options).length > 0) reasons.push(`@Expose with options on ${e.propertyName}`);
+    if (e.options !== undefined && Object.keys(e.options).length > 0)
+      reasons.push(`@Expose with options on ${e.propertyName}`);
   }
   const defaults = readDefaults(cls);
   const properties: PropertyShape[] = [];
@@ -168,20 +231,29 @@ function readProperty(
       if (m.each) nestedEach = true;
     } else if (m.type === ValidationTypes.PROMISE_VALIDATION) {
       reasons.push(`@ValidatePromise on ${name}`);
-    } else if (m.name !== undefined && KNOWN.has(m.name) && (m.type === ValidationTypes.CUSTOM_VALIDATION || m.type === m.name)) {
+    } else if (
+      m.name !== undefined &&
+      KNOWN.has(m.name) &&
+      (m.type === ValidationTypes.CUSTOM_VALIDATION || m.type === m.name)
+    ) {
       (m.each ? eachMetas : valueMetas).push(m);
     } else {
       reasons.push(`custom constraint ${constraintName(m)} on ${name}`);
     }
   }
-  for (const t of transformerStorage.findTransformMetadatas(cls, name, TransformationType.PLAIN_TO_CLASS)) {
+  for (const t of transformerStorage.findTransformMetadatas(
+    cls,
+    name,
+    TransformationType.PLAIN_TO_CLASS,
+  )) {
     if (t !== undefined) {
       reasons.push(`@Transform on ${name}`);
       break;
     }
   }
   const typeMeta = transformerStorage.findTypeMetadata(cls, name);
-  if (typeMeta?.options?.discriminator !== undefined) reasons.push(`@Type discriminator on ${name}`);
+  if (typeMeta?.options?.discriminator !== undefined)
+    reasons.push(`@Type discriminator on ${name}`);
   let typeClass: Function | undefined;
   if (typeMeta !== undefined) {
     try {
@@ -190,21 +262,45 @@ function readProperty(
       typeClass = undefined;
     }
   }
-  const designType = Reflect.getMetadata('design:type', cls.prototype, name) as Function | undefined;
+  const designType = Reflect.getMetadata('design:type', cls.prototype, name) as
+    Function | undefined;
 
   const isArray =
-    eachMetas.length > 0 || nestedEach || designType === Array || valueMetas.some((m) => m.name === IS_ARRAY || ARRAY_HINTS.has(m.name!));
+    eachMetas.length > 0 ||
+    nestedEach ||
+    designType === Array ||
+    valueMetas.some((m) => m.name === IS_ARRAY || ARRAY_HINTS.has(m.name!));
   let value: ValueShape;
-  if (isArray && !valueMetas.some((m) => m.name !== undefined && TYPE_KINDS[m.name] !== undefined && TYPE_KINDS[m.name] !== 'array')) {
+  if (
+    isArray &&
+    !valueMetas.some(
+      (m) =>
+        m.name !== undefined && TYPE_KINDS[m.name] !== undefined && TYPE_KINDS[m.name] !== 'array',
+    )
+  ) {
     const items = readValue(eachMetas, typeClass, nested, name, reasons);
-    const base = readValue(valueMetas.filter((m) => m.name !== IS_ARRAY), Array, false, name, reasons);
+    const base = readValue(
+      valueMetas.filter((m) => m.name !== IS_ARRAY),
+      Array,
+      false,
+      name,
+      reasons,
+    );
     const kindMeta = valueMetas.find((m) => m.name === IS_ARRAY);
-    value = freezeValue({ kind: 'array', kindMessage: kindMeta?.message, constraints: base.constraints, items });
+    value = freezeValue({
+      kind: 'array',
+      kindMessage: kindMeta?.message,
+      constraints: base.constraints,
+      items,
+    });
   } else {
     value = readValue(valueMetas, typeClass ?? designType, nested, name, reasons);
   }
   // Own properties only: `constructor` or `toString` on the prototype is no field initializer.
-  const hasDefault = defaults !== null && Object.prototype.hasOwnProperty.call(defaults, name) && defaults[name] !== undefined;
+  const hasDefault =
+    defaults !== null &&
+    Object.prototype.hasOwnProperty.call(defaults, name) &&
+    defaults[name] !== undefined;
   return Object.freeze({
     name,
     // A @ValidateIf property is required only when its condition holds: not in `required`.
@@ -242,7 +338,10 @@ function readValue(
     const n = m.name!;
     const typeKind = TYPE_KINDS[n];
     // `@IsInt` beats `@IsNumber` whatever their order: an integer is the narrower reading.
-    if (typeKind !== undefined && (kind === undefined || kind === 'any' || (kind === 'number' && typeKind === 'integer'))) {
+    if (
+      typeKind !== undefined &&
+      (kind === undefined || kind === 'any' || (kind === 'number' && typeKind === 'integer'))
+    ) {
       kind = typeKind;
       kindMessage = m.message;
     }
@@ -251,9 +350,15 @@ function readValue(
   // A value list decides the kind by itself (so `?level=1` finds the numeric member 1).
   if (kind === undefined && constraints.some((c) => c.check === 'enum')) kind = 'enum';
   let ref: Function | undefined;
-  const isClass = type !== undefined && type !== Object && type !== Array && type !== Function && !isPrimitiveType(type);
+  const isClass =
+    type !== undefined &&
+    type !== Object &&
+    type !== Array &&
+    type !== Function &&
+    !isPrimitiveType(type);
   if (isClass && BUILTIN_CLASSES.includes(type)) {
-    if (kind === undefined) reasons.push(`${type!.name} on ${name} is converted by class-transformer`);
+    if (kind === undefined)
+      reasons.push(`${type!.name} on ${name} is converted by class-transformer`);
   } else if (isClass && (kind === undefined || kind === 'object')) {
     kind = 'object';
     ref = type;
@@ -268,8 +373,17 @@ function readValue(
   return freezeValue({ kind, kindMessage, constraints, ref });
 }
 
-function freezeValue(v: { kind: ValueKind; kindMessage?: CustomMessage; constraints: Constraint[] | readonly Constraint[]; items?: ValueShape; ref?: Function }): ValueShape {
-  const out: { -readonly [K in keyof ValueShape]: ValueShape[K] } = { kind: v.kind, constraints: Object.freeze(v.constraints.slice()) };
+function freezeValue(v: {
+  kind: ValueKind;
+  kindMessage?: CustomMessage | undefined;
+  constraints: Constraint[] | readonly Constraint[];
+  items?: ValueShape | undefined;
+  ref?: Function | undefined;
+}): ValueShape {
+  const out: { -readonly [K in keyof ValueShape]: ValueShape[K] } = {
+    kind: v.kind,
+    constraints: Object.freeze(v.constraints.slice()),
+  };
   if (v.kindMessage !== undefined) out.kindMessage = v.kindMessage;
   if (v.items !== undefined) out.items = v.items;
   if (v.ref !== undefined) out.ref = v.ref;

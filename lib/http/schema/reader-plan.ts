@@ -1,8 +1,24 @@
 import { IS_ENUM } from 'class-validator';
 import { classSpelling, enumSpelling, unionOf, type UnionSpelling } from '../../json';
-import { KIND_WHY, REQUIRED, SINGLE_VALUE, classTagWhy, constraintWhy, oneOfWhy, oneVariantWhy, pathPart } from './messages';
+import {
+  KIND_WHY,
+  REQUIRED,
+  SINGLE_VALUE,
+  classTagWhy,
+  constraintWhy,
+  oneOfWhy,
+  oneVariantWhy,
+  pathPart,
+} from './messages';
 import { readShape } from './read-shape';
-import type { ClassShape, Constraint, CustomMessage, PropertyShape, ValueKind, ValueShape } from './read-shape';
+import type {
+  ClassShape,
+  Constraint,
+  CustomMessage,
+  PropertyShape,
+  ValueKind,
+  ValueShape,
+} from './read-shape';
 
 export type ReadSource = 'body' | 'query';
 
@@ -140,14 +156,24 @@ const KIND_CODES: Record<ValueKind, number> = {
   any: K_ANY,
 };
 
-const plans = { body: new WeakMap<Function, ObjectPlan>(), query: new WeakMap<Function, ObjectPlan>() };
+const plans = {
+  body: new WeakMap<Function, ObjectPlan>(),
+  query: new WeakMap<Function, ObjectPlan>(),
+};
 
 export function objectPlan(cls: Function, source: ReadSource): ObjectPlan {
   const cache = plans[source];
   let plan = cache.get(cls);
   if (plan !== undefined) return plan;
   const shape = readShape(cls);
-  const building: ObjectPlan = { shape, proto: cls.prototype as object, fields: [], fallback: shape.fallback !== null, source, tag: classTag(cls, shape, source) };
+  const building: ObjectPlan = {
+    shape,
+    proto: cls.prototype as object,
+    fields: [],
+    fallback: shape.fallback !== null,
+    source,
+    tag: classTag(cls, shape, source),
+  };
   // Cached before its fields are compiled, so a class that refers to itself compiles.
   cache.set(cls, building);
   if (source === 'query') refuseNestedInQuery(shape);
@@ -158,7 +184,7 @@ export function objectPlan(cls: Function, source: ReadSource): ObjectPlan {
 
 // A tag is JSON's: a query string or a form carries no class name, so there it is not read.
 function classTag(cls: Function, shape: ClassShape, source: ReadSource): ClassTagPlan | null {
-  const key = source === 'body' ? classSpelling(cls)?.tag ?? null : null;
+  const key = source === 'body' ? (classSpelling(cls)?.tag ?? null) : null;
   if (key === null) return null;
   return {
     key,
@@ -173,7 +199,9 @@ function refuseNestedInQuery(shape: ClassShape): void {
   for (const p of shape.properties) {
     const v = p.value.kind === 'array' ? p.value.items : p.value;
     if (v !== undefined && (v.kind === 'object' || v.kind === 'array')) {
-      throw new TypeError(`${shape.name}.${p.name}: a query string carries only scalars and lists of scalars, not ${v.kind === 'object' ? 'objects' : 'nested lists'}`);
+      throw new TypeError(
+        `${shape.name}.${p.name}: a query string carries only scalars and lists of scalars, not ${v.kind === 'object' ? 'objects' : 'nested lists'}`,
+      );
     }
   }
 }
@@ -194,14 +222,22 @@ function fieldPlan(shape: ClassShape, p: PropertyShape, source: ReadSource): Fie
   };
 }
 
-function valuePlan(shape: ClassShape, property: string, v: ValueShape, source: ReadSource): ValuePlan {
+function valuePlan(
+  shape: ClassShape,
+  property: string,
+  v: ValueShape,
+  source: ReadSource,
+): ValuePlan {
   let kind = KIND_CODES[v.kind];
   if (v.kind === 'object' && v.ref === undefined) kind = K_ANY_OBJECT;
   const union = v.kind === 'object' ? unionOf(v.ref) : null;
   if (union !== null) kind = K_UNION;
   const enumC = v.constraints.find((c) => c.check === 'enum');
   // `@IsEnum(E)` keeps E as its first argument; a marked E is read by its spelled member names.
-  const spelled = enumC !== undefined && enumC.decorator === IS_ENUM ? enumSpelling(enumC.constraints?.[0]) : null;
+  const spelled =
+    enumC !== undefined && enumC.decorator === IS_ENUM
+      ? enumSpelling(enumC.constraints?.[0])
+      : null;
   const plan: ValuePlan = {
     kind,
     kindName: v.kind,
@@ -215,7 +251,17 @@ function valuePlan(shape: ClassShape, property: string, v: ValueShape, source: R
     members: enumC !== undefined && enumC.check === 'enum' ? enumC.values : null,
     union: null,
     names: spelled === null ? null : spelled.toValue,
-    namesCheck: spelled === null ? null : makeCheck(C_NEVER, oneOfWhy(spelled.names), enumC!.message, enumC!.constraints ?? [], property, shape.name),
+    namesCheck:
+      spelled === null
+        ? null
+        : makeCheck(
+            C_NEVER,
+            oneOfWhy(spelled.names),
+            enumC!.message,
+            enumC!.constraints ?? [],
+            property,
+            shape.name,
+          ),
   };
   if (kind === K_OBJECT) plan.object = objectPlan(v.ref!, source);
   if (union !== null) plan.union = unionPlan(union, shape, property, source);
@@ -231,9 +277,19 @@ function valuePlan(shape: ClassShape, property: string, v: ValueShape, source: R
   return plan;
 }
 
-function unionPlan(u: UnionSpelling, shape: ClassShape, property: string, source: ReadSource): UnionPlan {
+function unionPlan(
+  u: UnionSpelling,
+  shape: ClassShape,
+  property: string,
+  source: ReadSource,
+): UnionPlan {
   const variants = new Map<string, VariantPlan>();
-  for (const v of u.variants) variants.set(v.name, { plan: v.type === null ? null : objectPlan(v.type, source), unit: v.unit, path: pathPart(v.name) });
+  for (const v of u.variants)
+    variants.set(v.name, {
+      plan: v.type === null ? null : objectPlan(v.type, source),
+      unit: v.unit,
+      path: pathPart(v.name),
+    });
   const names = u.variants.map((v) => v.name);
   const check = (why: string) => makeCheck(C_NEVER, why, undefined, [], property, shape.name);
   return {
@@ -266,7 +322,8 @@ const CHECK_CODES: Record<Constraint['check'], number> = {
 
 function constraintCheck(c: Constraint, property: string, target: string): Check {
   let code = CHECK_CODES[c.check];
-  if (c.check === 'format') code = c.value === 'email' ? C_EMAIL : c.value === 'uuid' ? C_UUID : C_DATE_TIME;
+  if (c.check === 'format')
+    code = c.value === 'email' ? C_EMAIL : c.value === 'uuid' ? C_UUID : C_DATE_TIME;
   return {
     code,
     n: 'value' in c && typeof c.value === 'number' ? c.value : 0,
@@ -281,6 +338,24 @@ function constraintCheck(c: Constraint, property: string, target: string): Check
   };
 }
 
-export function makeCheck(code: number, why: string, message: CustomMessage | undefined, constraints: readonly unknown[], property: string, target: string): Check {
-  return { code, n: 0, re: null, values: null, options: undefined, why, message, constraints, property, target };
+export function makeCheck(
+  code: number,
+  why: string,
+  message: CustomMessage | undefined,
+  constraints: readonly unknown[],
+  property: string,
+  target: string,
+): Check {
+  return {
+    code,
+    n: 0,
+    re: null,
+    values: null,
+    options: undefined,
+    why,
+    message,
+    constraints,
+    property,
+    target,
+  };
 }

@@ -22,10 +22,17 @@ const names = new WeakMap<Map<string, object>, Map<object, string>>();
  */
 export function schemaOf(cls: Function, components: Map<string, object>): { $ref: string } {
   const union = unionOf(cls);
-  return component(cls, cls.name, components, () => (union === null ? objectSchema(cls, components) : unionSchema(union, components)));
+  return component(cls, cls.name, components, () =>
+    union === null ? objectSchema(cls, components) : unionSchema(union, components),
+  );
 }
 
-function component(key: object, wanted: string, components: Map<string, object>, describe: () => JsonSchema): { $ref: string } {
+function component(
+  key: object,
+  wanted: string,
+  components: Map<string, object>,
+  describe: () => JsonSchema,
+): { $ref: string } {
   let owned = names.get(components);
   if (owned === undefined) {
     owned = new Map();
@@ -60,7 +67,12 @@ function objectSchema(cls: Function, components: Map<string, object>): JsonSchem
     if (p.hasDefault && isJsonScalar(p.default)) s = { ...s, default: p.default };
     // Property names as they are spelled on the wire (OPEN-57).
     const name = mark === null ? p.name : mark.spell(p.name);
-    Object.defineProperty(properties, name, { value: s, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(properties, name, {
+      value: s,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
     if (p.required) required.push(name);
   }
   const schema: JsonSchema = { type: 'object', properties };
@@ -79,7 +91,10 @@ function unionSchema(u: UnionSpelling, components: Map<string, object>): JsonSch
     return {
       oneOf: u.variants.map((v) => ({
         type: 'object',
-        properties: { [v.name]: v.type === null ? { type: 'object', maxProperties: 0 } : schemaOf(v.type, components) },
+        properties: {
+          [v.name]:
+            v.type === null ? { type: 'object', maxProperties: 0 } : schemaOf(v.type, components),
+        },
         required: [v.name],
         additionalProperties: false,
       })),
@@ -87,9 +102,16 @@ function unionSchema(u: UnionSpelling, components: Map<string, object>): JsonSch
   }
   const mapping: Record<string, string> = {};
   const oneOf = u.variants.map((v) => {
-    const tagged: JsonSchema = { type: 'object', properties: { [tag]: { type: 'string', const: v.name } }, required: [tag] };
-    const ref = component(v, `${u.name}.${v.key.replace(/[^A-Za-z0-9._-]/g, '_')}`, components, () =>
-      v.type === null ? tagged : { allOf: [schemaOf(v.type, components), tagged] },
+    const tagged: JsonSchema = {
+      type: 'object',
+      properties: { [tag]: { type: 'string', const: v.name } },
+      required: [tag],
+    };
+    const ref = component(
+      v,
+      `${u.name}.${v.key.replace(/[^A-Za-z0-9._-]/g, '_')}`,
+      components,
+      () => (v.type === null ? tagged : { allOf: [schemaOf(v.type, components), tagged] }),
     );
     mapping[v.name] = ref.$ref;
     return ref;
@@ -140,18 +162,21 @@ function withConstraints(s: JsonSchema, value: ValueShape): JsonSchema {
       case 'minimum':
       case 'exclusiveMinimum':
       case 'minItems':
-        s[c.check] = typeof s[c.check] === 'number' ? Math.max(s[c.check] as number, c.value) : c.value;
+        s[c.check] =
+          typeof s[c.check] === 'number' ? Math.max(s[c.check] as number, c.value) : c.value;
         break;
       case 'maxLength':
       case 'maximum':
       case 'exclusiveMaximum':
       case 'maxItems':
-        s[c.check] = typeof s[c.check] === 'number' ? Math.min(s[c.check] as number, c.value) : c.value;
+        s[c.check] =
+          typeof s[c.check] === 'number' ? Math.min(s[c.check] as number, c.value) : c.value;
         break;
       case 'pattern':
         // JSON Schema patterns have no flags: a pattern that needs them is left out, so the
         // document is looser than the reader, never stricter.
-        if (s.pattern === undefined && (c.value.flags === '' || c.value.flags === 'u')) s.pattern = c.value.source;
+        if (s.pattern === undefined && (c.value.flags === '' || c.value.flags === 'u'))
+          s.pattern = c.value.source;
         break;
       case 'format':
         s.format = c.value;
@@ -169,7 +194,8 @@ function withConstraints(s: JsonSchema, value: ValueShape): JsonSchema {
         break;
       }
       case 'notEmpty':
-        if (s.type === 'string' && !(typeof s.minLength === 'number' && s.minLength >= 1)) s.minLength = 1;
+        if (s.type === 'string' && !(typeof s.minLength === 'number' && s.minLength >= 1))
+          s.minLength = 1;
         break;
       case 'maxDecimalPlaces':
       case 'defined':
@@ -198,7 +224,12 @@ function orNull(s: JsonSchema): JsonSchema {
 }
 
 function isJsonScalar(v: unknown): boolean {
-  return v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+  return (
+    v === null ||
+    typeof v === 'string' ||
+    typeof v === 'boolean' ||
+    (typeof v === 'number' && Number.isFinite(v))
+  );
 }
 
 /**
@@ -207,7 +238,9 @@ function isJsonScalar(v: unknown): boolean {
  * @example
  * scalarSchema(Number); // { type: 'number' }
  */
-export function scalarSchema(type: Function): { type: 'string' | 'number' | 'boolean' } | JsonSchema {
+export function scalarSchema(
+  type: Function,
+): { type: 'string' | 'number' | 'boolean' } | JsonSchema {
   if (type === String) return { type: 'string' };
   if (type === Number) return { type: 'number' };
   if (type === Boolean) return { type: 'boolean' };

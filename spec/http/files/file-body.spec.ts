@@ -1,7 +1,33 @@
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import type * as FsPromises from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { App, Controller, Dir, FileBody, Get, HttpError, Optional, Param, Query, RefusalError, Reply, Returns, Status, Versioned, headers } from 'fw';
+import {
+  App,
+  Controller,
+  Dir,
+  FileBody,
+  Get,
+  HttpError,
+  Optional,
+  Param,
+  Query,
+  RefusalError,
+  Reply,
+  Returns,
+  Status,
+  Versioned,
+  headers,
+} from 'fw';
 
 let base: string;
 let root: string;
@@ -32,7 +58,12 @@ class FilesController {
   @Get('/cached/{name}')
   @Returns(FileBody)
   cached(@Param('name') name: string, dir: Dir) {
-    return new FileBody({ dir, name, contentType: 'text/plain', cacheControl: 'public, max-age=60' });
+    return new FileBody({
+      dir,
+      name,
+      contentType: 'text/plain',
+      cacheControl: 'public, max-age=60',
+    });
   }
 
   @Get('/download/{name}')
@@ -43,7 +74,9 @@ class FilesController {
       name,
       contentType: 'text/plain',
       cacheControl: 'no-cache',
-      headers: headers.of([{ name: 'Content-Disposition', value: `attachment; filename="${name}"` }]),
+      headers: headers.of([
+        { name: 'Content-Disposition', value: `attachment; filename="${name}"` },
+      ]),
     });
   }
 
@@ -55,10 +88,12 @@ class FilesController {
 }
 
 // the module object itself (not an import namespace), so its functions can be watched
-const fsp = require('node:fs/promises') as typeof import('node:fs/promises');
+const fsp = require('node:fs/promises') as typeof FsPromises;
 
-const get = (url: string, h: Record<string, string> = {}, method = 'GET') => app.inject({ method, url, headers: h });
-const strip = (h: Record<string, unknown>) => Object.fromEntries(Object.entries(h).filter(([k]) => k !== 'date'));
+const get = (url: string, h: Record<string, string> = {}, method = 'GET') =>
+  app.inject({ method, url, headers: h });
+const strip = (h: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(h).filter(([k]) => k !== 'date'));
 
 beforeAll(() => {
   base = mkdtempSync(join(tmpdir(), 'fw-files-'));
@@ -84,8 +119,19 @@ afterAll(() => rmSync(base, { recursive: true, force: true }));
 describe('FileBody fields and Dir', () => {
   it('ANS-08 CORE-17 a FileBody has dir, name, contentType, cacheControl and headers, and is sent under its own contentType', async () => {
     const dir = Dir.open(root);
-    const body = new FileBody({ dir, name: 'hello.txt', contentType: 'text/plain', cacheControl: 'no-store', headers: headers.of([{ name: 'X-A', value: '1' }]) });
-    expect(body).toMatchObject({ dir, name: 'hello.txt', contentType: 'text/plain', cacheControl: 'no-store' });
+    const body = new FileBody({
+      dir,
+      name: 'hello.txt',
+      contentType: 'text/plain',
+      cacheControl: 'no-store',
+      headers: headers.of([{ name: 'X-A', value: '1' }]),
+    });
+    expect(body).toMatchObject({
+      dir,
+      name: 'hello.txt',
+      contentType: 'text/plain',
+      cacheControl: 'no-store',
+    });
     expect(body.headers.entries).toEqual([{ name: 'X-A', value: '1' }]);
     const r = await get('/files/hello.txt');
     expect(r.status).toBe(200);
@@ -95,7 +141,9 @@ describe('FileBody fields and Dir', () => {
   });
 
   it('ANS-09 contentType defaults to application/octet-stream', async () => {
-    expect(new FileBody({ dir: Dir.open(root), name: 'x' }).contentType).toBe('application/octet-stream');
+    expect(new FileBody({ dir: Dir.open(root), name: 'x' }).contentType).toBe(
+      'application/octet-stream',
+    );
     const r = await get('/plain/hello.txt');
     expect(r.headers['content-type']).toBe('application/octet-stream');
     expect(r.body).toBe(HELLO);
@@ -156,7 +204,13 @@ describe('FileBody names', () => {
   });
 
   it('ANS-15 a name with a .. segment → 404, even when the file it points at exists', async () => {
-    for (const name of ['../secret.txt', 'sub/../../secret.txt', '..', 'sub/..', '..%2Fsecret.txt']) {
+    for (const name of [
+      '../secret.txt',
+      'sub/../../secret.txt',
+      '..',
+      'sub/..',
+      '..%2Fsecret.txt',
+    ]) {
       const r = await get(`/by-query?name=${encodeURIComponent(name)}`);
       expect(r.status).toBe(404);
     }
@@ -177,7 +231,13 @@ describe('FileBody names', () => {
   });
 
   it('ANS-18 backslashes and drive letters → 404 (refused on every platform, so Windows behaves as Linux does)', async () => {
-    for (const name of ['back\\slash.txt', '..\\secret.txt', 'C:x.txt', 'c:/Windows/win.ini', 'C:\\secret.txt']) {
+    for (const name of [
+      'back\\slash.txt',
+      '..\\secret.txt',
+      'C:x.txt',
+      'c:/Windows/win.ini',
+      'C:\\secret.txt',
+    ]) {
       const r = await get(`/by-query?name=${encodeURIComponent(name)}`);
       expect(r.status).toBe(404);
     }
@@ -187,7 +247,14 @@ describe('FileBody names', () => {
     const open = jest.spyOn(fsp, 'open');
     const realpath = jest.spyOn(fsp, 'realpath');
     try {
-      for (const name of ['../secret.txt', join(root, 'hello.txt'), 'a\0b', 'a\\b', 'C:x.txt', '']) {
+      for (const name of [
+        '../secret.txt',
+        join(root, 'hello.txt'),
+        'a\0b',
+        'a\\b',
+        'C:x.txt',
+        '',
+      ]) {
         expect((await get(`/by-query?name=${encodeURIComponent(name)}`)).status).toBe(404);
       }
       expect(open).not.toHaveBeenCalled();
@@ -223,7 +290,9 @@ describe('FileBody names', () => {
     expect(out.body).toBe((await get('/files/nope.txt')).body);
     expect((await get('/by-query?name=dir-out/secret.txt')).status).toBe(404);
     expect((await get('/files/link-in.txt')).status).toBe(404);
-    const following = new App().controllers(FilesController).provide(Dir.open(root, { followSymlinks: true }));
+    const following = new App()
+      .controllers(FilesController)
+      .provide(Dir.open(root, { followSymlinks: true }));
     const inside = await following.inject({ url: '/files/link-in.txt' });
     expect(inside.status).toBe(200);
     expect(inside.body).toBe(HELLO);
@@ -261,7 +330,7 @@ describe('Range on a FileBody (ANS-21, STATIC-37..45)', () => {
     for (const r of answers) expect(r.headers['accept-ranges']).toBe('bytes');
   });
 
-  it('ANS-21 STATIC-38 bytes=a-b → 206 with Content-Range and the part\'s Content-Length', async () => {
+  it("ANS-21 STATIC-38 bytes=a-b → 206 with Content-Range and the part's Content-Length", async () => {
     const r = await get('/files/hello.txt', { range: 'bytes=2-5' });
     expect(r.status).toBe(206);
     expect(r.headers['content-range']).toBe('bytes 2-5/10');
@@ -287,7 +356,16 @@ describe('Range on a FileBody (ANS-21, STATIC-37..45)', () => {
   });
 
   it('ANS-21 STATIC-41 a Range that cannot be parsed is ignored: the whole file with 200', async () => {
-    for (const range of ['bytes=a-b', 'bytes=1-x', 'bytes=-', 'bytes=', 'items=0-1', 'bytes 0-1', 'bytes=0x1-2', 'garbage']) {
+    for (const range of [
+      'bytes=a-b',
+      'bytes=1-x',
+      'bytes=-',
+      'bytes=',
+      'items=0-1',
+      'bytes 0-1',
+      'bytes=0x1-2',
+      'garbage',
+    ]) {
       const r = await get('/files/hello.txt', { range });
       expect([range, r.status]).toEqual([range, 200]);
       expect(r.body).toBe(HELLO);
@@ -312,7 +390,7 @@ describe('Range on a FileBody (ANS-21, STATIC-37..45)', () => {
     }
   });
 
-  it('ANS-21 STATIC-43 the 416 body follows the app\'s own failure shape', async () => {
+  it("ANS-21 STATIC-43 the 416 body follows the app's own failure shape", async () => {
     class Problem {
       static failure(status: number, message: string) {
         return { problem: message, code: status };
@@ -334,12 +412,21 @@ describe('Range on a FileBody (ANS-21, STATIC-37..45)', () => {
   });
 
   it('ANS-21 STATIC-45 a range gets the uncompressed bytes whatever Accept-Encoding says; files are never gzipped', async () => {
-    const gz = new App().controllers(FilesController).provide(Dir.open(root)).compress({ minBytes: 1 });
-    const part = await gz.inject({ url: '/files/hello.txt', headers: { range: 'bytes=1-3', 'accept-encoding': 'gzip' } });
+    const gz = new App()
+      .controllers(FilesController)
+      .provide(Dir.open(root))
+      .compress({ minBytes: 1 });
+    const part = await gz.inject({
+      url: '/files/hello.txt',
+      headers: { range: 'bytes=1-3', 'accept-encoding': 'gzip' },
+    });
     expect(part.status).toBe(206);
     expect(part.headers['content-encoding']).toBeUndefined();
     expect(part.body).toBe('123');
-    const whole = await gz.inject({ url: '/files/hello.txt', headers: { 'accept-encoding': 'gzip' } });
+    const whole = await gz.inject({
+      url: '/files/hello.txt',
+      headers: { 'accept-encoding': 'gzip' },
+    });
     expect(whole.headers['content-encoding']).toBeUndefined();
     expect(whole.body).toBe(HELLO);
   });
@@ -404,7 +491,10 @@ describe('If-Range on a FileBody (ANS-22, STATIC-46..49)', () => {
   });
 
   it('ANS-22 OPEN-34 If-Range with an HTTP-date never matches: the whole file (200)', async () => {
-    const r = await get('/files/hello.txt', { range: 'bytes=0-2', 'if-range': new Date(Date.now() + 86_400_000).toUTCString() });
+    const r = await get('/files/hello.txt', {
+      range: 'bytes=0-2',
+      'if-range': new Date(Date.now() + 86_400_000).toUTCString(),
+    });
     expect(r.status).toBe(200);
     expect(r.body).toBe(HELLO);
   });
@@ -421,7 +511,7 @@ describe('If-None-Match and HEAD on a FileBody (ANS-23, ANS-24)', () => {
     etag = (await get('/download/hello.txt')).headers.etag as string;
   });
 
-  it('ANS-23 OPEN-36 a matching If-None-Match → 304 with no body, carrying ETag, Cache-Control and the answer\'s own headers', async () => {
+  it("ANS-23 OPEN-36 a matching If-None-Match → 304 with no body, carrying ETag, Cache-Control and the answer's own headers", async () => {
     const r = await get('/download/hello.txt', { 'if-none-match': etag });
     expect(r.status).toBe(304);
     expect(r.body).toBe('');
@@ -450,11 +540,26 @@ describe('If-None-Match and HEAD on a FileBody (ANS-23, ANS-24)', () => {
 
   it('ANS-23 without If-None-Match, If-Modified-Since at or after the modification time → 304', async () => {
     const mtime = statSync(join(root, 'hello.txt')).mtime;
-    expect((await get('/files/hello.txt', { 'if-modified-since': mtime.toUTCString() })).status).toBe(304);
-    expect((await get('/files/hello.txt', { 'if-modified-since': new Date(mtime.getTime() - 5000).toUTCString() })).status).toBe(200);
+    expect(
+      (await get('/files/hello.txt', { 'if-modified-since': mtime.toUTCString() })).status,
+    ).toBe(304);
+    expect(
+      (
+        await get('/files/hello.txt', {
+          'if-modified-since': new Date(mtime.getTime() - 5000).toUTCString(),
+        })
+      ).status,
+    ).toBe(200);
     expect((await get('/files/hello.txt', { 'if-modified-since': 'not a date' })).status).toBe(200);
     // If-None-Match wins over If-Modified-Since (RFC 9110 §13.1.3)
-    expect((await get('/files/hello.txt', { 'if-none-match': '"other"', 'if-modified-since': mtime.toUTCString() })).status).toBe(200);
+    expect(
+      (
+        await get('/files/hello.txt', {
+          'if-none-match': '"other"',
+          'if-modified-since': mtime.toUTCString(),
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('ANS-24 HEAD answers the headers its GET would have, with no body', async () => {
@@ -503,7 +608,11 @@ describe('FileBody Refusals', () => {
     }
     const e = refusal(StatusFile);
     expect(e).toBeInstanceOf(RefusalError);
-    expect(e.problems).toEqual([expect.stringMatching(/^GET \/made\/\{name\} \(StatusFile\.made\): FileBody cannot take a wrapper's status/)]);
+    expect(e.problems).toEqual([
+      expect.stringMatching(
+        /^GET \/made\/\{name\} \(StatusFile\.made\): FileBody cannot take a wrapper's status/,
+      ),
+    ]);
   });
 
   it('REF-17 a FileBody inside Reply, or Versioned(FileBody), is refused the same way (a file has its own status and ETag)', () => {
@@ -550,7 +659,9 @@ describe('FileBody Refusals', () => {
     } catch (e) {
       err = e;
     }
-    expect((err as RefusalError).problems).toEqual([expect.stringMatching(/^GET \/f\/\{name\} \(NoDir\.f\): parameter 1 \(Dir\) is not provided/)]);
+    expect((err as RefusalError).problems).toEqual([
+      expect.stringMatching(/^GET \/f\/\{name\} \(NoDir\.f\): parameter 1 \(Dir\) is not provided/),
+    ]);
   });
 });
 

@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Controller, Dir, FileBody, Get, Query, Returns } from 'fw';
@@ -104,7 +112,8 @@ describe('static trees: symlinks (one rule with Dir)', () => {
 
 describe('Dir and FileBody: symlinks and dotfiles (one rule with the static tree)', () => {
   const appFor = (dir: Dir) => new App({ log: () => {} }).controllers(LinkController).provide(dir);
-  const get = (app: App, name: string) => app.inject({ url: `/file?name=${encodeURIComponent(name)}` });
+  const get = (app: App, name: string) =>
+    app.inject({ url: `/file?name=${encodeURIComponent(name)}` });
 
   it('ANS-15 a symlink that leaves the directory (to /etc/passwd, to a temp file, through a directory) is 404 with followSymlinks off and on', async () => {
     for (const follow of [false, true]) {
@@ -152,10 +161,24 @@ describe('Dir and FileBody: symlinks and dotfiles (one rule with the static tree
     for (const options of [{}, { followSymlinks: true, dotfiles: true }]) {
       const tree = staticApp(options);
       const files = appFor(Dir.open(root, options));
-      for (const name of ['hello.txt', '.env', '.git/config', 'in.txt', 'in-dir/inner.txt', 'out.txt', 'passwd.txt', 'out-dir/secret.txt']) {
+      for (const name of [
+        'hello.txt',
+        '.env',
+        '.git/config',
+        'in.txt',
+        'in-dir/inner.txt',
+        'out.txt',
+        'passwd.txt',
+        'out-dir/secret.txt',
+      ]) {
         const a = await tree.inject({ url: '/' + name });
         const b = await get(files, name);
-        expect([name, options, b.status, b.status === 200 ? b.body : '']).toEqual([name, options, a.status, a.status === 200 ? a.body : '']);
+        expect([name, options, b.status, b.status === 200 ? b.body : '']).toEqual([
+          name,
+          options,
+          a.status,
+          a.status === 200 ? a.body : '',
+        ]);
       }
     }
   });

@@ -38,7 +38,13 @@ class SendController {
 
   @Get('/own')
   async own(c: Ctx): Promise<void> {
-    return c.sendFile({ file: await opened('hello.txt'), etag: 'v1', size: 4, cacheControl: 'max-age=5', contentType: 'text/x-own' });
+    return c.sendFile({
+      file: await opened('hello.txt'),
+      etag: 'v1',
+      size: 4,
+      cacheControl: 'max-age=5',
+      contentType: 'text/x-own',
+    });
   }
 
   @Get('/path')
@@ -142,11 +148,19 @@ describe('c.sendFile', () => {
     expect(r.headers['content-length']).toBe('100');
     expect(r.body).toBe(HELLO); // what was sent before the cut
     await until(() => closed(handles[0]));
-    await until(() => lines.some((l) => /warning: GET \/short .*failed after answering 200: .*file ended 90 bytes short of the 100 announced/.test(l)));
+    await until(() =>
+      lines.some((l) =>
+        /warning: GET \/short .*failed after answering 200: .*file ended 90 bytes short of the 100 announced/.test(
+          l,
+        ),
+      ),
+    );
   });
 
   it('CORE-46 over a socket: a client that goes away mid-file gets its file closed', async () => {
-    const res = await new Promise<IncomingMessage>((resolve, reject) => httpGet(`${url}/send/big.bin`, resolve).on('error', reject));
+    const res = await new Promise<IncomingMessage>((resolve, reject) =>
+      httpGet(`${url}/send/big.bin`, resolve).on('error', reject),
+    );
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-length']).toBe(String(BIG));
     await new Promise<void>((resolve) => res.once('data', () => resolve()));
@@ -159,7 +173,9 @@ describe('c.sendFile', () => {
     if (process.platform !== 'linux') return;
     const before = fds();
     for (let i = 0; i < 5; i++) {
-      const res = await new Promise<IncomingMessage>((resolve, reject) => httpGet(`${url}/files/big.bin`, resolve).on('error', reject));
+      const res = await new Promise<IncomingMessage>((resolve, reject) =>
+        httpGet(`${url}/files/big.bin`, resolve).on('error', reject),
+      );
       await new Promise<void>((resolve) => res.once('data', () => resolve()));
       res.destroy();
     }
@@ -175,12 +191,19 @@ describe('c.sendFile', () => {
     expect(r.headers['content-type']).toBe('text/x-own');
     expect(r.headers['last-modified']).toBeUndefined(); // nothing was looked up
     expect(r.body).toBe('0123');
-    expect((await app.inject({ url: '/own', headers: { 'if-none-match': '"v1"' } })).status).toBe(304);
-    const part = await app.inject({ url: '/own', headers: { range: 'bytes=-2', 'if-range': '"v1"' } });
+    expect((await app.inject({ url: '/own', headers: { 'if-none-match': '"v1"' } })).status).toBe(
+      304,
+    );
+    const part = await app.inject({
+      url: '/own',
+      headers: { range: 'bytes=-2', 'if-range': '"v1"' },
+    });
     expect(part.status).toBe(206);
     expect(part.headers['content-range']).toBe('bytes 2-3/4');
     expect(part.body).toBe('23');
-    expect((await app.inject({ url: '/own', headers: { range: 'bytes=4-' } })).headers['content-range']).toBe('bytes */4');
+    expect(
+      (await app.inject({ url: '/own', headers: { range: 'bytes=4-' } })).headers['content-range'],
+    ).toBe('bytes */4');
     await until(() => handles.every(closed));
   });
 
@@ -197,7 +220,10 @@ describe('c.sendFile', () => {
   it('CORE-46 a path that cannot name a file (a segment too long, a file taken for a directory) is the same 404 as FileBody gives', async () => {
     for (const name of ['n'.repeat(300), 'hello.txt/inside', '.']) {
       const r = await app.inject({ url: `/path?name=${encodeURIComponent(name)}` });
-      expect({ name: name.slice(0, 12), status: r.status }).toEqual({ name: name.slice(0, 12), status: 404 });
+      expect({ name: name.slice(0, 12), status: r.status }).toEqual({
+        name: name.slice(0, 12),
+        status: 404,
+      });
       expect(r.json()).toEqual({ error: 'Not Found', status: 404 });
     }
   });
@@ -217,7 +243,11 @@ describe('file answers over a real socket', () => {
   afterAll(() => pool.close());
 
   it('STATIC-38 ANS-21 a range answer, then the next request on the same kept connection', async () => {
-    const r = await pool.request({ path: '/files/big.bin', method: 'GET', headers: { range: 'bytes=1000-1099' } });
+    const r = await pool.request({
+      path: '/files/big.bin',
+      method: 'GET',
+      headers: { range: 'bytes=1000-1099' },
+    });
     expect(r.statusCode).toBe(206);
     expect(r.headers['content-range']).toBe(`bytes 1000-1099/${BIG}`);
     expect(r.headers['content-length']).toBe('100');
@@ -225,12 +255,16 @@ describe('file answers over a real socket', () => {
     const body = Buffer.from(await r.body.arrayBuffer());
     expect([...body]).toEqual(Array.from({ length: 100 }, (_, i) => (1000 + i) % 251));
     expect(r.headers.connection).toBeUndefined();
-    const again = await pool.request({ path: '/send/hello.txt', method: 'GET', headers: { range: 'bytes=-3' } });
+    const again = await pool.request({
+      path: '/send/hello.txt',
+      method: 'GET',
+      headers: { range: 'bytes=-3' },
+    });
     expect(again.statusCode).toBe(206);
     expect(await again.body.text()).toBe('789');
   });
 
-  it('ANS-24 a HEAD over the socket has the GET\'s Content-Length and no body; the connection stays usable', async () => {
+  it("ANS-24 a HEAD over the socket has the GET's Content-Length and no body; the connection stays usable", async () => {
     const head = await pool.request({ path: '/files/big.bin', method: 'HEAD' });
     expect(head.statusCode).toBe(200);
     expect(head.headers['content-length']).toBe(String(BIG));

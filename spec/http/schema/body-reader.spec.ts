@@ -68,17 +68,29 @@ describe('compileReader (body)', () => {
     expect(message(read({ sku: 'A', qty: 1.5 }))).toBe('body.qty: must be an integer');
     expect(message(read({ sku: 'A', qty: 500 }))).toBe('body.qty: must not be greater than 100');
     expect(message(read({ sku: 'A', qty: 0 }))).toBe('body.qty: must not be less than 1');
-    expect(message(read({ sku: '', qty: 1 }))).toBe('body.sku: must be longer than or equal to 1 characters');
-    expect(message(read({ sku: 'x'.repeat(33), qty: 1 }))).toBe('body.sku: must be shorter than or equal to 32 characters');
+    expect(message(read({ sku: '', qty: 1 }))).toBe(
+      'body.sku: must be longer than or equal to 1 characters',
+    );
+    expect(message(read({ sku: 'x'.repeat(33), qty: 1 }))).toBe(
+      'body.sku: must be shorter than or equal to 32 characters',
+    );
   });
 
   it('CORE-25 a missing required field is named as required', () => {
-    expect(read({ qty: 1 })).toEqual({ ok: false, field: 'body.sku', message: 'body.sku: is required' });
+    expect(read({ qty: 1 })).toEqual({
+      ok: false,
+      field: 'body.sku',
+      message: 'body.sku: is required',
+    });
   });
 
   it('refuses JSON null, an array or a scalar at the top as not a JSON object', () => {
     for (const input of [null, [], 'x', 3, true, undefined]) {
-      expect(read(input)).toEqual({ ok: false, field: 'body', message: 'body: must be a JSON object' });
+      expect(read(input)).toEqual({
+        ok: false,
+        field: 'body',
+        message: 'body: must be a JSON object',
+      });
     }
   });
 
@@ -88,7 +100,9 @@ describe('compileReader (body)', () => {
 
   it('counts characters as class-validator does (a surrogate pair is one)', () => {
     expect(value<Line>(read({ sku: '😀'.repeat(32), qty: 1 })).sku).toHaveLength(64);
-    expect(message(read({ sku: '😀'.repeat(33), qty: 1 }))).toBe('body.sku: must be shorter than or equal to 32 characters');
+    expect(message(read({ sku: '😀'.repeat(33), qty: 1 }))).toBe(
+      'body.sku: must be shorter than or equal to 32 characters',
+    );
   });
 });
 
@@ -173,13 +187,16 @@ describe('compileReader checks every supported decorator', () => {
   ];
   it.each(cases)('%s = %j → %s', (field, input, why) => {
     const r = read({ [field]: input });
-    if (why === null) expect(r).toEqual({ ok: true, value: expect.objectContaining({ [field]: input }) });
+    if (why === null)
+      expect(r).toEqual({ ok: true, value: expect.objectContaining({ [field]: input }) });
     else expect(r).toEqual({ ok: false, field: `body.${field}`, message: `body.${field}: ${why}` });
   });
 
   it('checks each element of an `each` list and names its index', () => {
     expect(message(read({ tags: ['a', 5] }))).toBe('body.tags[1]: must be a string');
-    expect(message(read({ tags: ['a', 'long'] }))).toBe('body.tags[1]: must be shorter than or equal to 3 characters');
+    expect(message(read({ tags: ['a', 'long'] }))).toBe(
+      'body.tags[1]: must be shorter than or equal to 3 characters',
+    );
   });
 
   it('@IsOptional accepts a missing value and null, and keeps null', () => {
@@ -200,7 +217,13 @@ describe('compileReader nested classes and arrays', () => {
     @IsOptional() @ValidateNested() @Type(() => Address) billing?: Address;
   }
   const read = compileReader(Order, { source: 'body' });
-  const good = { items: [{ sku: 'A', qty: 1 }, { sku: 'B', qty: 2, extra: 1 }], address: { city: 'Oslo', street: 'x' } };
+  const good = {
+    items: [
+      { sku: 'A', qty: 1 },
+      { sku: 'B', qty: 2, extra: 1 },
+    ],
+    address: { city: 'Oslo', street: 'x' },
+  };
 
   it('instantiates nested classes recursively and ignores their unknown fields', () => {
     const v = value<Order>(read(good));
@@ -213,16 +236,34 @@ describe('compileReader nested classes and arrays', () => {
   });
 
   it('CORE-25 names the path of the first failing nested field', () => {
-    const items = [{ sku: 'A', qty: 1 }, { sku: 'B', qty: 1 }, { sku: 7, qty: 1 }];
-    expect(read({ ...good, items })).toEqual({ ok: false, field: 'body.items[2].sku', message: 'body.items[2].sku: must be a string' });
-    expect(message(read({ ...good, items: [{ sku: 'A' }] }))).toBe('body.items[0].qty: is required');
-    expect(message(read({ ...good, address: { zip: '1' } }))).toBe('body.address.city: is required');
+    const items = [
+      { sku: 'A', qty: 1 },
+      { sku: 'B', qty: 1 },
+      { sku: 7, qty: 1 },
+    ];
+    expect(read({ ...good, items })).toEqual({
+      ok: false,
+      field: 'body.items[2].sku',
+      message: 'body.items[2].sku: must be a string',
+    });
+    expect(message(read({ ...good, items: [{ sku: 'A' }] }))).toBe(
+      'body.items[0].qty: is required',
+    );
+    expect(message(read({ ...good, address: { zip: '1' } }))).toBe(
+      'body.address.city: is required',
+    );
     expect(message(read({ ...good, address: 'Oslo' }))).toBe('body.address: must be an object');
     expect(message(read({ ...good, items: {} }))).toBe('body.items: must be an array');
-    expect(message(read({ ...good, items: [] }))).toBe('body.items: must contain at least 1 elements');
-    expect(message(read({ ...good, items: [{ sku: 'A', qty: 1 }], address: undefined }))).toBe('body.address: is required');
+    expect(message(read({ ...good, items: [] }))).toBe(
+      'body.items: must contain at least 1 elements',
+    );
+    expect(message(read({ ...good, items: [{ sku: 'A', qty: 1 }], address: undefined }))).toBe(
+      'body.address: is required',
+    );
     expect(message(read({ ...good, items: [null] }))).toBe('body.items[0]: must be an object');
-    expect(message(read({ ...good, billing: { city: 1 } }))).toBe('body.billing.city: must be a string');
+    expect(message(read({ ...good, billing: { city: 1 } }))).toBe(
+      'body.billing.city: must be a string',
+    );
   });
 
   it('a nested class without @ValidateNested is still read and checked', () => {
@@ -242,7 +283,9 @@ describe('compileReader nested classes and arrays', () => {
     const r = compileReader(Node, { source: 'body' });
     const v = value<Node>(r({ name: 'a', children: [{ name: 'b', children: [{ name: 'c' }] }] }));
     expect(v.children![0].children![0]).toBeInstanceOf(Node);
-    expect(message(r({ name: 'a', children: [{ name: 'b', children: [{}] }] }))).toBe('body.children[0].children[0].name: is required');
+    expect(message(r({ name: 'a', children: [{ name: 'b', children: [{}] }] }))).toBe(
+      'body.children[0].children[0].name: is required',
+    );
   });
 });
 
@@ -277,7 +320,8 @@ describe('compileReader details', () => {
   it('uses a decorator’s own message, without a leading property name', () => {
     class Custom {
       @IsString({ message: '$property must be text' }) sku!: string;
-      @Max(10, { message: (a) => `${a.property} is over $constraint1 (got ${String(a.value)})` }) qty!: number;
+      @Max(10, { message: (a) => `${a.property} is over $constraint1 (got ${String(a.value)})` })
+      qty!: number;
     }
     const read = compileReader(Custom, { source: 'body' });
     expect(message(read({ sku: 1, qty: 1 }))).toBe('body.sku: must be text');

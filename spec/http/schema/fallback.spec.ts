@@ -50,7 +50,10 @@ class Grouped {
 }
 
 class Trimmed {
-  @Transform(({ value }) => (typeof value === 'string' ? value.trim() : value)) @IsString() @Length(1, 4) name!: string;
+  @Transform(({ value }) => (typeof value === 'string' ? value.trim() : value))
+  @IsString()
+  @Length(1, 4)
+  name!: string;
 }
 
 class Box {
@@ -85,47 +88,74 @@ describe('fallback to class-transformer + class-validator', () => {
 
   it('CORE-25 runs a custom @Validate and names the first failing field in the same format', () => {
     const read = compileReader(Pack, { source: 'body' });
-    expect(read({ sku: 'A', qty: 3 })).toEqual({ ok: false, field: 'body.qty', message: 'body.qty: must be even' });
+    expect(read({ sku: 'A', qty: 3 })).toEqual({
+      ok: false,
+      field: 'body.qty',
+      message: 'body.qty: must be even',
+    });
     expect(message(read({ sku: 5, qty: 2 }))).toBe('body.sku: must be a string');
-    expect(message(read({ sku: '', qty: 2 }))).toBe('body.sku: must be longer than or equal to 1 characters');
+    expect(message(read({ sku: '', qty: 2 }))).toBe(
+      'body.sku: must be longer than or equal to 1 characters',
+    );
     const v = value<Pack>(read({ sku: 'A', qty: 2 }));
     expect(v).toBeInstanceOf(Pack);
   });
 
   it('OPEN-62 ignores unknown fields on the fallback path too', () => {
-    const v = value<Pack>(compileReader(Pack, { source: 'body' })({ sku: 'A', qty: 2, admin: true }));
+    const v = value<Pack>(
+      compileReader(Pack, { source: 'body' })({ sku: 'A', qty: 2, admin: true }),
+    );
     expect({ ...v }).toEqual({ sku: 'A', qty: 2 });
   });
 
   it('a missing required field reads "is required" on the fallback path too', () => {
     const read = compileReader(Pack, { source: 'body' });
     expect(message(read({ qty: 2 }))).toBe('body.sku: is required');
-    expect(message(compileReader(Coloured, { source: 'body' })({ colour: '#fff' }))).toBe('body.note: is required');
+    expect(message(compileReader(Coloured, { source: 'body' })({ colour: '#fff' }))).toBe(
+      'body.note: is required',
+    );
   });
 
   it('refuses JSON null at the top on the fallback path too', () => {
-    expect(message(compileReader(Pack, { source: 'body' })(null))).toBe('body: must be a JSON object');
+    expect(message(compileReader(Pack, { source: 'body' })(null))).toBe(
+      'body: must be a JSON object',
+    );
   });
 
   it('honours @ValidateIf, unknown decorators and @Transform', () => {
     const pay = compileReader(Payment, { source: 'body' });
     expect(pay({ kind: 'cash' }).ok).toBe(true);
-    expect(message(pay({ kind: 'card', cardNo: '1' }))).toBe('body.cardNo: must be longer than or equal to 16 characters');
-    expect(message(compileReader(Coloured, { source: 'body' })({ colour: 'red', note: 1 }))).toBe('body.colour: must be a hexadecimal color');
-    expect(value<Trimmed>(compileReader(Trimmed, { source: 'body' })({ name: '  ab  ' })).name).toBe('ab');
+    expect(message(pay({ kind: 'card', cardNo: '1' }))).toBe(
+      'body.cardNo: must be longer than or equal to 16 characters',
+    );
+    expect(message(compileReader(Coloured, { source: 'body' })({ colour: 'red', note: 1 }))).toBe(
+      'body.colour: must be a hexadecimal color',
+    );
+    expect(
+      value<Trimmed>(compileReader(Trimmed, { source: 'body' })({ name: '  ab  ' })).name,
+    ).toBe('ab');
   });
 
   it('a fallback class nested in a compiled class keeps the full path', () => {
     const read = compileReader(Box, { source: 'body' });
-    const packs = [{ sku: 'A', qty: 2 }, { sku: 'B', qty: 5 }];
-    expect(read({ label: 'x', packs })).toEqual({ ok: false, field: 'body.packs[1].qty', message: 'body.packs[1].qty: must be even' });
+    const packs = [
+      { sku: 'A', qty: 2 },
+      { sku: 'B', qty: 5 },
+    ];
+    expect(read({ label: 'x', packs })).toEqual({
+      ok: false,
+      field: 'body.packs[1].qty',
+      message: 'body.packs[1].qty: must be even',
+    });
     const v = value<Box>(read({ label: 'x', packs: [{ sku: 'A', qty: 2 }] }));
     expect(v.packs[0]).toBeInstanceOf(Pack);
   });
 
   it('CORE-23 converts query values by their declared kind before class-validator runs', () => {
     const read = compileReader(Paged, { source: 'query' });
-    expect(value<Paged>(read({ size: '4', ids: ['1', '2'] }))).toEqual(expect.objectContaining({ size: 4, ids: [1, 2] }));
+    expect(value<Paged>(read({ size: '4', ids: ['1', '2'] }))).toEqual(
+      expect.objectContaining({ size: 4, ids: [1, 2] }),
+    );
     expect(message(read({ size: 'four' }))).toBe('query.size: must be an integer');
     expect(message(read({ size: '3' }))).toBe('query.size: must be even');
     expect(message(read({ size: '4', ids: ['1', 'x'] }))).toBe('query.ids[1]: must be an integer');
@@ -155,10 +185,16 @@ describe('the compiled reader agrees with class-validator', () => {
     { sku: 'A', qty: 1, mode: 'c' },
     { sku: 'A', qty: 1, extra: [1, 2] },
   ];
-  it.each(inputs.map((i) => [JSON.stringify(i), i]))('accepts and refuses as validateSync does: %s', (_, input) => {
-    const errors = validateSync(plainToInstance(Item, input), { whitelist: true, forbidUnknownValues: false });
-    const r = read(input);
-    expect(r.ok).toBe(errors.length === 0);
-    if (!r.ok) expect(r.field).toBe(`body.${errors[0].property}`);
-  });
+  it.each(inputs.map((i) => [JSON.stringify(i), i]))(
+    'accepts and refuses as validateSync does: %s',
+    (_, input) => {
+      const errors = validateSync(plainToInstance(Item, input), {
+        whitelist: true,
+        forbidUnknownValues: false,
+      });
+      const r = read(input);
+      expect(r.ok).toBe(errors.length === 0);
+      if (!r.ok) expect(r.field).toBe(`body.${errors[0].property}`);
+    },
+  );
 });

@@ -1,5 +1,17 @@
 import 'reflect-metadata';
-import { IsBoolean, IsEnum, IsIn, IsInt, IsNumber, IsOptional, IsString, Max, Min, MaxLength, ValidateNested } from 'class-validator';
+import {
+  IsBoolean,
+  IsEnum,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Max,
+  Min,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
 import { Type } from 'class-transformer';
 import { compileReader } from '../../../lib/http/schema';
 import type { Read } from '../../../lib/http/schema';
@@ -35,8 +47,29 @@ function message(r: Read): string {
 
 describe('compileReader (query)', () => {
   it('converts each value by its declared kind', () => {
-    const v = value(read({ q: 'shoe', qty: '3', price: '9.5', inStock: 'true', ids: ['1', '22'], tags: 'a', level: '2', order: 'desc' }));
-    expect(v).toEqual({ q: 'shoe', qty: 3, price: 9.5, inStock: true, ids: [1, 22], tags: ['a'], level: Level.High, order: 'desc', page: 1 });
+    const v = value(
+      read({
+        q: 'shoe',
+        qty: '3',
+        price: '9.5',
+        inStock: 'true',
+        ids: ['1', '22'],
+        tags: 'a',
+        level: '2',
+        order: 'desc',
+      }),
+    );
+    expect(v).toEqual({
+      q: 'shoe',
+      qty: 3,
+      price: 9.5,
+      inStock: true,
+      ids: [1, 22],
+      tags: ['a'],
+      level: Level.High,
+      order: 'desc',
+      page: 1,
+    });
   });
 
   it('reads booleans from true/false/1/0', () => {
@@ -57,9 +90,16 @@ describe('compileReader (query)', () => {
     ['inStock', 'yes', 'must be a boolean'],
     ['level', '3', 'must be one of the following values: 1, 2'],
     ['order', 'up', 'must be one of the following values: asc, desc'],
-  ])('CORE-23 a query value that does not fit its declared type is refused (%s=%j)', (name, raw, why) => {
-    expect(read({ q: 'x', [name]: raw })).toEqual({ ok: false, field: `query.${name}`, message: `query.${name}: ${why}` });
-  });
+  ])(
+    'CORE-23 a query value that does not fit its declared type is refused (%s=%j)',
+    (name, raw, why) => {
+      expect(read({ q: 'x', [name]: raw })).toEqual({
+        ok: false,
+        field: `query.${name}`,
+        message: `query.${name}: ${why}`,
+      });
+    },
+  );
 
   it('CORE-23 names the element of a repeated parameter that does not fit', () => {
     expect(message(read({ q: 'x', ids: ['1', 'two'] }))).toBe('query.ids[1]: must be an integer');
@@ -67,7 +107,9 @@ describe('compileReader (query)', () => {
 
   it('checks constraints after conversion', () => {
     expect(message(read({ q: 'x', qty: '101' }))).toBe('query.qty: must not be greater than 100');
-    expect(message(read({ q: 'x'.repeat(11) }))).toBe('query.q: must be shorter than or equal to 10 characters');
+    expect(message(read({ q: 'x'.repeat(11) }))).toBe(
+      'query.q: must be shorter than or equal to 10 characters',
+    );
   });
 
   it('refuses a scalar parameter given more than once, and takes a list of one', () => {
@@ -76,7 +118,11 @@ describe('compileReader (query)', () => {
   });
 
   it('names a missing required parameter and ignores unknown ones', () => {
-    expect(read({ qty: '1' })).toEqual({ ok: false, field: 'query.q', message: 'query.q: is required' });
+    expect(read({ qty: '1' })).toEqual({
+      ok: false,
+      field: 'query.q',
+      message: 'query.q: is required',
+    });
     expect(value(read({ q: 'x', other: '1' }))).toEqual({ q: 'x', page: 1 });
   });
 
@@ -87,6 +133,8 @@ describe('compileReader (query)', () => {
     class Nested {
       @ValidateNested() @Type(() => Inner) inner!: Inner;
     }
-    expect(() => compileReader(Nested, { source: 'query' })).toThrow(/Nested\.inner: a query string carries only scalars/);
+    expect(() => compileReader(Nested, { source: 'query' })).toThrow(
+      /Nested\.inner: a query string carries only scalars/,
+    );
   });
 });

@@ -1,4 +1,10 @@
-import { MAX_PARAMS, TOO_MANY, declaredNames, firstParam, readParams } from '../../../lib/http/schema';
+import {
+  MAX_PARAMS,
+  TOO_MANY,
+  declaredNames,
+  firstParam,
+  readParams,
+} from '../../../lib/http/schema';
 import type { Params } from '../../../lib/http/schema';
 import { IsInt, IsOptional, IsString } from 'class-validator';
 
@@ -7,7 +13,12 @@ function viaUrlSearchParams(text: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of new URLSearchParams(text)) {
     const prev = Object.prototype.hasOwnProperty.call(out, k) ? out[k] : undefined;
-    Object.defineProperty(out, k, { value: prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v], enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, k, {
+      value: prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }
@@ -32,11 +43,29 @@ describe('readParams', () => {
     '%5F_proto__=1&__proto__=2&__proto__=3',
   ])('decodes %j exactly as URLSearchParams does', (text) => {
     expect({ ...params(text) }).toEqual(viaUrlSearchParams(text));
-    for (const [k] of new URLSearchParams(text)) expect(firstParam(text, k, MAX_PARAMS)).toBe(new URLSearchParams(text).get(k));
+    for (const [k] of new URLSearchParams(text))
+      expect(firstParam(text, k, MAX_PARAMS)).toBe(new URLSearchParams(text).get(k));
   });
 
   it('decodes 2,000 seeded random texts exactly as URLSearchParams does', () => {
-    const alphabet = ['a', 'b', '=', '&', '%', '2', 'B', 'b', '+', 'F', 'C', '3', '8', 'é', '😀', ' '];
+    const alphabet = [
+      'a',
+      'b',
+      '=',
+      '&',
+      '%',
+      '2',
+      'B',
+      'b',
+      '+',
+      'F',
+      'C',
+      '3',
+      '8',
+      'é',
+      '😀',
+      ' ',
+    ];
     let seed = 13;
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % alphabet.length;
     for (let n = 0; n < 2000; n++) {

@@ -1,5 +1,16 @@
 import 'reflect-metadata';
-import { Allow, IsIn, IsInt, IsNumber, IsOptional, IsString, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
+import {
+  Allow,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateNested,
+} from 'class-validator';
 import { Type } from 'class-transformer';
 import { readShape } from '../../../lib/http/schema';
 
@@ -37,7 +48,10 @@ describe('readShape', () => {
       ['minLength', 'minLength'],
       ['maxLength', 'maxLength'],
     ]);
-    expect(shape.properties[2].value.constraints[0]).toMatchObject({ check: 'enum', values: ['a', 'b'] });
+    expect(shape.properties[2].value.constraints[0]).toMatchObject({
+      check: 'enum',
+      values: ['a', 'b'],
+    });
   });
 
   it('points nested properties at their class, for arrays through items', () => {

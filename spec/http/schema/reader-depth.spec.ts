@@ -18,7 +18,6 @@ class Branch {
 }
 const Wrapped = Union('Wrapped', { leaf: Leaf, branch: Branch });
 
-
 /** `levels` objects, each the `child` of the one before. */
 function chain(levels: number): Record<string, unknown> {
   let node: Record<string, unknown> = { name: 'n' };
@@ -53,14 +52,21 @@ describe('compileReader maxDepth', () => {
   it('names the whole path when it is short', () => {
     const read = compileReader(TreeNode, { source: 'body', maxDepth: 2 });
     expect(read(chain(2)).ok).toBe(true);
-    expect(refusal(read(chain(3)))).toEqual({ ok: false, field: 'body.child.child', message: 'body.child.child: nested deeper than 2', tooDeep: true });
+    expect(refusal(read(chain(3)))).toEqual({
+      ok: false,
+      field: 'body.child.child',
+      message: 'body.child.child: nested deeper than 2',
+      tooDeep: true,
+    });
   });
 
   it('counts a list as a level', () => {
     const read = compileReader(TreeNode, { source: 'body', maxDepth: 4 });
     // The body 1, its list 2, the element 3, its list 4; an element in that list would be 5.
     expect(read({ name: 'n', children: [{ name: 'n', children: [] }] }).ok).toBe(true);
-    expect(refusal(read({ name: 'n', children: [{ name: 'n', children: [{ name: 'n' }] }] })).message).toBe('body.children[0].children[0]: nested deeper than 4');
+    expect(
+      refusal(read({ name: 'n', children: [{ name: 'n', children: [{ name: 'n' }] }] })).message,
+    ).toBe('body.children[0].children[0]: nested deeper than 4');
   });
 
   it('counts a union and its payload as levels', () => {
@@ -71,7 +77,10 @@ describe('compileReader maxDepth', () => {
     // Holder 1, union 2, Branch 3, union 4, Leaf 5.
     expect(read({ top: { branch: { inner: { leaf: { name: 'x' } } } } }).ok).toBe(true);
     // Holder 1, union 2, Branch 3, union 4, Branch 5: its union would be 6.
-    expect(refusal(read({ top: { branch: { inner: { branch: { inner: { leaf: { name: 'x' } } } } } } })).message).toBe('body.top.branch.inner.branch.inner: nested deeper than 5');
+    expect(
+      refusal(read({ top: { branch: { inner: { branch: { inner: { leaf: { name: 'x' } } } } } } }))
+        .message,
+    ).toBe('body.top.branch.inner.branch.inner: nested deeper than 5');
   });
 
   it('a value of a field declared as any object is not walked', () => {
@@ -83,7 +92,9 @@ describe('compileReader maxDepth', () => {
     const read = compileReader(SlowNode, { source: 'body', maxDepth: 3 });
     expect(read(chain(3)).ok).toBe(true);
     expect(refusal(read(chain(4))).message).toBe('body.child.child.child: nested deeper than 3');
-    expect(refusal(read({ name: 'n', extra: { a: [{ b: 1 }] } })).message).toBe('body.extra.a[0]: nested deeper than 3');
+    expect(refusal(read({ name: 'n', extra: { a: [{ b: 1 }] } })).message).toBe(
+      'body.extra.a[0]: nested deeper than 3',
+    );
     expect(read({ name: 'n', extra: { a: [1] } }).ok).toBe(true);
   });
 
@@ -92,10 +103,14 @@ describe('compileReader maxDepth', () => {
       const r = refusal(compileReader(cls, { source: 'body' })(chain(20_000)));
       expect(r.message).toMatch(/: nested deeper than 64$/);
     }
-    expect(refusal(compileReader(TreeNode, { source: 'body' })(listChain(20_000))).tooDeep).toBe(true);
+    expect(refusal(compileReader(TreeNode, { source: 'body' })(listChain(20_000))).tooDeep).toBe(
+      true,
+    );
   });
 
   it('refuses a maxDepth that is not a whole number of at least 1', () => {
-    expect(() => compileReader(TreeNode, { source: 'body', maxDepth: 0 })).toThrow('maxDepth must be a whole number of at least 1, got 0');
+    expect(() => compileReader(TreeNode, { source: 'body', maxDepth: 0 })).toThrow(
+      'maxDepth must be a whole number of at least 1, got 0',
+    );
   });
 });

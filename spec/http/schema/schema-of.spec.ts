@@ -42,7 +42,11 @@ enum Status {
 
 class Order {
   @IsEmail() email!: string;
-  @ValidateNested({ each: true }) @Type(() => Line) @ArrayMinSize(1) @ArrayMaxSize(50) lines!: Line[];
+  @ValidateNested({ each: true })
+  @Type(() => Line)
+  @ArrayMinSize(1)
+  @ArrayMaxSize(50)
+  lines!: Line[];
   @IsOptional() @IsString() note?: string;
   @IsEnum(Status) status!: Status;
   @IsOptional() @ValidateNested() @Type(() => Line) gift?: Line;
@@ -76,7 +80,12 @@ describe('schemaOf', () => {
       type: 'object',
       properties: {
         email: { type: 'string', format: 'email' },
-        lines: { type: 'array', items: { $ref: '#/components/schemas/Line' }, minItems: 1, maxItems: 50 },
+        lines: {
+          type: 'array',
+          items: { $ref: '#/components/schemas/Line' },
+          minItems: 1,
+          maxItems: 50,
+        },
         note: { type: ['string', 'null'] },
         status: { type: 'string', enum: ['open', 'closed'] },
         gift: { anyOf: [{ $ref: '#/components/schemas/Line' }, { type: 'null' }] },
@@ -127,7 +136,22 @@ describe('schemaOf', () => {
         tags: { type: 'array', items: { type: 'string' }, minItems: 1 },
         free: {},
       },
-      required: ['id', 'at', 'on', 'pos', 'neg', 'price', 'flag', 'mode', 'level', 'code', 'word', 'name', 'tags', 'free'],
+      required: [
+        'id',
+        'at',
+        'on',
+        'pos',
+        'neg',
+        'price',
+        'flag',
+        'mode',
+        'level',
+        'code',
+        'word',
+        'name',
+        'tags',
+        'free',
+      ],
     });
   });
 
@@ -148,7 +172,11 @@ describe('schemaOf', () => {
     expect(schemaOf(first, m)).toEqual({ $ref: '#/components/schemas/Item' });
     expect(schemaOf(second, m)).toEqual({ $ref: '#/components/schemas/Item_2' });
     expect(schemaOf(first, m)).toEqual({ $ref: '#/components/schemas/Item' });
-    expect(m.get('Item_2')).toEqual({ type: 'object', properties: { b: { type: 'integer' } }, required: ['b'] });
+    expect(m.get('Item_2')).toEqual({
+      type: 'object',
+      properties: { b: { type: 'integer' } },
+      required: ['b'],
+    });
     // A name already in the document (the framework's own Failure) is taken too.
     const other = new Map<string, object>([['Item', { type: 'string' }]]);
     expect(schemaOf(first, other)).toEqual({ $ref: '#/components/schemas/Item_2' });
@@ -181,7 +209,11 @@ describe('schemaOf', () => {
       @IsInt() @Min(1) @Validate(IsOdd) n!: number;
     }
     expect(readShape(Odd).fallback).not.toBeNull();
-    expect(components(Odd).get('Odd')).toEqual({ type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] });
+    expect(components(Odd).get('Odd')).toEqual({
+      type: 'object',
+      properties: { n: { type: 'integer', minimum: 1 } },
+      required: ['n'],
+    });
   });
 
   it('gives one property’s value schema for query parameters', () => {

@@ -5,12 +5,17 @@ import { cleanTrees, text, tree } from './support';
 
 afterEach(cleanTrees);
 
-function get(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+function get(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -22,7 +27,11 @@ describe('static trees over a real socket', () => {
     const page = text(5000);
     const big = Buffer.alloc(300 * 1024);
     for (let i = 0; i < big.length; i++) big[i] = (i * 7) % 256;
-    const app = new App({ log: () => {} }).staticWith('/', tree({ 'index.html': page, 'media/big.bin': big }), { maxFileBytes: 256 * 1024 });
+    const app = new App({ log: () => {} }).staticWith(
+      '/',
+      tree({ 'index.html': page, 'media/big.bin': big }),
+      { maxFileBytes: 256 * 1024 },
+    );
     const { url } = await app.listen({ port: 0 });
     try {
       const zipped = await get(`${url}/`, { 'accept-encoding': 'gzip' });
@@ -31,7 +40,11 @@ describe('static trees over a real socket', () => {
       const part = await get(`${url}/index.html`, { range: 'bytes=10-19' });
       expect([part.status, part.body.toString()]).toEqual([206, page.slice(10, 20)]);
       const spilled = await get(`${url}/media/big.bin`, {});
-      expect([spilled.status, spilled.headers['content-type'], spilled.body.equals(big)]).toEqual([200, 'application/octet-stream', true]);
+      expect([spilled.status, spilled.headers['content-type'], spilled.body.equals(big)]).toEqual([
+        200,
+        'application/octet-stream',
+        true,
+      ]);
       const tail = await get(`${url}/media/big.bin`, { range: 'bytes=-1000' });
       expect([tail.status, tail.body.equals(big.subarray(-1000))]).toEqual([206, true]);
     } finally {

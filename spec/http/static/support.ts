@@ -28,7 +28,8 @@ export function appWithLog(): { app: App; lines: string[] } {
 }
 
 /** Text that gzips well, `n` bytes. */
-export const text = (n: number): string => 'fw static file line\n'.repeat(Math.ceil(n / 20)).slice(0, n);
+export const text = (n: number): string =>
+  'fw static file line\n'.repeat(Math.ceil(n / 20)).slice(0, n);
 
 /** Bytes that gzip cannot make smaller, `n` of them. */
 export function noise(n: number): Buffer {

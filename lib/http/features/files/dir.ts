@@ -67,6 +67,9 @@ export function realDir(path: string, lead: string): string {
     throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-    throw new HttpError('DirNotFound', `${lead}directory "${path}" (${absolute}) cannot be opened: ${code}`);
+    throw new HttpError(
+      'DirNotFound',
+      `${lead}directory "${path}" (${absolute}) cannot be opened: ${code}`,
+    );
   }
 }

@@ -22,7 +22,10 @@ export interface FileFacts {
 }
 
 /** How a request for a file is answered: bytes `start..end` (inclusive) with 200 or 206, or 304, or 416. */
-export type FilePlan = { readonly status: 200 | 206; readonly start: number; readonly end: number } | { readonly status: 304 } | { readonly status: 416 };
+export type FilePlan =
+  | { readonly status: 200 | 206; readonly start: number; readonly end: number }
+  | { readonly status: 304 }
+  | { readonly status: 416 };
 
 /** How the head of a file answer is dressed. */
 export interface FileHeadOptions {
@@ -35,9 +38,9 @@ export interface FileHeadOptions {
 
 export interface OpenFileOptions extends FileHeadOptions {
   /** Used instead of the one made from the descriptor. */
-  readonly etag?: string;
+  readonly etag?: string | undefined;
   /** Used instead of the descriptor's size: the answer is the file's first `size` bytes. */
-  readonly size?: number;
+  readonly size?: number | undefined;
 }
 
 /** The same 404 for a missing file and a refused name (ANS-20): it names nothing. */
@@ -67,7 +70,10 @@ const RANGE = /^bytes[ \t]*=[ \t]*(\d*)[ \t]*-[ \t]*(\d*)[ \t]*$/i;
  * header is absent or not understood (another unit, non-numeric, start after end, several
  * ranges), or `'unsatisfiable'` (starts at or past the end, a zero suffix, any range of an empty file).
  */
-export function parseRange(header: string | null, size: number): { start: number; end: number } | 'whole' | 'unsatisfiable' {
+export function parseRange(
+  header: string | null,
+  size: number,
+): { start: number; end: number } | 'whole' | 'unsatisfiable' {
   if (header === null) return 'whole';
   const m = RANGE.exec(header);
   if (m === null) return 'whole';
@@ -127,14 +133,27 @@ const UNSATISFIABLE = { status: 416 } as const;
  * (0 for 304, 416 and HEAD). A 416 is a whole failure answer in the app's shape, with
  * `Content-Range: bytes *\/<size>`.
  */
-export function writeFileHead(c: Ctx, plan: FilePlan, facts: FileFacts, options: FileHeadOptions): number {
-  if (c.sent) throw new HttpError('AlreadySent', `a second answer (${plan.status}) after ${c.status} was sent`);
+export function writeFileHead(
+  c: Ctx,
+  plan: FilePlan,
+  facts: FileFacts,
+  options: FileHeadOptions,
+): number {
+  if (c.sent)
+    throw new HttpError(
+      'AlreadySent',
+      `a second answer (${plan.status}) after ${c.status} was sent`,
+    );
   if (plan.status === 416) {
-    c.writeFailure(416, STATUS_CODES[416]!, { 'accept-ranges': 'bytes', 'content-range': `bytes */${facts.size}` });
+    c.writeFailure(416, STATUS_CODES[416]!, {
+      'accept-ranges': 'bytes',
+      'content-range': `bytes */${facts.size}`,
+    });
     return 0;
   }
   const bag: HeaderBag = { ...(c.headers() ?? {}) };
-  if (options.own !== null) for (const h of options.own) addHeader(bag, checkHeader(h.name, h.value), h.value);
+  if (options.own !== null)
+    for (const h of options.own) addHeader(bag, checkHeader(h.name, h.value), h.value);
   bag['accept-ranges'] = 'bytes';
   bag['etag'] = facts.etag;
   if (options.cacheControl !== '') {
@@ -167,13 +186,18 @@ export function writeFileHead(c: Ctx, plan: FilePlan, facts: FileFacts, options:
  * client gone. Resolves when the last byte is handed to the socket (or the client left);
  * rejects when reading fails, before the head (a failure answer) or after (the connection is cut).
  */
-export async function answerOpenFile(c: Ctx, handle: FileHandle, options: OpenFileOptions): Promise<void> {
+export async function answerOpenFile(
+  c: Ctx,
+  handle: FileHandle,
+  options: OpenFileOptions,
+): Promise<void> {
   const watch = watchClose(c);
   try {
     let size = options.size;
     let etag = options.etag;
     let mtimeMs: number | null = null;
-    if (size !== undefined && (!Number.isSafeInteger(size) || size < 0)) throw new TypeError(`sendFile: size ${size} is not a byte count`);
+    if (size !== undefined && (!Number.isSafeInteger(size) || size < 0))
+      throw new TypeError(`sendFile: size ${size} is not a byte count`);
     if (size === undefined || etag === undefined) {
       const stat = await handle.stat(); // one look at the descriptor that is sent
       if (!stat.isFile()) throw fileNotFound();
@@ -195,7 +219,13 @@ export async function answerOpenFile(c: Ctx, handle: FileHandle, options: OpenFi
 const CHUNK = 64 * 1024;
 
 /** Reads `length` bytes from `start` and writes them, waiting for the socket when it is full; stops when the client goes. */
-async function pump(c: Ctx, handle: FileHandle, start: number, length: number, watch: CloseWatch): Promise<void> {
+async function pump(
+  c: Ctx,
+  handle: FileHandle,
+  start: number,
+  length: number,
+  watch: CloseWatch,
+): Promise<void> {
   const res = c.res;
   let position = start;
   let left = length;
@@ -204,10 +234,12 @@ async function pump(c: Ctx, handle: FileHandle, start: number, length: number, w
     const { bytesRead } = await handle.read(buf, 0, buf.length, position);
     if (watch.gone) return;
     // The head promised `length` bytes; fewer would corrupt a kept connection, so this fails (and the app cuts it).
-    if (bytesRead === 0) throw fail.internal('file ended %d bytes short of the %d announced', left, length);
+    if (bytesRead === 0)
+      throw fail.internal('file ended %d bytes short of the %d announced', left, length);
     position += bytesRead;
     left -= bytesRead;
-    if (!res.write(bytesRead === buf.length ? buf : buf.subarray(0, bytesRead)) && !watch.gone) await waitForDrain(res);
+    if (!res.write(bytesRead === buf.length ? buf : buf.subarray(0, bytesRead)) && !watch.gone)
+      await waitForDrain(res);
     if (watch.gone) return;
   }
   res.end();

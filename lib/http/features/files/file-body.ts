@@ -1,7 +1,15 @@
 import { constants } from 'node:fs';
 import { open, realpath, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { headers as headerLists, innerContracts, OWN_CONTRACT, tag, type Contract, type HeaderEntry, type HeaderList } from '../../core/answers';
+import {
+  headers as headerLists,
+  innerContracts,
+  OWN_CONTRACT,
+  tag,
+  type Contract,
+  type HeaderEntry,
+  type HeaderList,
+} from '../../core/answers';
 import { OCTET_STREAM } from '../../core/media-types';
 import type { Capability } from '../../route/extensions';
 import type { Ctx } from '../../request/ctx';
@@ -59,7 +67,15 @@ const DRIVE = /^[A-Za-z]:/;
  * refused on every platform, not only on Windows: a program then answers the same wherever it runs.
  */
 export function refusedName(name: string): boolean {
-  if (name === '' || name.includes('\0') || name.includes('\\') || DRIVE.test(name) || name.startsWith('/') || isAbsolute(name)) return true;
+  if (
+    name === '' ||
+    name.includes('\0') ||
+    name.includes('\\') ||
+    DRIVE.test(name) ||
+    name.startsWith('/') ||
+    isAbsolute(name)
+  )
+    return true;
   return name.split('/').includes('..');
 }
 
@@ -75,7 +91,8 @@ const DOT_SEGMENT = /(?:^|\/)\.[^/]/;
  * and dotfiles unless allowed, answer 404 before anything is opened.
  */
 export function openIn(dir: Dir, name: string): Promise<FileHandle> {
-  if (refusedName(name) || (!dir.dotfiles && DOT_SEGMENT.test(name))) return Promise.reject(fileNotFound());
+  if (refusedName(name) || (!dir.dotfiles && DOT_SEGMENT.test(name)))
+    return Promise.reject(fileNotFound());
   return openInside(dir, name);
 }
 
@@ -98,7 +115,11 @@ export async function openInside(dir: Dir, name: string): Promise<FileHandle> {
 }
 
 /** Sends a FileBody: opened here, closed by the shared file answer on every way out. */
-async function sendFileBody(c: Ctx, body: FileBody, own: readonly HeaderEntry[] | null): Promise<void> {
+async function sendFileBody(
+  c: Ctx,
+  body: FileBody,
+  own: readonly HeaderEntry[] | null,
+): Promise<void> {
   const handle = await openIn(body.dir, body.name);
   const list = body.headers.entries;
   await answerOpenFile(c, handle, {
@@ -108,10 +129,13 @@ async function sendFileBody(c: Ctx, body: FileBody, own: readonly HeaderEntry[] 
   });
 }
 
-const encoder = (_contract: Contract, label: string): Encoder => (c, v, _status, own) => {
-  if (!(v instanceof FileBody)) throw new TypeError(`${label}: a FileBody route returned something other than a FileBody`);
-  return sendFileBody(c, v, own);
-};
+const encoder =
+  (_contract: Contract, label: string): Encoder =>
+  (c, v, _status, own) => {
+    if (!(v instanceof FileBody))
+      throw new TypeError(`${label}: a FileBody route returned something other than a FileBody`);
+    return sendFileBody(c, v, own);
+  };
 
 /**
  * A file carries its own status (200, 206, 304, 416) and its own ETag: a wrapper that would give
@@ -120,7 +144,10 @@ const encoder = (_contract: Contract, label: string): Encoder => (c, v, _status,
 const check: RecordCheck = (record, _services, problems) => {
   const walk = (c: Contract, under: string | null): void => {
     if (c.kind === 'file') {
-      if (under !== null) problems.push(`${record.label}: FileBody cannot sit inside ${under}: a file answers with its own status and ETag`);
+      if (under !== null)
+        problems.push(
+          `${record.label}: FileBody cannot sit inside ${under}: a file answers with its own status and ETag`,
+        );
       return;
     }
     const here = wrapperName(c, under);

@@ -23,7 +23,8 @@ async function send(c: Ctx, options: SendFileOptions): Promise<void> {
   let owned: FileHandle | null = typeof options.file === 'string' ? null : options.file;
   try {
     c.ownAnswer();
-    if (c.sent || c.answering !== null) throw new HttpError('AlreadySent', 'c.sendFile after the answer was sent or begun');
+    if (c.sent || c.answering !== null)
+      throw new HttpError('AlreadySent', 'c.sendFile after the answer was sent or begun');
     if (owned === null) owned = await openPath(options.file as string);
     const handle = owned;
     owned = null; // from here the shared answer closes it

@@ -21,7 +21,7 @@ export interface DocumentInput {
   readonly records: readonly RouteRecord[];
   /** The class given to `app.failures(T)`, or null for the default `{ error, status }`. */
   readonly failureShape: FailureShape | null;
-  readonly info?: { readonly title?: string; readonly version?: string };
+  readonly info?: { readonly title?: string | undefined; readonly version?: string | undefined };
   /** Each capability's `describe` adds its pieces to every operation, after the core's. */
   readonly capabilities?: readonly Capability[];
 }

@@ -27,6 +27,7 @@ let loaded: Map<string, Buffer> | null = null;
 function assets(): Map<string, Buffer> {
   if (loaded === null) {
     // absolute-path.js is getAbsoluteFSPath without loading the browser bundle into Node.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first app.docs() only
     const dir = (require('swagger-ui-dist/absolute-path.js') as () => string)();
     loaded = new Map(ASSETS.map((a) => [a.file, readFileSync(join(dir, a.file))]));
   }

@@ -8,7 +8,7 @@ import { buildDocument, type OpenApiDocument } from './build-document';
 
 export interface OpenApiOptions {
   /** Write the document to this file at startup (directories are made); relative to the working directory. */
-  readonly path?: string;
+  readonly path?: string | undefined;
   /** Serve the document at this path (default `/openapi.json`), or `false` for not at all. */
   readonly serve?: string | false;
 }

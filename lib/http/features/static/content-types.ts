@@ -43,7 +43,29 @@ const TYPES: Readonly<Record<string, string>> = {
 };
 
 /** Already compressed: gzipping them again gains nothing (images other than SVG, fonts, audio, video, archives, PDF). */
-const COMPRESSED = new Set(['png', 'jpg', 'jpeg', 'gif', 'webp', 'avif', 'ico', 'woff', 'woff2', 'ttf', 'otf', 'mp3', 'ogg', 'wav', 'mp4', 'webm', 'zip', 'gz', 'br', '7z', 'pdf']);
+const COMPRESSED = new Set([
+  'png',
+  'jpg',
+  'jpeg',
+  'gif',
+  'webp',
+  'avif',
+  'ico',
+  'woff',
+  'woff2',
+  'ttf',
+  'otf',
+  'mp3',
+  'ogg',
+  'wav',
+  'mp4',
+  'webm',
+  'zip',
+  'gz',
+  'br',
+  '7z',
+  'pdf',
+]);
 
 function extension(path: string): string {
   const name = path.slice(path.lastIndexOf('/') + 1);

@@ -10,7 +10,12 @@ import { acceptsGzip } from '../compress';
 import type { Ctx } from '../../request/ctx';
 import { RefusalError } from '../../core/errors';
 import { Dir, realDir } from '../files/dir';
-import { answerOpenFile, planFileAnswer, writeFileHead, type FileFacts } from '../files/file-answer';
+import {
+  answerOpenFile,
+  planFileAnswer,
+  writeFileHead,
+  type FileFacts,
+} from '../files/file-answer';
 import { openInside } from '../files/file-body';
 import { contentTypeOf, isPrecompressed } from './content-types';
 import type { Host } from '../../route/extensions';
@@ -97,13 +102,19 @@ type Entry = Held | Spilled;
 type Source = { readonly dir: string } | { readonly entries: readonly EmbeddedEntry[] };
 
 /** Registers a tree: indexed at `build()`, answered by the app's fallback (after routes, inside the middleware chain). */
-export function addStaticTree(app: Host, prefix: string, source: Source, options: StaticOptions): void {
+export function addStaticTree(
+  app: Host,
+  prefix: string,
+  source: Source,
+  options: StaticOptions,
+): void {
   const o = { ...STATIC_DEFAULTS, ...options };
   const base = normalizePrefix(prefix);
   let tree: Tree | null = null;
   app.afterBuild(() => {
     tree = 'dir' in source ? walkDir(base, source.dir, o) : embed(base, source.entries, o);
-    if (o.reload && 'dir' in source) app.log(`static ${base}: reload on, every file is opened per request`);
+    if (o.reload && 'dir' in source)
+      app.log(`static ${base}: reload on, every file is opened per request`);
     app.log(tree.summary);
   });
   app.addFallback((c) => (tree === null ? false : tree.answer(c)));
@@ -134,7 +145,15 @@ class Tree {
   readonly #root: Dir | null;
   readonly summary: string;
 
-  constructor(prefix: string, files: ReadonlyMap<string, Entry>, o: Resolved, fallback: Entry | null, checkDots: boolean, summary: string, root: Dir | null) {
+  constructor(
+    prefix: string,
+    files: ReadonlyMap<string, Entry>,
+    o: Resolved,
+    fallback: Entry | null,
+    checkDots: boolean,
+    summary: string,
+    root: Dir | null,
+  ) {
     this.#root = root;
     this.#prefix = prefix;
     this.#files = files;
@@ -148,13 +167,23 @@ class Tree {
   answer(c: Ctx): unknown {
     const rest = this.#under(c.path);
     if (rest === null) return false;
-    const name = rest === '' || rest.endsWith('/') ? (this.#o.index === '' ? null : rest + this.#o.index) : rest;
+    const name =
+      rest === '' || rest.endsWith('/')
+        ? this.#o.index === ''
+          ? null
+          : rest + this.#o.index
+        : rest;
     let entry = name === null ? undefined : this.#files.get(name);
     if (entry === undefined) {
-      if (this.#fallback === null || (this.#checkDots && rest.split('/').some((s) => s.startsWith('.')))) return false;
+      if (
+        this.#fallback === null ||
+        (this.#checkDots && rest.split('/').some((s) => s.startsWith('.')))
+      )
+        return false;
       if (c.method !== 'GET' && c.method !== 'HEAD') return false;
       // Not a page being opened: the app's 404, which names the path (STATIC-25).
-      if (this.#o.spaFallbackFor === 'navigations' && !isNavigation(c.header('accept'))) return false;
+      if (this.#o.spaFallbackFor === 'navigations' && !isNavigation(c.header('accept')))
+        return false;
       entry = this.#fallback;
     }
     if (c.method !== 'GET' && c.method !== 'HEAD') {
@@ -181,15 +210,26 @@ class Tree {
 
   #held(c: Ctx, f: Held): true {
     // A range is always cut from the plain bytes (STATIC-45).
-    const gz = f.gz !== null && c.header('range') === null && acceptsGzip(c.req.headers['accept-encoding']);
+    const gz =
+      f.gz !== null && c.header('range') === null && acceptsGzip(c.req.headers['accept-encoding']);
     const bytes = gz ? f.gz! : f.bytes;
-    const facts: FileFacts = { size: bytes.length, etag: gz ? f.gzEtag : f.etag, mtimeMs: f.mtimeMs };
+    const facts: FileFacts = {
+      size: bytes.length,
+      etag: gz ? f.gzEtag : f.etag,
+      mtimeMs: f.mtimeMs,
+    };
     const plan = planFileAnswer(c, facts);
     const own = gz ? (plan.status === 304 ? VARY_OWN : GZIP_OWN) : f.plainOwn;
-    const length = writeFileHead(c, plan, facts, { contentType: f.type, cacheControl: this.#o.cacheControl, own });
+    const length = writeFileHead(c, plan, facts, {
+      contentType: f.type,
+      cacheControl: this.#o.cacheControl,
+      own,
+    });
     if (length > 0) {
       const start = (plan as { start: number }).start;
-      c.res.end(start === 0 && length === bytes.length ? bytes : bytes.subarray(start, start + length));
+      c.res.end(
+        start === 0 && length === bytes.length ? bytes : bytes.subarray(start, start + length),
+      );
     }
     return true;
   }
@@ -199,7 +239,11 @@ class Tree {
     // since startup is not followed out of the root, nor at all unless followSymlinks.
     const handle = await openInside(this.#root!, f.name);
     // The ETag comes from one fstat of this descriptor (STATIC-52); the shared answer closes it.
-    await answerOpenFile(c, handle, { contentType: f.type, cacheControl: this.#o.cacheControl, own: null });
+    await answerOpenFile(c, handle, {
+      contentType: f.type,
+      cacheControl: this.#o.cacheControl,
+      own: null,
+    });
   }
 }
 
@@ -228,7 +272,16 @@ function hold(name: string, bytes: Buffer, mtimeMs: number | null, o: Resolved):
     const z = gzipSync(bytes, { level: 9 });
     if (z.length < bytes.length) gz = z; // kept only when smaller (STATIC-30)
   }
-  return { kind: 'held', type: contentTypeOf(name), bytes, etag: `"${tag}"`, gzEtag: `"${tag}-gz"`, mtimeMs, gz, plainOwn: gz === null ? null : VARY_OWN };
+  return {
+    kind: 'held',
+    type: contentTypeOf(name),
+    bytes,
+    etag: `"${tag}"`,
+    gzEtag: `"${tag}-gz"`,
+    mtimeMs,
+    gz,
+    plainOwn: gz === null ? null : VARY_OWN,
+  };
 }
 
 function dropGz(f: Held): void {
@@ -236,10 +289,18 @@ function dropGz(f: Held): void {
   f.plainOwn = null;
 }
 
-function fallbackOf(prefix: string, files: ReadonlyMap<string, Entry>, o: Resolved, what: string): Entry | null {
+function fallbackOf(
+  prefix: string,
+  files: ReadonlyMap<string, Entry>,
+  o: Resolved,
+  what: string,
+): Entry | null {
   if (o.spaFallback === '') return null;
   const f = files.get(o.spaFallback.replace(/^\/+/, ''));
-  if (f === undefined) throw new RefusalError([`${what} ${prefix}: spaFallback "${o.spaFallback}" names no file of the tree`]);
+  if (f === undefined)
+    throw new RefusalError([
+      `${what} ${prefix}: spaFallback "${o.spaFallback}" names no file of the tree`,
+    ]);
   return f;
 }
 
@@ -269,7 +330,14 @@ function walkDir(prefix: string, dir: string, o: Resolved): Tree {
       if (stat.isDirectory()) {
         if (!above.has(path)) walk(path, name + '/', new Set(above).add(path));
       } else if (stat.isFile()) {
-        if (stat.size > maxFile) files.set(name, { kind: 'spilled', type: contentTypeOf(name), name, size: stat.size, mtimeMs: stat.mtimeMs });
+        if (stat.size > maxFile)
+          files.set(name, {
+            kind: 'spilled',
+            type: contentTypeOf(name),
+            name,
+            size: stat.size,
+            mtimeMs: stat.mtimeMs,
+          });
         else files.set(name, hold(name, readFileSync(path), stat.mtimeMs, o));
       }
     }
@@ -290,26 +358,54 @@ function walkDir(prefix: string, dir: string, o: Resolved): Tree {
     for (const [name, f] of [...held].sort((a, b) => b[1].bytes.length - a[1].bytes.length)) {
       if (total <= o.maxTotalBytes) break;
       total -= f.bytes.length;
-      files.set(name, { kind: 'spilled', type: f.type, name, size: f.bytes.length, mtimeMs: f.mtimeMs ?? 0 });
+      files.set(name, {
+        kind: 'spilled',
+        type: f.type,
+        name,
+        size: f.bytes.length,
+        mtimeMs: f.mtimeMs ?? 0,
+      });
       overflow++;
     }
   }
   const fallback = fallbackOf(prefix, files, o, 'static');
-  return new Tree(prefix, files, o, fallback, !o.dotfiles, summaryOf(`static ${prefix} (${root})`, files, droppedGz, overflow), rootDir);
+  return new Tree(
+    prefix,
+    files,
+    o,
+    fallback,
+    !o.dotfiles,
+    summaryOf(`static ${prefix} (${root})`, files, droppedGz, overflow),
+    rootDir,
+  );
 }
 
 function embed(prefix: string, entries: readonly EmbeddedEntry[], o: Resolved): Tree {
   const files = new Map<string, Entry>();
   for (const e of entries) {
     const name = e.path.replace(/^\/+/, '');
-    if (files.has(name)) throw new RefusalError([`embedded ${prefix}: path "${name}" is listed twice`]);
+    if (files.has(name))
+      throw new RefusalError([`embedded ${prefix}: path "${name}" is listed twice`]);
     files.set(name, hold(name, Buffer.from(e.bytes), null, o));
   }
   const fallback = fallbackOf(prefix, files, o, 'embedded');
-  return new Tree(prefix, files, o, fallback, false, summaryOf(`embedded ${prefix}`, files, 0, 0), null);
+  return new Tree(
+    prefix,
+    files,
+    o,
+    fallback,
+    false,
+    summaryOf(`embedded ${prefix}`, files, 0, 0),
+    null,
+  );
 }
 
-function summaryOf(what: string, files: ReadonlyMap<string, Entry>, droppedGz: number, overflow: number): string {
+function summaryOf(
+  what: string,
+  files: ReadonlyMap<string, Entry>,
+  droppedGz: number,
+  overflow: number,
+): string {
   let held = 0;
   let gz = 0;
   let spilled = 0;
@@ -320,6 +416,9 @@ function summaryOf(what: string, files: ReadonlyMap<string, Entry>, droppedGz: n
       gz += f.gz?.length ?? 0;
     }
   }
-  const over = droppedGz + overflow > 0 ? ` (over maxTotalBytes: ${droppedGz} gzipped copies dropped, ${overflow} files spilled)` : '';
+  const over =
+    droppedGz + overflow > 0
+      ? ` (over maxTotalBytes: ${droppedGz} gzipped copies dropped, ${overflow} files spilled)`
+      : '';
   return `${what}: ${files.size} files, ${held} bytes held, ${gz} bytes gzipped, ${spilled} spilled${over}`;
 }
