@@ -4,6 +4,9 @@ const TOKENS: Record<string, string> = { 'alice-token': 'alice', 'bob-token': 'b
 
 /** The caller, worked out once per request from the bearer token. */
 export class Account {
+  /** The scheme `resolve` reads: the document lists `/orders` as needing a bearer token. */
+  static authorization = 'bearer' as const;
+
   constructor(readonly id: string) {}
 
   static resolve(c: Ctx): Account {

@@ -11,7 +11,7 @@ import {
   Status,
   Versioned,
   fail,
-  headers,
+  reply,
 } from 'fw';
 import { Account } from './account';
 import { OrdersCsv, Receipt } from './csv';
@@ -37,11 +37,7 @@ export class OrdersController {
   async create(@Body() order: NewOrder, account: Account, c: Ctx) {
     await this.warehouse.reserve(c, order.sku, order.qty);
     const placed = this.book.place(account.id, order.sku, order.qty);
-    return {
-      status: 201,
-      headers: headers.of([{ name: 'Location', value: `/orders/${placed.id}` }]),
-      value: placed,
-    };
+    return reply(201, placed, { Location: `/orders/${placed.id}` });
   }
 
   @Get()
@@ -64,8 +60,8 @@ export class OrdersController {
   cancel(@Param('id') id: string, account: Account) {
     const entry = this.book.find(account.id, id);
     if (entry === null) throw fail.notFound('no order %s', id);
-    if (entry.order.status === 'cancelled') return { status: 409, value: AlreadyCancelled.of(id) };
-    return { status: 200, value: this.book.cancel(entry) };
+    if (entry.order.status === 'cancelled') return reply(409, AlreadyCancelled.of(id));
+    return reply(200, this.book.cancel(entry));
   }
 
   @Get('/{id}/receipt.csv')

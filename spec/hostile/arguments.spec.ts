@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { IsArray, IsOptional, IsString } from 'class-validator';
-import { App, Body, Controller, Form, Get, Post, Query } from 'fw';
+import { App, Body, Controller, Form, Get, Post, Query, Returns } from 'fw';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
 import { SlowNode, TreeNode } from '../support/self-holding';
 
@@ -15,19 +15,29 @@ class Tags {
 
 @Controller()
 class Readers {
-  @Post('/form') form(@Form() t: Tags) {
+  @Returns(Object)
+  @Post('/form')
+  form(@Form() t: Tags) {
     return { tags: t.tag?.length ?? 0 };
   }
-  @Get('/query') query(@Query() t: Tags) {
+  @Returns(Object)
+  @Get('/query')
+  query(@Query() t: Tags) {
     return { tags: t.tag?.length ?? 0 };
   }
-  @Post('/tree') tree(@Body() t: TreeNode) {
+  @Returns(Object)
+  @Post('/tree')
+  tree(@Body() t: TreeNode) {
     return { name: t.name };
   }
-  @Post('/slow-tree') slowTree(@Body() t: SlowNode) {
+  @Returns(Object)
+  @Post('/slow-tree')
+  slowTree(@Body() t: SlowNode) {
     return { name: t.name };
   }
-  @Get('/plain') plain() {
+  @Returns(String)
+  @Get('/plain')
+  plain() {
     return 'plain';
   }
 }

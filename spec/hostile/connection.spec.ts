@@ -4,7 +4,7 @@ import { Agent, createServer, request, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Controller, Ctx, Get } from 'fw';
+import { App, Controller, Ctx, Get, Returns } from 'fw';
 import { Client, OpenTarget, Target } from 'fw/fetch';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
 
@@ -27,15 +27,21 @@ let shutdown: AbortSignal | null = null;
 @Controller()
 class Victim {
   constructor(readonly upstream: OpenTarget) {}
-  @Get('/signal') signal(c: Ctx) {
+  @Returns(Object)
+  @Get('/signal')
+  signal(c: Ctx) {
     shutdown = c.core.shutdown;
     return { aborted: c.signal.aborted };
   }
-  @Get('/nap') async nap(c: Ctx) {
+  @Returns(String)
+  @Get('/nap')
+  async nap(c: Ctx) {
     await c.sleep(1);
     return 'rested';
   }
-  @Get('/call') async call(c: Ctx) {
+  @Returns(String)
+  @Get('/call')
+  async call(c: Ctx) {
     const res = await this.upstream.get(c, '/thing', {});
     return res.body;
   }
@@ -51,7 +57,9 @@ class Victim {
     for (let i = 0; i < 1000; i++) await events.send({ data });
     events.close();
   }
-  @Get('/plain') plain() {
+  @Returns(String)
+  @Get('/plain')
+  plain() {
     return 'plain';
   }
 }

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, Controller, Ctx, Get } from 'fw';
+import { App, Controller, Ctx, Get, Returns } from 'fw';
 import { Client, OpenTarget, Target } from 'fw/fetch';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
 
@@ -54,7 +54,9 @@ class SlowUpstream {
 @Controller()
 class Quote {
   constructor(readonly warehouse: OpenTarget) {}
-  @Get('/quote') async quote(c: Ctx) {
+  @Returns(Object)
+  @Get('/quote')
+  async quote(c: Ctx) {
     const res = await this.warehouse.get(c, '/work');
     return { upstream: res.status };
   }

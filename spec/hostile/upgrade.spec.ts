@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net';
-import { App, Controller, Ctx, Get, Post } from 'fw';
+import { App, Controller, Ctx, Get, Post, Returns } from 'fw';
 import { parseResponses, raw } from '../support/raw';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
 
@@ -9,17 +9,25 @@ import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support
 
 @Controller()
 class PlainRoutes {
-  @Post('/echo') async echo(c: Ctx) {
+  @Returns(String)
+  @Post('/echo')
+  async echo(c: Ctx) {
     return `got ${(await c.body()).toString()}`;
   }
-  @Post('/ignores') ignores() {
+  @Returns(String)
+  @Post('/ignores')
+  ignores() {
     return 'answered without reading';
   }
-  @Post('/slow') async slow() {
+  @Returns(String)
+  @Post('/slow')
+  async slow() {
     await new Promise((r) => setTimeout(r, 100));
     return 'late';
   }
-  @Get('/plain') plain() {
+  @Returns(String)
+  @Get('/plain')
+  plain() {
     return 'plain';
   }
 }

@@ -1,5 +1,5 @@
 import { WebSocket as Client } from 'ws';
-import { App, Controller, Ctx, Get, WebSocket } from 'fw';
+import { App, Controller, Ctx, Get, WebSocket, Returns } from 'fw';
 import { closePayload, frame, rawWebSocket, type FrameSpec } from '../support/frames';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
 
@@ -24,7 +24,9 @@ class HostileSockets {
   @WebSocket('/throws') throws(c: Ctx) {
     c.upgrade((ws) => ws.on('message', (m) => JSON.parse(m.toString())), null);
   }
-  @Get('/plain') plain() {
+  @Returns(String)
+  @Get('/plain')
+  plain() {
     return 'plain';
   }
 }

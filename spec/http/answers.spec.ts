@@ -11,7 +11,9 @@ import {
   Reply,
   Returns,
   Status,
+  Versioned,
   headers,
+  reply,
 } from 'fw';
 
 class Order {
@@ -55,11 +57,27 @@ class AnswersController {
   @Get('/reply')
   @Returns(Reply(Order, { statuses: [200, 202] }))
   reply() {
-    return {
-      status: 202,
-      headers: headers.of([{ name: 'X-Queue', value: '3' }]),
-      value: new Order('r', 1),
+    return reply(202, new Order('r', 1), headers.of([{ name: 'X-Queue', value: '3' }]));
+  }
+  @Post('/reply-object')
+  @Returns(Reply({ 201: Order, 409: String }))
+  replyObject() {
+    return reply(201, new Order('p', 1), { Location: '/orders/p', 'Cache-Control': 'no-store' });
+  }
+  @Post('/reply-literal')
+  @Returns(Reply({ 201: Order }))
+  replyLiteral() {
+    return { status: 201 as const, value: new Order('l', 1), headers: { Location: '/orders/l' } };
+  }
+  @Get('/reply-smuggled/{how}')
+  @Returns(Reply(Order))
+  replySmuggled(@Param('how') how: string) {
+    const smuggled: Record<string, unknown> = {
+      array: [{ name: 'Location', value: '/x' }],
+      number: { 'X-Count': 3 },
+      nine: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`x-h${i}`, 'v'])),
     };
+    return { status: 200 as const, value: new Order('s', 1), headers: smuggled[how] as never };
   }
   @Post('/nothing')
   nothing(): void {}
@@ -67,10 +85,6 @@ class AnswersController {
   @Returns(String)
   text() {
     return 'hello';
-  }
-  @Get('/inferred-text')
-  inferredText(): string {
-    return 'plain';
   }
   @Get('/bytes')
   @Returns(Bytes)
@@ -114,8 +128,24 @@ class AnswersController {
   form() {
     return Redirect.with('/done', headers.of([{ name: 'Cache-Control', value: 'no-store' }]));
   }
+  @Post('/form-object')
+  @Returns(Redirect(303))
+  formObject() {
+    return Redirect.with('/done', { 'Cache-Control': 'no-store' });
+  }
+  @Get('/bytes-object')
+  @Returns(Bytes)
+  bytesObject() {
+    return new Bytes('b', 'text/plain', { 'Content-Disposition': 'attachment; filename="b.txt"' });
+  }
+  @Get('/versioned-object')
+  @Returns(Versioned(Order))
+  versionedObject() {
+    return Versioned.of(3, new Order('v', 1), { 'Cache-Control': 'no-cache' });
+  }
 }
-const app = new App({ log: () => {} }).controllers(AnswersController);
+const logged: string[] = [];
+const app = new App({ log: (line) => logged.push(line) }).controllers(AnswersController);
 
 describe('status and content type by return contract', () => {
   it('CORE-07 CORE-11 CORE-20 @Returns(T) of a plain class answers 200 application/json', async () => {
@@ -158,9 +188,6 @@ describe('status and content type by return contract', () => {
     const res = await app.inject({ url: '/text' });
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(res.body).toBe('hello');
-    expect((await app.inject({ url: '/inferred-text' })).headers['content-type']).toBe(
-      'text/plain; charset=utf-8',
-    );
   });
 
   it('CORE-18 ANS-25 a Bytes result is sent as it is under its own content type with its headers', async () => {
@@ -217,4 +244,58 @@ describe('status and content type by return contract', () => {
     expect(res.headers.location).toBe('/done');
     expect(res.headers['cache-control']).toBe('no-store');
   });
+});
+
+describe('ANS-52 returned headers as a plain object { Name: value }', () => {
+  it('ANS-51 ANS-52 reply(status, value, { Location }) answers that status with those headers', async () => {
+    const res = await app.inject({ method: 'POST', url: '/reply-object' });
+    expect(res.status).toBe(201);
+    expect(res.headers.location).toBe('/orders/p');
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.json()).toEqual({ id: 'p', qty: 1 });
+  });
+
+  it('ANS-52 a returned { status, value, headers: { Location } } literal sends its headers', async () => {
+    const res = await app.inject({ method: 'POST', url: '/reply-literal' });
+    expect(res.status).toBe(201);
+    expect(res.headers.location).toBe('/orders/l');
+    expect(res.json()).toEqual({ id: 'l', qty: 1 });
+  });
+
+  it('ANS-52 Redirect.with, Bytes and Versioned.of take a plain object too', async () => {
+    const redirect = await app.inject({ method: 'POST', url: '/form-object' });
+    expect([redirect.status, redirect.headers.location]).toEqual([303, '/done']);
+    expect(redirect.headers['cache-control']).toBe('no-store');
+    const bytes = await app.inject({ url: '/bytes-object' });
+    expect(bytes.headers['content-disposition']).toBe('attachment; filename="b.txt"');
+    expect(bytes.body).toBe('b');
+    const versioned = await app.inject({ url: '/versioned-object' });
+    expect(versioned.headers['cache-control']).toBe('no-cache');
+    expect(versioned.headers.etag).toBe('W/"3"');
+    const unchanged = await app.inject({
+      url: '/versioned-object',
+      headers: { 'if-none-match': 'W/"3"' },
+    });
+    expect([unchanged.status, unchanged.headers['cache-control']]).toEqual([304, 'no-cache']);
+  });
+
+  it.each([
+    [
+      'array',
+      "returned headers must be an object { Name: 'value' } or headers.of([...]), got an array",
+    ],
+    ['number', 'returned header "X-Count" must be a string, got number'],
+    ['nine', 'a returned value carries at most 8 headers, got 9'],
+  ])(
+    'ANS-52 REF-20 headers that cannot be sent as given (%s) answer 500 and are logged, never dropped',
+    async (how, message) => {
+      logged.length = 0;
+      const res = await app.inject({ url: `/reply-smuggled/${how}` });
+      expect(res.status).toBe(500);
+      expect(res.headers.location).toBeUndefined();
+      await new Promise((r) => setImmediate(r));
+      expect(logged.join('\n')).toContain(message);
+      expect(logged.join('\n')).toContain('GET /reply-smuggled/{how}');
+    },
+  );
 });

@@ -13,6 +13,7 @@ import {
   fail,
   type BasicCredentials,
   type BearerCredentials,
+  Returns,
 } from 'fw';
 import { IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import { SlowNode, TreeNode } from '../support/self-holding';
@@ -48,38 +49,60 @@ class SlowAccount {
 
 @Controller()
 class ArgsController {
-  @Post('/orders') create(@Body() order: NewOrder) {
+  @Returns(Object)
+  @Post('/orders')
+  create(@Body() order: NewOrder) {
     return { order, isInstance: order instanceof NewOrder };
   }
-  @Get('/n/{id}') num(@Param('id') id: number) {
+  @Returns(Object)
+  @Get('/n/{id}')
+  num(@Param('id') id: number) {
     return { id, type: typeof id };
   }
-  @Get('/b/{flag}') bool(@Param('flag') flag: boolean) {
+  @Returns(Object)
+  @Get('/b/{flag}')
+  bool(@Param('flag') flag: boolean) {
     return { flag };
   }
-  @Get('/s/{name}') str(@Param('name') name: string) {
+  @Returns(Object)
+  @Get('/s/{name}')
+  str(@Param('name') name: string) {
     return { name };
   }
-  @Get('/page') page(@Query() page: Page) {
+  @Returns(Object)
+  @Get('/page')
+  page(@Query() page: Page) {
     return page;
   }
-  @Get('/one') one(@Query('limit') limit: number, @Query('q') q: string) {
+  @Returns(Object)
+  @Get('/one')
+  one(@Query('limit') limit: number, @Query('q') q: string) {
     return { limit, q };
   }
-  @Get('/hdr') hdr(@Header('X-Tenant') tenant: string | null) {
+  @Returns(Object)
+  @Get('/hdr')
+  hdr(@Header('X-Tenant') tenant: string | null) {
     return { tenant };
   }
-  @Get('/bearer') bearer(@Authorization('bearer') auth: BearerCredentials) {
+  @Returns(Object)
+  @Get('/bearer')
+  bearer(@Authorization('bearer') auth: BearerCredentials) {
     return auth;
   }
-  @Get('/basic') basic(@Authorization('basic') auth: BasicCredentials) {
+  @Returns(Object)
+  @Get('/basic')
+  basic(@Authorization('basic') auth: BasicCredentials) {
     return auth;
   }
-  @Get('/me') me(account: Account, c: Ctx) {
+  @Returns(Object)
+  @Get('/me')
+  me(account: Account, c: Ctx) {
     const again = c.resolve(Account);
     return { id: account.id, same: again === account };
   }
-  @Get('/slow') slow(account: SlowAccount, c: Ctx) {
+  @Returns(Object)
+  @Get('/slow')
+  slow(account: SlowAccount, c: Ctx) {
     return { id: account.id, same: c.resolve(SlowAccount) === account };
   }
 }
@@ -260,24 +283,36 @@ const own = (n: object): Record<string, unknown> =>
 
 @Controller()
 class InputController {
-  @Get('/names') query(@Query() n: Names) {
+  @Returns(Object)
+  @Get('/names')
+  query(@Query() n: Names) {
     return own(n);
   }
-  @Post('/names-form') form(@Form() n: Names) {
+  @Returns(Object)
+  @Post('/names-form')
+  form(@Form() n: Names) {
     return own(n);
   }
-  @Post('/names-body') body(@Body() n: Names) {
+  @Returns(Object)
+  @Post('/names-body')
+  body(@Body() n: Names) {
     return own(n);
   }
-  @Get('/one-name') one(@Query('qty') qty: number) {
+  @Returns(Object)
+  @Get('/one-name')
+  one(@Query('qty') qty: number) {
     return { qty };
   }
-  @Post('/tree') tree(@Body() t: TreeNode) {
+  @Returns(Object)
+  @Post('/tree')
+  tree(@Body() t: TreeNode) {
     let depth = 0;
     for (let n: TreeNode | undefined = t; n !== undefined; n = n.child) depth++;
     return { depth, isNode: t instanceof TreeNode };
   }
-  @Post('/slow-tree') slowTree(@Body() t: SlowNode) {
+  @Returns(Object)
+  @Post('/slow-tree')
+  slowTree(@Body() t: SlowNode) {
     let depth = 0;
     for (let n: SlowNode | undefined = t; n !== undefined; n = n.child) depth++;
     return { depth, isNode: t instanceof SlowNode };

@@ -1,8 +1,10 @@
-import { App, Authorization, Controller, Get, type BasicCredentials } from 'fw';
+import { App, Authorization, Controller, Get, type BasicCredentials, Returns } from 'fw';
 
 @Controller()
 class BasicController {
-  @Get('/basic') basic(@Authorization('basic') auth: BasicCredentials) {
+  @Returns(Object)
+  @Get('/basic')
+  basic(@Authorization('basic') auth: BasicCredentials) {
     return auth;
   }
 }

@@ -28,10 +28,12 @@ class OrdersController {
   constructor(readonly db: Db) {
     this.built++;
   }
+  @Returns(Object)
   @Get()
   list(db: Db) {
     return db.orders;
   }
+  @Returns(Object)
   @Post()
   create(@Body() note: Note) {
     return note;
@@ -81,6 +83,7 @@ describe('bootstrap', () => {
       constructor(readonly db: Db) {
         built++;
       }
+      @Returns(Object)
       @Get('/count')
       count() {
         return { built, orders: this.db.orders.length };
@@ -96,6 +99,7 @@ describe('Refusals', () => {
   @Controller('/bad')
   class BadController {
     constructor(readonly u: Unprovided) {}
+    @Returns(Object)
     @Get('/{id}')
     one(@Param('id') id: number, missing: Unprovided) {
       return { id, missing };
@@ -104,6 +108,7 @@ describe('Refusals', () => {
     noParam() {
       return null;
     }
+    @Returns(String)
     @Get('/y')
     extraParam(@Param('b') b: string) {
       return b;
@@ -117,6 +122,7 @@ describe('Refusals', () => {
 
   @Controller('/bad')
   class TwinController {
+    @Returns(String)
     @Get('/{other}')
     twin(@Param('other') other: string) {
       return other;
@@ -154,7 +160,7 @@ describe('Refusals', () => {
   it('REF-33 an unprovided constructor or handler parameter type is refused naming the route and the parameter', () => {
     const p = refusal().problems;
     expect(p).toContain(
-      'BadController: constructor parameter 0 (Unprovided) is not provided: pass an instance to app.provide()',
+      'BadController: constructor parameter 0 (Unprovided) is not provided: pass an instance to app.provide(), or take it out of the constructor',
     );
     expect(
       p.some((l) =>
@@ -238,6 +244,7 @@ describe('Refusals', () => {
   it('Ctx is given by type', async () => {
     @Controller()
     class WithCtx {
+      @Returns(String)
       @Get('/ctx')
       get(c: Ctx) {
         return c.path;

@@ -7,7 +7,9 @@ const text = (n: number) => 'x'.repeat(n);
 
 @Controller()
 class ZipController {
-  @Get('/json/{n}') json(@Param('n') n: number) {
+  @Returns(Object)
+  @Get('/json/{n}')
+  json(@Param('n') n: number) {
     return { pad: text(n - 10) }; // {"pad":"…"} is n bytes
   }
   @Get('/text/{n}') @Returns(String) text(@Param('n') n: number) {

@@ -1,4 +1,4 @@
-import { App, Controller, Ctx, Get, Param, Post, fail } from 'fw';
+import { App, Controller, Ctx, Get, Param, Post, fail, Returns } from 'fw';
 import { connect } from 'node:net';
 import { exchange, parseResponses, raw } from '../support/raw';
 
@@ -14,14 +14,20 @@ class Problem {
 
 @Controller()
 class ConnController {
-  @Get('/hi') hi() {
+  @Returns(Object)
+  @Get('/hi')
+  hi() {
     return { hi: true };
   }
-  @Get('/slow/{ms}') async slow(@Param('ms') ms: number, c: Ctx) {
+  @Returns(Object)
+  @Get('/slow/{ms}')
+  async slow(@Param('ms') ms: number, c: Ctx) {
     await new Promise((r) => setTimeout(r, ms));
     return { slept: true, keep: c.keepAlive() };
   }
-  @Get('/keep') keep(c: Ctx) {
+  @Returns(Object)
+  @Get('/keep')
+  keep(c: Ctx) {
     return { keep: c.keepAlive() };
   }
   @Get('/fails') fails() {
@@ -31,7 +37,9 @@ class ConnController {
     c.sendText(200, 'answered');
     throw new Error('after');
   }
-  @Post('/echo') async echo(c: Ctx) {
+  @Returns(Object)
+  @Post('/echo')
+  async echo(c: Ctx) {
     return { n: (await c.body()).length };
   }
 }

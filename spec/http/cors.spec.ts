@@ -1,8 +1,10 @@
-import { App, Controller, Get, HttpError, cors, type CorsOptions } from 'fw';
+import { App, Controller, Get, HttpError, cors, type CorsOptions, Returns } from 'fw';
 
 @Controller()
 class CorsController {
-  @Get('/ok') ok() {
+  @Returns(Object)
+  @Get('/ok')
+  ok() {
     return { ok: true };
   }
 }

@@ -1,4 +1,14 @@
-import { App, CodedError, Controller, Get, HttpError, Post, fail, type FailureShape } from 'fw';
+import {
+  App,
+  CodedError,
+  Controller,
+  Get,
+  HttpError,
+  Post,
+  fail,
+  type FailureShape,
+  Returns,
+} from 'fw';
 import { CacheError } from 'fw/cache';
 import { FetchError } from 'fw/fetch';
 
@@ -63,7 +73,9 @@ class FailController {
   @Get('/filenotfound') fileNotFound() {
     throw new HttpError('FileNotFound', 'no file');
   }
-  @Get('/json') json() {
+  @Returns(Object)
+  @Get('/json')
+  json() {
     return JSON.parse('{oops');
   }
   @Get('/body-too-large') bodyTooLarge() {

@@ -1,5 +1,5 @@
 import { IsInt, IsString, Length, Min } from 'class-validator';
-import { App, Bound, Controller, Form, Post } from 'fw';
+import { App, Bound, Controller, Form, Post, Returns } from 'fw';
 
 class Signup {
   @IsString() @Length(2, 20) name!: string;
@@ -8,17 +8,25 @@ class Signup {
 
 @Controller()
 class FormController {
-  @Post('/plain') plain(@Form() s: Signup) {
+  @Returns(Object)
+  @Post('/plain')
+  plain(@Form() s: Signup) {
     return { ...s, isSignup: s instanceof Signup };
   }
-  @Post('/bound') bound(@Form(Signup) b: Bound<Signup>) {
+  @Returns(Signup)
+  @Post('/bound')
+  bound(@Form(Signup) b: Bound<Signup>) {
     if (!b.ok) throw b.fail();
-    return b.value;
+    return b.value as Signup;
   }
-  @Post('/errors') errors(@Form(Signup) b: Bound<Signup>) {
+  @Returns(Object)
+  @Post('/errors')
+  errors(@Form(Signup) b: Bound<Signup>) {
     return { ok: b.ok, value: b.value, errors: b.errors };
   }
-  @Post('/fields') fields(@Form(Signup) b: Bound<Signup>) {
+  @Returns(Object)
+  @Post('/fields')
+  fields(@Form(Signup) b: Bound<Signup>) {
     return { ok: b.ok, fields: { ...b.fields }, prototype: Object.getPrototypeOf(b.fields) };
   }
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
-import { App, Controller, Ctx, Get, Param, Redirect, Reply, Returns, headers } from 'fw';
+import { App, Controller, Ctx, Get, Param, Redirect, Reply, Returns, headers, reply } from 'fw';
 import { exchange, parseResponses } from '../support/raw';
 
 // CORE-34 over a real socket: a header value fw will not put on the wire (a character outside
@@ -30,11 +30,7 @@ class WideController {
   @Get('/returned-header')
   @Returns(Reply(String))
   returnedHeader() {
-    return {
-      status: 200,
-      headers: headers.of([{ name: 'x-returned', value: '\u20ac5' }]),
-      value: 'five',
-    };
+    return reply(200, 'five', headers.of([{ name: 'x-returned', value: '\u20ac5' }]));
   }
   @Get('/stream') stream(c: Ctx) {
     c.stream(200, 'text/plain; title=\u0101');
@@ -45,7 +41,9 @@ class WideController {
   @Get('/file-cache') fileCache(c: Ctx) {
     return c.sendFile({ file, contentType: 'text/plain', cacheControl: 'max-age=\u0661' });
   }
-  @Get('/ok') ok() {
+  @Returns(String)
+  @Get('/ok')
+  ok() {
     return 'ok';
   }
 }

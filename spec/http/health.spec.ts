@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, Controller, Ctx, Get } from 'fw';
+import { App, Controller, Ctx, Get, Returns } from 'fw';
 import { Space, type Store } from 'fw/cache';
 import { Client, OpenTarget, Target } from 'fw/fetch';
 import { getOnce, settlesWithin } from '../support/hostile';
@@ -9,7 +9,9 @@ type HealthOptions = Exclude<Parameters<App['health']>[0], string | undefined>;
 
 @Controller()
 class Slow {
-  @Get('/slow') async slow() {
+  @Returns(Object)
+  @Get('/slow')
+  async slow() {
     await new Promise((r) => setTimeout(r, 300));
     return { done: true };
   }
@@ -52,16 +54,16 @@ describe('health', () => {
     }
   });
 
-  it('HEALTH-04 a target with ready: null counts as ready once the client has started', async () => {
+  it('HEALTH-04 a target with ready: null counts as ready once the client has started (inject starts it), not after it closed', async () => {
     const client = new Client();
     const app = new App({ log: () => {} })
-      .provide(client)
       .provide(Target('plain').open(client, { base }))
       .health({ path: '/health', cacheMs: 0 });
-    expect((await app.inject({ url: '/health' })).status).toBe(503);
-    client.start();
+    expect(client.started).toBe(false);
     expect((await app.inject({ url: '/health' })).status).toBe(200);
+    expect(client.started).toBe(true);
     await client.close();
+    expect((await app.inject({ url: '/health' })).status).toBe(503);
   });
 
   it('HEALTH-05 the health route answers 503 while the server is stopping', async () => {
@@ -153,7 +155,9 @@ class Upstream {
 @Controller()
 class Business {
   constructor(readonly target: OpenTarget) {}
-  @Get('/business') async business(c: Ctx) {
+  @Returns(Object)
+  @Get('/business')
+  async business(c: Ctx) {
     const res = await this.target.get(c, '/work');
     return { upstream: res.status };
   }

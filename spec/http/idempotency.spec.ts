@@ -20,7 +20,7 @@ import {
   Returns,
   Status,
   fail,
-  headers,
+  reply,
   type BearerCredentials,
 } from 'fw';
 import { MemoryStore, RedisStore, Space, type Store } from 'fw/cache';
@@ -69,11 +69,11 @@ function controller() {
     @Returns(Reply(NewOrder, { statuses: [201] }))
     create(@Body() order: NewOrder, account: Account) {
       counts.create++;
-      return {
-        status: 201,
-        headers: headers.of([{ name: 'Location', value: `/orders/${counts.create}` }]),
-        value: { ...order, account: account.id, n: counts.create },
-      };
+      return reply(
+        201,
+        { ...order, account: account.id, n: counts.create },
+        { Location: `/orders/${counts.create}` },
+      );
     }
 
     @Put('/orders')
@@ -720,7 +720,7 @@ describe('idempotency Refusals', () => {
     @Idempotent(Orders, { by: () => 'x' })
     @Returns(FileBody)
     file() {
-      return null;
+      return null as never;
     }
     @Get('/unprovided')
     @Idempotent(Small, { by: () => 'x' })

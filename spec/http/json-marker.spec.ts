@@ -98,11 +98,13 @@ describe('JSON spelling marker: writing', () => {
       @Get('/maybe') @Returns(Optional(Order)) maybe() {
         return order('3', 'c', 3);
       }
-      @Get('/reply') @Returns(Reply(Order)) reply() {
-        return { status: 202, value: order('4', 'd', 4) };
+      @Get('/reply') @Returns(Reply(Order, { statuses: [202] })) reply() {
+        return { status: 202 as const, value: order('4', 'd', 4) };
       }
-      // No @Returns: the runtime class decides.
-      @Get('/inferred') inferred() {
+      // A plain list: each element's runtime class decides its spelling.
+      @Returns(Object)
+      @Get('/inferred')
+      inferred() {
         return [order('5', 'e', 5)];
       }
       @Get('/ctx') viaCtx(c: Ctx) {
@@ -326,7 +328,9 @@ describe('JSON spelling marker: writing', () => {
 describe('JSON spelling marker: reading', () => {
   @Controller()
   class Draw {
-    @Post('/draw') draw(@Body() d: Drawing) {
+    @Returns(Object)
+    @Post('/draw')
+    draw(@Body() d: Drawing) {
       const shape = d.shape;
       return {
         shape:
@@ -419,7 +423,9 @@ describe('JSON spelling marker: reading', () => {
     }
     @Controller()
     class C {
-      @Get('/search') search(@Query() q: Search) {
+      @Returns(Object)
+      @Get('/search')
+      search(@Query() q: Search) {
         return { color: q.color ?? null };
       }
     }
@@ -441,7 +447,9 @@ describe('JSON spelling marker: reading', () => {
     }
     @Controller()
     class C {
-      @Post('/signup') signup(@Body() s: Signup) {
+      @Returns(Object)
+      @Post('/signup')
+      signup(@Body() s: Signup) {
         return { name: s.name, isSignup: s instanceof Signup };
       }
     }

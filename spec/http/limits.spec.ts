@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { App, Controller, Ctx, Get, Post, RateLimit, fail } from 'fw';
+import { App, Controller, Ctx, Get, Post, RateLimit, fail, Returns } from 'fw';
 import { connect } from 'node:net';
 import { exchange, parseResponses, raw } from '../support/raw';
 
@@ -14,7 +14,9 @@ class Problem {
 let released: () => void = () => {};
 @Controller()
 class LimitsController {
-  @Post('/upload') async upload(c: Ctx) {
+  @Returns(Object)
+  @Post('/upload')
+  async upload(c: Ctx) {
     const hash = createHash('sha256');
     let n = 0;
     for await (const chunk of c.bodyStream({ maxBytes: 1000 })) {
@@ -23,18 +25,27 @@ class LimitsController {
     }
     return { n, sha: hash.digest('hex').slice(0, 8) };
   }
-  @Post('/login') @RateLimit({ max: 2, perSeconds: 60 }) login() {
+  @Returns(Object)
+  @Post('/login')
+  @RateLimit({ max: 2, perSeconds: 60 })
+  login() {
     return { ok: true };
   }
-  @Get('/nap') async nap(c: Ctx) {
+  @Returns(Object)
+  @Get('/nap')
+  async nap(c: Ctx) {
     await c.sleep(10_000);
     return { woke: true };
   }
-  @Get('/hold') async hold() {
+  @Returns(Object)
+  @Get('/hold')
+  async hold() {
     await new Promise<void>((r) => (released = r));
     return { held: true };
   }
-  @Get('/quick') quick() {
+  @Returns(Object)
+  @Get('/quick')
+  quick() {
     return { quick: true };
   }
   @Get('/never') never() {
@@ -133,7 +144,10 @@ describe('limits', () => {
 
 @Controller()
 class BoundedRateController {
-  @Post('/signin') @RateLimit({ max: 1, perSeconds: 60, maxAddresses: 2 }) signin() {
+  @Returns(Object)
+  @Post('/signin')
+  @RateLimit({ max: 1, perSeconds: 60, maxAddresses: 2 })
+  signin() {
     return { ok: true };
   }
 }

@@ -1,4 +1,4 @@
-import { App, Controller, Get, cors, fail, type Middleware } from 'fw';
+import { App, Controller, Get, cors, fail, type Middleware, Returns } from 'fw';
 
 class Problem {
   constructor(readonly problem: string) {}
@@ -9,7 +9,9 @@ class Problem {
 
 @Controller()
 class MwController {
-  @Get('/ok') ok() {
+  @Returns(Object)
+  @Get('/ok')
+  ok() {
     return { ok: true };
   }
   @Get('/fails') fails() {
@@ -30,7 +32,7 @@ describe('middleware', () => {
       };
     const app = new App({ log: () => {} }).controllers(MwController).use(tag('a'));
     app.build();
-    app.use(tag('late')); // after build: not in the chain
+    expect(() => app.use(tag('late'))).toThrow(/app\.use\(\) called after the app was built/); // REF-39
     await app.inject({ url: '/ok' });
     const missing = await app.inject({ url: '/missing' });
     const wrong = await app.inject({ method: 'DELETE', url: '/ok' });

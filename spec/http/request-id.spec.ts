@@ -1,13 +1,17 @@
-import { App, Controller, Ctx, Get, fail, logger } from 'fw';
+import { App, Controller, Ctx, Get, fail, logger, Returns } from 'fw';
 
 const WAIT_MS = 200;
 
 @Controller()
 class IdController {
-  @Get('/id') id(c: Ctx) {
+  @Returns(Object)
+  @Get('/id')
+  id(c: Ctx) {
     return { id: c.requestId(), again: c.requestId() };
   }
-  @Get('/wait') async wait() {
+  @Returns(String)
+  @Get('/wait')
+  async wait() {
     await new Promise((r) => setTimeout(r, WAIT_MS));
     return 'waited';
   }
@@ -59,13 +63,14 @@ describe('request ids', () => {
     expect(res.json<{ id: string }>().id).toBe(line.request_id);
   });
 
-  it('RID-04 the duration is in microseconds: a request that waits 200 ms logs at least 200,000 us', async () => {
+  it('RID-04 the duration is in microseconds: a request that waits 200 ms logs about 200,000 us', async () => {
     const { app, logged } = make(logger.with({ format: 'json', requestId: true }));
     await app.inject({ url: '/wait' });
     await logged(); // the line is written after the answer, a turn later
     const { us } = JSON.parse((await logged())[0]) as { us: number };
     expect(Number.isInteger(us)).toBe(true);
-    expect(us).toBeGreaterThanOrEqual(WAIT_MS * 1000); // milliseconds would log about 200
+    // Node's timers run on the loop's millisecond clock and may fire up to a millisecond early.
+    expect(us).toBeGreaterThanOrEqual((WAIT_MS - 5) * 1000); // milliseconds would log about 200
     expect(us).toBeLessThan(60 * 1_000_000); // nanoseconds would log about 200,000,000
   });
 
@@ -75,7 +80,7 @@ describe('request ids', () => {
     await logged();
     const m = /^GET \/wait 200 (\d+)µs$/.exec((await logged())[0]);
     expect(m).not.toBeNull();
-    expect(Number(m![1])).toBeGreaterThanOrEqual(WAIT_MS * 1000);
+    expect(Number(m![1])).toBeGreaterThanOrEqual((WAIT_MS - 5) * 1000);
     expect(Number(m![1])).toBeLessThan(60 * 1_000_000);
   });
 

@@ -11,6 +11,7 @@ import {
   UPGRADE,
   WebSocket,
   type RouteRecord,
+  Returns,
 } from 'fw';
 import { MemoryStore, Space } from 'fw/cache';
 import { markRoute } from '../../lib/http/route/decorators';
@@ -27,6 +28,7 @@ const byCaller = (c: Ctx) => c.header('x-caller');
 
 @Controller('/orders')
 class MarkedController {
+  @Returns(String)
   @Post()
   @Idempotent(Orders, { by: byCaller })
   @RateLimit({ max: 5, perSeconds: 10 })
@@ -34,6 +36,7 @@ class MarkedController {
     return 'made';
   }
 
+  @Returns(String)
   @Get()
   list() {
     return 'all';
@@ -95,6 +98,7 @@ describe('route marks', () => {
 
     @Controller()
     class AuditedController {
+      @Returns(String)
       @Post('/pay')
       @Audited('payments')
       pay() {
@@ -117,6 +121,7 @@ describe('route marks', () => {
   it('a second mark under the same key replaces the first: the outermost decorator wins', () => {
     @Controller()
     class Twice {
+      @Returns(String)
       @Post('/twice')
       @RateLimit({ max: 1, perSeconds: 1 })
       @RateLimit({ max: 2, perSeconds: 2 })

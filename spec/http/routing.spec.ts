@@ -1,23 +1,35 @@
-import { App, Controller, Delete, Get, Param, Post, Put } from 'fw';
+import { App, Controller, Delete, Get, Param, Post, Put, Returns } from 'fw';
 
 @Controller('/items')
 class ItemsController {
-  @Get() list() {
+  @Returns(Object)
+  @Get()
+  list() {
     return ['a'];
   }
-  @Post() add() {
+  @Returns(Object)
+  @Post()
+  add() {
     return { added: true };
   }
-  @Get('/{id}') one(@Param('id') id: string) {
+  @Returns(Object)
+  @Get('/{id}')
+  one(@Param('id') id: string) {
     return { id };
   }
-  @Put('/{id}') replace(@Param('id') id: string) {
+  @Returns(Object)
+  @Put('/{id}')
+  replace(@Param('id') id: string) {
     return { replaced: id };
   }
-  @Delete('/{id}/tags/{tag}') untag(@Param('id') id: string, @Param('tag') tag: string) {
+  @Returns(Object)
+  @Delete('/{id}/tags/{tag}')
+  untag(@Param('id') id: string, @Param('tag') tag: string) {
     return { id, tag };
   }
-  @Get('/special/all') special() {
+  @Returns(String)
+  @Get('/special/all')
+  special() {
     return 'special';
   }
 }

@@ -1,20 +1,28 @@
-import { App, Controller, Ctx, Get, HttpError, Post, Session, Query } from 'fw';
+import { App, Controller, Ctx, Get, HttpError, Post, Session, Query, Returns } from 'fw';
 
 @Controller()
 class SessionController {
-  @Post('/login') login(session: Session, @Query('who') who: string) {
+  @Returns(Object)
+  @Post('/login')
+  login(session: Session, @Query('who') who: string) {
     session.set('account', who);
     session.set('visits', 1);
     return { ok: true };
   }
-  @Get('/me') me(session: Session) {
+  @Returns(Object)
+  @Get('/me')
+  me(session: Session) {
     return { account: session.get('account') ?? null, empty: session.empty };
   }
-  @Post('/logout') logout(session: Session) {
+  @Returns(Object)
+  @Post('/logout')
+  logout(session: Session) {
     session.clear();
     return { ok: true };
   }
-  @Get('/cookie') cookie(c: Ctx, @Query('v') v: string) {
+  @Returns(Object)
+  @Get('/cookie')
+  cookie(c: Ctx, @Query('v') v: string) {
     c.setCookie('theme', v);
     return { ok: true };
   }

@@ -1,4 +1,4 @@
-import { App, Controller, Ctx, Get, Param } from 'fw';
+import { App, Controller, Ctx, Get, Param, Returns } from 'fw';
 import { parseResponses, raw } from '../support/raw';
 
 @Controller()
@@ -16,7 +16,9 @@ class StreamController {
       out.end();
     }
   }
-  @Get('/after') after() {
+  @Returns(String)
+  @Get('/after')
+  after() {
     return 'ok';
   }
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type Socket } from 'node:net';
 import { WebSocket as WsClient } from 'ws';
-import { App, Controller, Ctx, Get, WebSocket } from 'fw';
+import { App, Controller, Ctx, Get, WebSocket, Returns } from 'fw';
 import { getOnce, settlesWithin } from '../support/hostile';
 
 // writeTimeoutMs / idleTimeoutMs over real sockets, with small settings. A client that reads
@@ -56,11 +56,15 @@ class SlowReaders {
     }
     events.close();
   }
-  @Get('/held') async held() {
+  @Returns(String)
+  @Get('/held')
+  async held() {
     await hold;
     return 'late';
   }
-  @Get('/quick') quick() {
+  @Returns(String)
+  @Get('/quick')
+  quick() {
     return 'quick';
   }
   @WebSocket('/ws') ws(c: Ctx) {

@@ -160,16 +160,16 @@ describe('Versioned Refusals', () => {
   @Controller('/r')
   class Refused {
     @Get('/opt') @Returns(Versioned(Optional(Doc))) opt() {
-      return null;
+      return null as never; // refused before it runs
     }
     @Get('/status') @Returns(Status(200, Versioned(Doc))) status() {
-      return null;
+      return null as never; // refused before it runs
     }
     @Get('/reply') @Returns(Reply(Versioned(Doc))) reply() {
-      return null;
+      return null as never; // refused before it runs
     }
     @Get('/idem') @Idempotent(Space1, { by: () => 'x' }) @Returns(Versioned(Doc)) idem() {
-      return null;
+      return null as never; // refused before it runs
     }
   }
   const problems = (() => {

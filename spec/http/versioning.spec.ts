@@ -1,8 +1,10 @@
-import { App, Controller, Get, logger } from 'fw';
+import { App, Controller, Get, logger, Returns } from 'fw';
 
 @Controller()
 class V {
-  @Get('/thing') thing() {
+  @Returns(Object)
+  @Get('/thing')
+  thing() {
     return { ok: true };
   }
 }

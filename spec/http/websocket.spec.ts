@@ -9,6 +9,7 @@ import {
   cors,
   logger,
   type UpgradeLoop,
+  Returns,
 } from 'fw';
 import { parseResponses, raw } from '../support/raw';
 
@@ -35,7 +36,9 @@ class SocketsController {
       throw new Error('loop broke');
     }, null);
   }
-  @Get('/plain') plain() {
+  @Returns(String)
+  @Get('/plain')
+  plain() {
     return 'plain';
   }
 }

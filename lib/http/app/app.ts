@@ -2,7 +2,7 @@ import { createServer, type ServerResponse, type IncomingMessage, type Server } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { Client } from '../../fetch';
+import { Client, OpenTarget } from '../../fetch';
 import { CAPABILITIES } from './capabilities';
 import { compileRoute, type CompiledRoute } from '../pipeline/compile-route';
 import { compressor, type CompressOptions } from '../features/compress';
@@ -36,6 +36,7 @@ import type { Services } from '../route/extensions';
 import { checkSessionOptions, type SessionOptions } from '../features/sessions';
 import { UPGRADE, Upgrades, upgradeConnection } from '../features/websocket';
 import { sendFile } from '../features/files/send-file';
+import { Dir } from '../features/files/dir';
 import { watchTimeouts } from './socket-timeouts';
 import {
   addStaticTree,
@@ -107,7 +108,11 @@ export class App {
   #chain: ((c: Ctx) => unknown) | null = null;
   readonly #shutdown = new AbortController();
   readonly #sink: LogSink;
+  readonly #atBuild: ((problems: string[]) => void)[] = [];
   readonly #afterBuild: ((host: Host) => void)[] = [];
+  /** True once the app was built (by build(), inject(), document() or server): configuring is over. */
+  #sealed = false;
+  #clientsStarted = false;
   readonly #fallbacks: ((c: Ctx) => unknown)[] = [];
   readonly #onClose: (() => unknown)[] = [];
   /** Answers holding an in-flight slot (only counted with `maxRequestsInFlight`). */
@@ -151,12 +156,14 @@ export class App {
 
   /** Registers controller classes; each is constructed once, with its constructor parameters filled by type. */
   controllers(...classes: Function[]): this {
+    this.#configuring('controllers');
     this.#controllers.push(...classes);
     return this;
   }
 
   /** Registers a service: constructor and handler parameters of its type (or a base class of it) get this instance. */
   provide(instance: object): this {
+    this.#configuring('provide');
     this.#provided.push(instance);
     for (
       let p = Object.getPrototypeOf(instance);
@@ -172,12 +179,14 @@ export class App {
 
   /** Adds middleware around every route, static tree and framework answer. */
   use(middleware: Middleware): this {
+    this.#configuring('use');
     this.#middleware.push(middleware);
     return this;
   }
 
   /** Replaces the failure body with the program's own shape. */
   failures(shape: FailureShape): this {
+    this.#configuring('failures');
     this.#failureShape = shape;
     return this;
   }
@@ -189,6 +198,7 @@ export class App {
    * @example app.health() · app.health('/health') · app.health({ path: '/healthz', cacheMs: 1000, timeoutMs: 2000 })
    */
   health(options?: string | HealthOptions): this {
+    this.#configuring('health');
     addHealthRoute(this, options);
     return this;
   }
@@ -200,6 +210,7 @@ export class App {
    * @example app.openapi({ path: 'openapi/openapi.json' })
    */
   openapi(options: OpenApiOptions = {}): this {
+    this.#configuring('openapi');
     addOpenApi(this, options);
     return this;
   }
@@ -216,6 +227,7 @@ export class App {
    * @example app.openapi().docs()
    */
   docs(options: DocsOptions = {}): this {
+    this.#configuring('docs');
     addDocsRoutes(this, options);
     return this;
   }
@@ -228,6 +240,7 @@ export class App {
    * @example app.static('/', 'public') · app.static('/', 'public', { spaFallback: 'index.html' })
    */
   static(prefix: string, dir: string, options: StaticOptions = {}): this {
+    this.#configuring('static');
     addStaticTree(this, prefix, { dir }, options);
     return this;
   }
@@ -247,6 +260,7 @@ export class App {
    * @example app.embedded('/', [{ path: 'index.html', bytes: html }], { cacheControl: 'no-cache' })
    */
   embedded(prefix: string, entries: readonly EmbeddedEntry[], options: EmbeddedOptions = {}): this {
+    this.#configuring('embedded');
     addStaticTree(this, prefix, { entries }, options);
     return this;
   }
@@ -270,6 +284,7 @@ export class App {
    * @example app.compress({ minBytes: 1024, level: 'fastest' })
    */
   compress(options: CompressOptions = {}): this {
+    this.#configuring('compress');
     this.#core.compress = compressor(options);
     return this;
   }
@@ -282,6 +297,7 @@ export class App {
    * @example app.sessions({ sessionSecret: process.env.SESSION_SECRET })
    */
   sessions(options: SessionOptions): this {
+    this.#configuring('sessions');
     checkSessionOptions(options);
     this.#core.sessions = options;
     return this;
@@ -293,9 +309,22 @@ export class App {
     return this;
   }
 
+  /** Configuration is read once, at the first build: a later call would be silently ignored (REF-39). */
+  #configuring(call: string): void {
+    if (this.#sealed)
+      throw new RefusalError([
+        `app.${call}() called after the app was built (by build(), inject(), document(), listen() or server): configure the app before any of those`,
+      ]);
+  }
+
   /** @internal adds a route the framework owns (health, openapi.json, docs) */
   addBuiltIn(record: RouteRecord, instance: object): void {
     this.#builtIns.push({ record, instance });
+  }
+
+  /** @internal runs at build before the Refusals are thrown; its problems join them (static trees) */
+  atBuild(fn: (problems: string[]) => void): void {
+    this.#atBuild.push(fn);
   }
 
   /** @internal runs after the routes are compiled (OpenAPI emission) */
@@ -381,6 +410,9 @@ export class App {
         problems.push(e instanceof Error ? e.message : String(e));
       }
     }
+    for (const fn of this.#atBuild) fn(problems);
+    for (const p of this.#provided)
+      if (p instanceof Dir && p.problem !== null) problems.push(p.problem);
     if (problems.length) throw new RefusalError(problems);
     router.seal();
     this.#router = router;
@@ -394,6 +426,7 @@ export class App {
       this.#router = null; // not built: a later build() or listen() meets the same error
       throw e;
     }
+    this.#sealed = true;
     return this;
   }
 
@@ -408,7 +441,7 @@ export class App {
     options: { host?: string; port?: number } = {},
   ): Promise<{ host: string; port: number; url: string }> {
     const server = this.server;
-    for (const s of this.#provided) if (s instanceof Client) s.start();
+    this.#startClients();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
@@ -449,7 +482,7 @@ export class App {
       await closed;
     } else this.#shutdown.abort(new Error('server shutting down'));
     await upgraded;
-    for (const s of this.#provided) if (s instanceof Client) await s.close();
+    for (const client of this.#clients()) await client.close();
     for (const fn of this.#onClose) await fn();
     this.#sink.flush();
   }
@@ -457,10 +490,28 @@ export class App {
   /** Sends a request through the whole pipeline (routing, middleware, failures, idempotency) without a socket. */
   inject(options: InjectOptions): Promise<InjectResult> {
     this.build();
+    if (!this.#core.stopping) this.#startClients();
     const req = new InjectRequest(options);
     const res = new InjectResponse(req.method);
     this.#dispatch(req as unknown as IncomingMessage, res as unknown as ServerResponse);
     return res.done;
+  }
+
+  /** The outbound clients the app starts and closes: those provided, and those of provided targets. */
+  #clients(): Set<Client> {
+    const clients = new Set<Client>();
+    for (const s of this.#provided) {
+      if (s instanceof Client) clients.add(s);
+      else if (s instanceof OpenTarget) clients.add(s.client);
+    }
+    return clients;
+  }
+
+  /** Starts every client not started yet (listen, and the first inject: a route calling out just works). */
+  #startClients(): void {
+    if (this.#clientsStarted) return;
+    this.#clientsStarted = true;
+    for (const client of this.#clients()) if (!client.started) client.start();
   }
 
   #createServer(): Server {

@@ -26,6 +26,10 @@ export const HTTP_ERRORS = {
   AlreadySent: { status: 500, doc: 'a second answer on one request' },
   TooManyHeaders: { status: 500, doc: 'more than 8 headers on a returned value' },
   BadRedirect: { status: 500, doc: 'a redirect status outside 301, 302, 303, 307, 308' },
+  UndeclaredAnswer: {
+    status: 500,
+    doc: 'a handler answered what its @Returns does not declare: a Reply status not in its map or list, a bare value from a Reply route, a value from a route with no @Returns',
+  },
   NotResolved: {
     status: 500,
     doc: 'c.resolve(T) of an async resolver that has not been worked out yet',

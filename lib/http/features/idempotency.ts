@@ -454,12 +454,48 @@ function unkeepable(contract: Contract | null): string | null {
   return null;
 }
 
+/** Methods that change nothing, so a retry is harmless without a key. */
+const SAFE_METHODS: readonly string[] = ['GET', 'HEAD', 'OPTIONS'];
+
+/** What was passed to `@Idempotent` instead of a Space declaration, or null when it is one. */
+function notASpace(x: unknown): string | null {
+  if (x instanceof OpenSpace)
+    return `the opened space "${x.space.name}" (Space.open(store) gives what app.provide takes)`;
+  const decl = x as Partial<SpaceDecl> | null;
+  if (
+    typeof x === 'object' &&
+    decl !== null &&
+    typeof decl.name === 'string' &&
+    typeof decl.open === 'function' &&
+    typeof decl.ttlSeconds === 'number'
+  )
+    return null;
+  const what =
+    x === null || x === undefined
+      ? String(x)
+      : typeof x === 'function'
+        ? `the class ${(x as Function).name || 'anonymous'}`
+        : typeof x === 'object'
+          ? `an object that is not a Space (${Object.keys(x).slice(0, 4).join(', ') || 'no keys'})`
+          : `${typeof x} ${JSON.stringify(x)}`;
+  return what;
+}
+
 const check: RecordCheck = (record: RouteRecord, services, problems) => {
   const mark = record.marks.get(IDEMPOTENT);
   if (mark === undefined) return;
   const label = record.label;
-  if (findSpace(services.all(), mark.space) === null) {
-    const name = (mark.space as Partial<SpaceDecl>).name ?? '?';
+  if (SAFE_METHODS.includes(record.method))
+    problems.push(
+      `${label}: @Idempotent on ${record.method}: a ${record.method} is idempotent already (a retry cannot do anything twice): take @Idempotent off`,
+    );
+  const given = notASpace(mark.space);
+  if (given !== null)
+    problems.push(
+      `${label}: @Idempotent was given ${given}; it takes the Space declaration (const Orders = Space('orders', { … }); @Idempotent(Orders)) and the opened space is provided (app.provide(Orders.open(store)))`,
+    );
+  else if (findSpace(services.all(), mark.space) === null) {
+    const name = (mark.space as SpaceDecl).name;
     problems.push(
       `${label}: @Idempotent space "${name}" is not provided: app.provide(${name}.open(store))`,
     );

@@ -1,11 +1,14 @@
 import {
   innerContracts,
-  isHeaderList,
-  tag,
   toContract,
+  toHeaderList,
+  typed,
+  type AnswerOf,
+  type AtMost8Headers,
   type Contract,
   type ContractLike,
   type HeaderList,
+  type ReturnedHeaders,
 } from '../core/answers';
 import type { Capability } from '../route/extensions';
 import type { OperationSink } from '../route/extensions';
@@ -29,35 +32,48 @@ export interface VersionedValue<T> {
 }
 
 /**
- * An answer with a version: a weak ETag made from it, and 304 when the client already has it.
+ * An answer with a version: a weak ETag made from it, and 304 when the client already has it. The
+ * handler returns what `Versioned.of` or `Versioned.unchanged` build.
  * @example @Returns(Versioned(Order)) … return Versioned.of(entry.version, entry.order)
  */
-export function Versioned(inner: ContractLike): Contract {
-  return tag({ kind: 'versioned', inner: toContract(inner) });
+export function Versioned<const C extends ContractLike>(
+  inner: C,
+): Contract<VersionedValue<AnswerOf<C>>> {
+  return typed({ kind: 'versioned', inner: toContract(inner) });
 }
-Versioned.of = <T>(
+/** `value` at `version`, with up to 8 headers (`{ Name: 'value' }` or `headers.of([...])`). */
+Versioned.of = <T, H extends ReturnedHeaders = HeaderList>(
   version: Version,
   value: T,
-  headers: HeaderList | null = null,
-): VersionedValue<T> => ({ [VERSIONED]: true, version, value, unchanged: false, headers });
+  headers: AtMost8Headers<H> | null = null,
+): VersionedValue<T> => ({
+  [VERSIONED]: true,
+  version,
+  value,
+  unchanged: false,
+  headers: headers === null ? null : toHeaderList(headers as ReturnedHeaders, 'Versioned.of'),
+});
 /**
  * The client has this version already (check with `c.clientHas`): 304 without doing the work,
  * with `headers` when given.
- * @example if (c.clientHas(e.version)) return Versioned.unchanged(e.version, headers.of([h]))
+ * @example if (c.clientHas(e.version)) return Versioned.unchanged(e.version, { 'Cache-Control': 'no-cache' })
  */
-Versioned.unchanged = (
+Versioned.unchanged = <H extends ReturnedHeaders = HeaderList>(
   version: Version,
-  headers: HeaderList | null = null,
+  headers: AtMost8Headers<H> | null = null,
 ): VersionedValue<never> => ({
   [VERSIONED]: true,
   version,
   value: undefined,
   unchanged: true,
-  headers,
+  headers:
+    headers === null ? null : toHeaderList(headers as ReturnedHeaders, 'Versioned.unchanged'),
 });
 /** The same call as `Versioned.unchanged(version, headers)`: the spec's name for it (ANS-32). */
-Versioned.unchangedWith = (version: Version, headers: HeaderList): VersionedValue<never> =>
-  Versioned.unchanged(version, headers);
+Versioned.unchangedWith = <H extends ReturnedHeaders>(
+  version: Version,
+  headers: AtMost8Headers<H>,
+): VersionedValue<never> => Versioned.unchanged<H>(version, headers);
 
 const encoder = (
   contract: Contract,
@@ -67,9 +83,13 @@ const encoder = (
   const inner = compile((contract as { inner: Contract }).inner);
   return (c: Ctx, v, status, own) => {
     const r = v as VersionedValue<unknown>;
+    if (typeof v !== 'object' || v === null || r[VERSIONED] !== true)
+      throw new TypeError(
+        `${label}: a Versioned route returned something other than Versioned.of(version, value) or Versioned.unchanged(version)`,
+      );
     const etag = etagOf(r.version);
     c.putHeader('etag', etag);
-    const extra = r.headers && isHeaderList(r.headers) ? r.headers.entries : null;
+    const extra = r.headers === null ? null : r.headers.entries;
     const list =
       extra === null || extra.length === 0 ? own : own === null ? extra : [...extra, ...own];
     if (noneMatchHolds(c.req.headers['if-none-match'], etag)) {

@@ -1,6 +1,6 @@
 import { compileArgument, gather, type Extractor, type ReadingOptions } from './arguments';
 import { type Ctx, isThenable } from '../request/ctx';
-import { baseStatus, compileEncoder, inferred } from './encode-answer';
+import { baseStatus, compileEncoder, undeclared } from './encode-answer';
 import type { RouteRecord } from '../route/route-record';
 import { templateNames } from '../core/router';
 import type {
@@ -38,7 +38,7 @@ export function compileRoute(
   const handler = (instance as Record<string, (...args: unknown[]) => unknown>)[record.key];
   const encode: Encoder = record.contract
     ? compileEncoder(record.contract, record.label, options.encoders)
-    : inferred;
+    : undeclared(record.label);
   const status = record.contract ? baseStatus(record.contract) : 200;
 
   // An answer written asynchronously (a file, c.sendFile) is a promise: returned, so the pipeline

@@ -1,6 +1,6 @@
 import {
   Bytes,
-  isHeaderList,
+  headerEntries,
   type Contract,
   type HeaderEntry,
   type RedirectValue,
@@ -42,6 +42,10 @@ export function compileEncoder(
 ): Encoder {
   switch (contract.kind) {
     case 'json': {
+      // `@Returns(Object)` names no class: each value's runtime class decides its spelling (JSON-12).
+      if (contract.type === Object)
+        return (c, v, status, own) =>
+          c.write(status, JSON_TYPE, JSON.stringify(spell(v)) ?? 'null', own);
       // A type that reaches no JSON marker keeps the plain path; a marked one is spelled first (JSON-12).
       const spelled = compileWriter(contract.type);
       if (spelled === null)
@@ -83,14 +87,28 @@ export function compileEncoder(
           compileEncoder(c, label, extensions),
         ]),
       );
+      // Checked here, on the compiled path: a status the contract does not list never goes out
+      // (ANS-45), and a bare value is named rather than written as a wrapper (ANS-46).
+      const declared = new Set(contract.statuses);
+      const listed = contract.statuses.join(', ');
       return (c, v, _status, own) => {
+        if (!isReplyValue(v))
+          throw new HttpError(
+            'UndeclaredAnswer',
+            `${label}: a Reply route returned ${describe(v)}, not { status, value }: return { status: ${contract.statuses[0]}, value }`,
+          );
         const r = v as ReplyValue<unknown>;
+        if (!declared.has(r.status))
+          throw new HttpError(
+            'UndeclaredAnswer',
+            `${label}: answered ${String(r.status)}, which its @Returns(Reply(...)) does not declare (${listed}): add it to the Reply or answer a declared status`,
+          );
         const encode = variants.get(r.status) ?? inner;
         return encode(
           c,
           r.value,
           r.status,
-          r.headers && isHeaderList(r.headers) ? join(r.headers.entries, own) : own,
+          r.headers === undefined ? own : join(headerEntries(r.headers, label), own),
         );
       };
     }
@@ -143,13 +161,38 @@ function selfWriting(type: SelfWriting): Encoder {
   };
 }
 
-/** Answers a result when the route declared no contract: by what came back (nothing → 204, text → text/plain, else JSON). */
-export const inferred: Encoder = (c, v, _status, own) => {
-  if (v === undefined || v === null) c.write(204, null, null, own);
-  else if (typeof v === 'string') c.write(200, TEXT_TYPE, v, own);
-  else if (v instanceof Bytes) c.write(200, v.contentType, v.body, join(v.headers.entries, own));
-  else c.write(200, JSON_TYPE, JSON.stringify(spell(v)), own);
-};
+/**
+ * Answers a route that declared no contract: 204, as its document says. A value returned there
+ * would answer something the document does not describe, so it is a 500 naming the route (REF-38).
+ */
+export function undeclared(label: string): Encoder {
+  return (c, v, _status, own) => {
+    if (v === undefined || v === null) return c.write(204, null, null, own);
+    throw new HttpError(
+      'UndeclaredAnswer',
+      `${label}: returned ${describe(v)} but declares no @Returns, so it answers 204: declare @Returns(...) or return nothing`,
+    );
+  };
+}
+
+/** A `Reply` route's value: a numeric status and a value (headers optional). */
+function isReplyValue(v: unknown): boolean {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as { status?: unknown }).status === 'number' &&
+    'value' in v
+  );
+}
+
+/** What came back, for a message: its class or its type, never its content. */
+function describe(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
+  if (typeof v !== 'object') return `a ${typeof v}`;
+  if (Array.isArray(v)) return 'an array';
+  const name = (v as object).constructor?.name;
+  return name && name !== 'Object' ? `a ${name}` : 'an object';
+}
 
 function join(
   a: readonly HeaderEntry[],

@@ -4,6 +4,7 @@ import { Ctx } from '../request/ctx';
 import { marks, type ParamMark } from '../route/metadata';
 import type { ArgRecord, RouteRecord } from '../route/route-record';
 import { templateNames } from '../core/router';
+import { unseenNested } from '../schema';
 import type { RecordCheck, Services } from '../route/extensions';
 
 /** The services an app was given, by type. */
@@ -29,25 +30,18 @@ export function scan(
 ): Scanned {
   const records: RouteRecord[] = [];
   const instances = new Map<Function, object>();
+  // Where TypeScript's decorator metadata is missing: one Refusal for the whole app (REF-41).
+  const unmarked: string[] = [];
   for (const cls of controllers) {
     const prefix = marks.controller(cls);
     if (prefix === undefined) {
-      problems.push(`${cls.name}: is not a @Controller`);
+      problems.push(
+        `${cls.name}: is not a @Controller: decorate the class with @Controller('/prefix')`,
+      );
       continue;
     }
-    const ctorArgs: unknown[] = [];
-    marks.ctorTypes(cls).forEach((t, i) => {
-      if (services.has(t)) ctorArgs.push(services.get(t));
-      else
-        problems.push(
-          `${cls.name}: constructor parameter ${i} (${typeName(t)}) is not provided: pass an instance to app.provide()`,
-        );
-    });
-    let instance: object | null = null;
-    if (ctorArgs.length === marks.ctorTypes(cls).length) {
-      instance = new (cls as new (...a: unknown[]) => object)(...ctorArgs);
-      instances.set(cls, instance);
-    }
+    const instance = construct(cls, services, problems, unmarked);
+    if (instance !== null) instances.set(cls, instance);
     const proto = cls.prototype as object;
     for (const mark of marks.routes(proto)) {
       const path = joinPath(prefix, mark.path);
@@ -59,6 +53,13 @@ export function scan(
       }
       if (!/^\/[^?#\s]*$/.test(path) || /\{[^}]*\/|\{\}/.test(path))
         problems.push(`${label}: path must start with "/" and name its segments as {name}`);
+      if (
+        !Reflect.hasMetadata('design:paramtypes', proto, mark.key) &&
+        (handler.length > 0 || marks.params(proto, mark.key).length > 0)
+      ) {
+        unmarked.push(`${cls.name}.${mark.key}`);
+        continue;
+      }
       const args = readArgs(proto, mark.key, handler.length, label, services, problems);
       const record: RouteRecord = Object.freeze({
         method: mark.method,
@@ -76,17 +77,72 @@ export function scan(
         builtIn: false,
       });
       checkPathNames(record, problems);
+      checkNested(record, problems);
       if (record.contract) checkContract(record.contract, label, problems);
       if (record.contract?.kind === 'events' && !record.args.some((a) => a.kind === 'ctx')) {
         problems.push(
           `${label}: @Returns(EventStream) answers through c.events(): take a Ctx parameter`,
         );
       }
+      if (record.contract === null) checkUndeclared(record, problems);
       for (const check of checks) check(record, services, problems);
       records.push(record);
     }
   }
+  if (unmarked.length > 0)
+    problems.push(
+      `decorator metadata is missing (no design:paramtypes on ${unmarked.slice(0, 3).join(', ')}${unmarked.length > 3 ? ` and ${unmarked.length - 3} more` : ''}): fw reads parameter types from it. Compile with tsc or ts-jest and "experimentalDecorators": true, "emitDecoratorMetadata": true in tsconfig.json; esbuild, tsx, vitest and swc (without its decoratorMetadata option) do not write it`,
+    );
   return { records, instances };
+}
+
+/**
+ * Builds a controller once, its constructor parameters filled by type (REF-33), or null when one is
+ * not provided (each such parameter is a Refusal) or its types cannot be read.
+ */
+function construct(
+  cls: Function,
+  services: Services,
+  problems: string[],
+  unmarked: string[],
+): object | null {
+  const types = marks.ctorTypes(cls);
+  if (types.length < cls.length && !Reflect.hasMetadata('design:paramtypes', cls)) {
+    unmarked.push(`${cls.name}'s constructor`);
+    return null;
+  }
+  const args: unknown[] = [];
+  types.forEach((t, i) => {
+    if (services.has(t)) args.push(services.get(t));
+    else if (erased(t))
+      problems.push(
+        `${cls.name}: constructor parameter ${i} has no type at run time (TypeScript wrote ${typeName(t)}): ${ERASED_FIX}`,
+      );
+    else
+      problems.push(
+        `${cls.name}: constructor parameter ${i} (${typeName(t)}) is not provided: pass an instance to app.provide(), or take it out of the constructor`,
+      );
+  });
+  if (args.length !== types.length) return null;
+  return new (cls as new (...a: unknown[]) => object)(...args);
+}
+
+/** A parameter type TypeScript could not name at run time: an interface, a union, `import type`. */
+const erased = (t: unknown): boolean => t === Object || t === Function || t === undefined;
+const ERASED_FIX =
+  "a type imported with `import type` (or an interface or a union) leaves nothing to look up: import the class itself (`import { Ctx } from 'fw'`, not `import type`), or decorate the parameter (@Body, @Query, @Param, @Header, @Authorization)";
+
+/**
+ * A route without `@Returns` answers 204 and its document says so: a handler TypeScript says
+ * returns a value must declare what (REF-38). `void`, `undefined` and a promise (of nothing, it
+ * cannot tell) pass; the value of one that resolves to something is a 500 at run time.
+ */
+function checkUndeclared(record: RouteRecord, problems: string[]): void {
+  const t = record.returnType;
+  if (t === undefined || t === Promise) return;
+  problems.push(
+    `${record.label}: returns ${typeName(t)} but declares no @Returns, so it would answer 204: declare @Returns(...) or return nothing`,
+  );
 }
 
 function readArgs(
@@ -108,8 +164,14 @@ function readArgs(
     if (mark) {
       switch (mark.kind) {
         case 'body':
-          if (!isClass(type))
-            problems.push(`${where}: @Body needs a class type (got ${typeName(type)})`);
+          if (type === Array)
+            problems.push(
+              `${where}: @Body() cannot read an array: wrap it in a class (class NewBookings { @ValidateNested({ each: true }) @Type(() => NewBooking) items!: NewBooking[] }) and take @Body() b: NewBookings`,
+            );
+          else if (!isClass(type))
+            problems.push(
+              `${where}: @Body() needs a class to read the body into (got ${typeName(type)}): declare the parameter as a class with class-validator decorators`,
+            );
           args.push({ kind: 'body', type: type as Function });
           break;
         case 'form': {
@@ -155,7 +217,12 @@ function readArgs(
       typeof (type as { resolve?: unknown }).resolve === 'function'
     )
       args.push({ kind: 'resolved', type });
-    else {
+    else if (erased(type)) {
+      problems.push(
+        `${where} has no type at run time (TypeScript wrote ${typeName(type)}): ${ERASED_FIX}`,
+      );
+      args.push({ kind: 'service', type: Object, instance: undefined });
+    } else {
       problems.push(
         `${where} (${typeName(type)}) is not provided: pass an instance to app.provide(), give it a static resolve(c), or decorate it (@Body, @Query, @Param, @Header, @Authorization)`,
       );
@@ -163,6 +230,18 @@ function readArgs(
     }
   }
   return args;
+}
+
+/** A read class whose `@ValidateNested` property names no class would check only "is an object" (REF-40). */
+function checkNested(record: RouteRecord, problems: string[]): void {
+  for (const a of record.args) {
+    if ((a.kind !== 'body' && a.kind !== 'form' && a.kind !== 'queryClass') || !isClass(a.type))
+      continue;
+    for (const where of unseenNested(a.type))
+      problems.push(
+        `${record.label}: @ValidateNested on ${where} cannot see the class it holds, so it would only check "is an object": add @Type(() => TheClass) from class-transformer`,
+      );
+  }
 }
 
 function checkPathNames(record: RouteRecord, problems: string[]): void {
@@ -201,9 +280,26 @@ function checkContract(
         );
       break;
     case 'status':
+      checkStatus(
+        contract.status,
+        contract.inner,
+        `Status(${contract.status}, …)`,
+        label,
+        problems,
+      );
       if (contract.inner.kind === 'file')
         problems.push(
           `${label}: FileBody cannot take a wrapper's status (Status(${contract.status}, FileBody))`,
+        );
+      break;
+    case 'reply':
+      for (const status of contract.statuses)
+        checkStatus(
+          status,
+          contract.variants?.[status] ?? contract.inner,
+          `Reply status ${status}`,
+          label,
+          problems,
         );
       break;
     case 'versioned':
@@ -247,6 +343,36 @@ function checkContract(
   }
   const here = UNDER[contract.kind] ?? null;
   for (const inner of innerContracts(contract)) checkContract(inner, label, problems, here);
+}
+
+/**
+ * The statuses a `Status` or `Reply` may declare (REF-35..37): a real status (100–599) that carries
+ * what the contract says. 1xx, 204 and 304 have no body; a 3xx means nothing without the Location
+ * only `Redirect` writes.
+ */
+function checkStatus(
+  status: number,
+  inner: Contract,
+  what: string,
+  label: string,
+  problems: string[],
+): void {
+  if (!Number.isInteger(status) || status < 100 || status > 599)
+    problems.push(
+      `${label}: ${what}: ${status} is not an HTTP status: use a whole number from 100 to 599`,
+    );
+  else if (status < 200)
+    problems.push(
+      `${label}: ${what}: a 1xx status is an interim answer, never a handler's: use a status from 200 to 599`,
+    );
+  else if ((status === 204 || status === 304) && inner.kind !== 'void')
+    problems.push(
+      `${label}: ${what}: a ${status} answer has no body: leave @Returns out and return nothing${status === 304 ? " (304 is Versioned's to send)" : ''}`,
+    );
+  else if (status >= 300 && status < 400 && status !== 304)
+    problems.push(
+      `${label}: ${what}: a ${status} answer needs a Location: declare @Returns(Redirect(${REDIRECT_STATUSES.includes(status) ? status : 303})) and return Redirect.to(url)`,
+    );
 }
 
 function isScalarMarker(m: unknown): boolean {

@@ -1,4 +1,12 @@
-import { toContract, type ContractLike } from '../core/answers';
+import {
+  toContract,
+  type AnswerOf,
+  type AtMost8Headers,
+  type ContractLike,
+  type HeaderList,
+  type TooManyHeaders,
+} from '../core/answers';
+import type { EventStream } from '../request/events';
 import type { MarkKey } from './mark-key';
 import { marks, type HttpMethod } from './metadata';
 
@@ -32,8 +40,45 @@ export const Delete = route('DELETE');
 export const Head = route('HEAD');
 export const Options = route('OPTIONS');
 
-/** Declares what the route answers: status, content type and OpenAPI response. @example @Returns(Status(201, Order)) */
-export function Returns(contract: ContractLike): MethodDecorator {
+/** What a handler under `@Returns(C)` returns: `AnswerOf<C>`, nothing for an `EventStream` (it answers through `c.events()`). */
+export type HandlerAnswer<C> = C extends typeof EventStream ? void : AnswerOf<C>;
+
+/** A handler returning `R`, at once or through a promise. */
+export type HandlerReturning<R> = (...args: never[]) => R | Promise<R>;
+
+/** The headers of a `{ status, value, headers }` a handler returns, when they are a literal object. */
+type LiteralHeaders<R> = R extends { readonly status: number; readonly headers?: infer H }
+  ? H extends HeaderList
+    ? never
+    : H
+  : never;
+/** A ninth header in a returned literal `{ status, value, headers: {…} }` (REF-21); `any` holds to nothing. */
+type Overfull<R> = 0 extends 1 & R
+  ? false
+  : true extends OverfullEach<LiteralHeaders<R>>
+    ? true
+    : false;
+type OverfullEach<H> = H extends unknown
+  ? AtMost8Headers<H> extends TooManyHeaders
+    ? true
+    : false
+  : never;
+
+/**
+ * Declares what the route answers: status, content type and OpenAPI response. The handler must
+ * return what the contract says (`Order` for `Status(201, Order)`, `reply(409, x)` for a `Reply`
+ * map, `Redirect.to(url)` for a `Redirect`): anything else is a type error at the handler.
+ * @example @Returns(Status(201, Order)) place(@Body() o: NewOrder): Promise<Order>
+ */
+export function Returns<const C extends ContractLike>(
+  contract: C,
+): <M extends HandlerReturning<HandlerAnswer<C>>>(
+  proto: object,
+  key: string | symbol,
+  handler: Overfull<Awaited<ReturnType<M>>> extends true
+    ? TooManyHeaders
+    : { readonly value?: M | undefined },
+) => void {
   return (proto, key) => marks.setReturns(proto, String(key), toContract(contract));
 }
 

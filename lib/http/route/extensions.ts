@@ -108,6 +108,11 @@ export interface Host {
   log(line: string): void;
   /** Adds a route the framework owns. */
   addBuiltIn(record: RouteRecord, instance: object): void;
+  /**
+   * Runs at build, before the Refusals are thrown: each problem it pushes is one more line of the
+   * app's one `RefusalError` (a static tree's missing directory, say).
+   */
+  atBuild(fn: (problems: string[]) => void): void;
   /** Runs after the routes are compiled. */
   afterBuild(fn: (host: Host) => void): void;
   /** Answers requests no route took, before 404/405; `false` when it does not take this one either. */

@@ -1,6 +1,6 @@
 // Internal door of lib/http/schema: class-validator declarations read once into a shape, then
 // compiled into a fast reader and into JSON Schema. Not part of the public `fw` surface.
-export { readShape } from './read-shape';
+export { readShape, unseenNested } from './read-shape';
 export type {
   ClassShape,
   Constraint,

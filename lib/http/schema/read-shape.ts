@@ -73,6 +73,11 @@ export interface ClassShape {
    * or `null`. When set, reading goes through class-transformer + class-validator.
    */
   readonly fallback: string | null;
+  /**
+   * `@ValidateNested` properties whose element class fw cannot see (no `@Type(() => T)` and no
+   * class in the design type): the scanner refuses them (REF-40) rather than read "any object".
+   */
+  readonly unseenNested: readonly string[];
 }
 
 // class-transformer keeps @Type/@Transform/@Expose in a storage it does not export from its
@@ -179,17 +184,48 @@ function buildShape(cls: Function): ClassShape {
   }
   const defaults = readDefaults(cls);
   const properties: PropertyShape[] = [];
+  const unseenNested: string[] = [];
   for (const [name, list] of byProperty) {
     // Decorators run bottom-up, so class-validator stores each property's list reversed.
     const own = list.slice().reverse();
-    properties.push(readProperty(cls, name, own, defaults, reasons));
+    const property = readProperty(cls, name, own, defaults, reasons);
+    properties.push(property);
+    if (own.some((m) => m.type === ValidationTypes.NESTED_VALIDATION) && !seesClass(property.value))
+      unseenNested.push(name);
   }
   return Object.freeze({
     name: cls.name,
     target: cls,
     properties: Object.freeze(properties),
     fallback: reasons.length > 0 ? [...new Set(reasons)].join('; ') : null,
+    unseenNested: Object.freeze(unseenNested),
   });
+}
+
+/** Whether a nested value (or an array's elements) names the class it is read into. */
+function seesClass(v: ValueShape): boolean {
+  return v.kind === 'array' ? v.items !== undefined && seesClass(v.items) : v.ref !== undefined;
+}
+
+/**
+ * Every `@ValidateNested` property fw cannot see the class of, in `cls` and the classes it nests,
+ * as `Class.property` (REF-40).
+ */
+export function unseenNested(cls: Function): string[] {
+  const out: string[] = [];
+  const seen = new Set<Function>();
+  const walk = (c: Function): void => {
+    if (seen.has(c)) return;
+    seen.add(c);
+    const shape = readShape(c);
+    for (const name of shape.unseenNested) out.push(`${shape.name}.${name}`);
+    for (const p of shape.properties) {
+      const ref = p.value.kind === 'array' ? p.value.items?.ref : p.value.ref;
+      if (ref !== undefined) walk(ref);
+    }
+  };
+  walk(cls);
+  return out;
 }
 
 function readDefaults(cls: Function): Record<string, unknown> | null {

@@ -179,7 +179,10 @@ function withConstraints(s: JsonSchema, value: ValueShape): JsonSchema {
           s.pattern = c.value.source;
         break;
       case 'format':
-        s.format = c.value;
+        // `@IsISO8601()` / `@IsDateString()` take a year alone, a date, a week or a date-time:
+        // `format: date-time` would make a client refuse what the reader takes (OAS-20).
+        if (c.value !== 'date-time') s.format = c.value;
+        else if (s.pattern === undefined) s.pattern = iso8601Pattern(c.options);
         break;
       case 'enum': {
         // An enum marked with `jsonEnum` travels as its spelled member names.
@@ -245,4 +248,21 @@ export function scalarSchema(
   if (type === Number) return { type: 'number' };
   if (type === Boolean) return { type: 'boolean' };
   return {};
+}
+
+/**
+ * What class-validator's `isISO8601` accepts (validator.js), as a JSON Schema pattern that any
+ * regular-expression dialect reads: no look-around and no back-reference, so it takes a little
+ * more than the reader (`2024-0501`, mixed separators), never less. `strictSeparator` allows only
+ * `T` between date and time.
+ */
+function iso8601Pattern(options: unknown): string {
+  const strict = (options as { strictSeparator?: unknown } | undefined)?.strictSeparator === true;
+  const time =
+    '((([01]\\d|2[0-3])(:?[0-5]\\d)?|24:?00)([.,]\\d+)?)?(:?[0-5]\\d([.,]\\d+)?)?' +
+    '([zZ]|[+-]([01]\\d|2[0-3]):?([0-5]\\d)?)?';
+  const date =
+    '(0[1-9]|1[0-2])(-?([12]\\d|0[1-9]|3[01]))?|W([0-4]\\d|5[0-3])(-?[1-7])?' +
+    '|(00[1-9]|0[1-9]\\d|[12]\\d{2}|3([0-5]\\d|6[1-6]))';
+  return `^[+-]?\\d{4}(-?(${date})(${strict ? 'T' : '[T\\s]'}${time})?)?$`;
 }

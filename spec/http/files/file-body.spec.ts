@@ -167,18 +167,34 @@ describe('FileBody fields and Dir', () => {
     expect(r.body).toBe('inner');
   });
 
-  it('ANS-12 OPEN-60 a directory that cannot be opened throws DirNotFound naming it, before the app is built', () => {
+  it('ANS-12 OPEN-60 REF-31 a directory that cannot be opened stops build(): one Refusal line naming it, among the others', () => {
     const missing = join(base, 'no-such-dir');
+    const dir = Dir.open(missing);
+    expect(dir.problem).toContain(missing);
     let err: unknown;
     try {
-      Dir.open(missing);
+      new App({ log: () => {} })
+        .controllers(FilesController)
+        .provide(dir)
+        .static('/s', missing)
+        .build();
     } catch (e) {
       err = e;
     }
-    expect(err).toBeInstanceOf(HttpError);
-    expect((err as HttpError).code).toBe('DirNotFound');
-    expect((err as Error).message).toContain(missing);
-    expect(() => Dir.open(join(root, 'hello.txt'))).toThrow(/hello\.txt.*cannot be opened/);
+    expect(err).toBeInstanceOf(RefusalError);
+    const problems = (err as RefusalError).problems;
+    expect(problems).toHaveLength(2);
+    expect(problems).toContainEqual(
+      expect.stringMatching(
+        /^Dir\.open: directory ".*no-such-dir" .* cannot be opened: ENOENT: create it/,
+      ),
+    );
+    // Used anyway (no app to refuse it), it throws DirNotFound naming it.
+    expect(() => dir.path).toThrow(HttpError);
+    expect(() => dir.path).toThrow(/no-such-dir.*cannot be opened/);
+    expect(Dir.open(join(root, 'hello.txt')).problem).toMatch(
+      /hello\.txt.*cannot be opened: ENOTDIR/,
+    );
   });
 
   it('ANS-13 headers go out with the file; a download name is a Content-Disposition entry', async () => {
@@ -621,12 +637,12 @@ describe('FileBody Refusals', () => {
       @Get('/r')
       @Returns(Reply(FileBody, { statuses: [200] }))
       r() {
-        return null;
+        return null as never; // refused before it runs
       }
       @Get('/v')
       @Returns(Versioned(FileBody))
       v() {
-        return null;
+        return null as never; // refused before it runs
       }
       @Get('/s')
       @Returns(Status(200, Optional(FileBody)))

@@ -55,4 +55,38 @@ describe('GET /docs in Debian chromium', () => {
     expect(errors).toEqual([]);
     await context.close();
   }, 60_000);
+
+  it('Authorize with a bearer token, then GET /orders through "Try it out" answers 200', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    // What the page sends to GET /orders, to see the token go out.
+    const sent: (string | undefined)[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/orders' && r.method() === 'GET')
+        sent.push(r.headers()['authorization']);
+    });
+
+    await page.goto(`${url}/docs`);
+    // The top "Authorize" button is there only because the document lists a security scheme.
+    await page.click('.scheme-container button.authorize');
+    await page.fill('.modal-ux input[aria-label="auth-bearer-value"]', 'alice-token');
+    await page.click('.modal-ux .auth-btn-wrapper button.authorize');
+    await page.click('.modal-ux button.btn-done');
+
+    const list = page.locator('.opblock.opblock-get', {
+      has: page.locator('.opblock-summary-path[data-path="/orders"]'),
+    });
+    await list.locator('.opblock-summary-control').click();
+    await list.locator('button.try-out__btn').click();
+    await list.locator('button.execute').click();
+    const status = list.locator('.live-responses-table tbody .response-col_status').first();
+    await status.waitFor({ timeout: 15_000 });
+    expect((await status.textContent())?.trim()).toBe('200');
+    expect(sent).toEqual(['Bearer alice-token']);
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 60_000);
 });

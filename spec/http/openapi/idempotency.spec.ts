@@ -1,5 +1,5 @@
 import { IsInt, IsString } from 'class-validator';
-import { App, Body, Controller, Ctx, Get, Idempotent, Param, Post, Put, Reply, Returns, Status, type OpenApiDocument } from 'fw';
+import { App, Body, Controller, Ctx, Get, Idempotent, Param, Post, Put, Reply, Returns, Status, reply, type OpenApiDocument } from 'fw';
 import { MemoryStore, Space } from 'fw/cache';
 
 class NewOrder {
@@ -21,7 +21,7 @@ class OrdersController {
   @Idempotent(Orders, { by: (c: Ctx) => c.header('x-account') })
   @Returns(Reply({ 201: Order, 409: Taken }))
   create(@Body() order: NewOrder) {
-    return { status: 201, value: { id: order.sku } };
+    return reply(201, { id: order.sku });
   }
 
   @Put('/orders/{id}')

@@ -1,6 +1,6 @@
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { App, Controller, cors, Get, HttpError, logger, Post, RefusalError } from 'fw';
+import { App, Controller, cors, Get, logger, Post, RefusalError, Returns } from 'fw';
 import { appWithLog, cleanTrees, text, tree } from './support';
 
 afterEach(cleanTrees);
@@ -159,8 +159,12 @@ describe('static trees: loading', () => {
     } catch (e) {
       err = e;
     }
-    expect((err as HttpError).code).toBe('DirNotFound');
-    expect((err as Error).message).toContain('no/such/dir');
+    expect(err).toBeInstanceOf(RefusalError); // REF-01: one line among the other Refusals
+    expect((err as RefusalError).problems).toEqual([
+      expect.stringMatching(
+        /^static \/: directory "no\/such\/dir" \(.*\) cannot be opened: ENOENT: create it, or give app.static the right path/,
+      ),
+    ]);
     await expect(
       new App({ log: () => {} }).static('/', 'no/such/dir').listen({ port: 0 }),
     ).rejects.toThrow(/cannot be opened/);
@@ -249,10 +253,12 @@ describe('static trees: lookup and fallback', () => {
   it('OPEN-30 routes win over static; static answers GET and HEAD, other methods on a file are 405 with Allow: GET, HEAD', async () => {
     @Controller()
     class Pages {
+      @Returns(String)
       @Get('/app.js')
       js(): string {
         return 'from a route';
       }
+      @Returns(String)
       @Post('/index.html')
       post(): string {
         return 'posted';
@@ -370,7 +376,7 @@ describe('embedded trees', () => {
         .build();
     } catch (e) {
       expect((e as RefusalError).problems).toEqual([
-        'embedded /: path "index.html" is listed twice',
+        'embedded /: path "index.html" is listed twice: list each path once',
       ]);
     }
   });

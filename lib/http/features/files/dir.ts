@@ -19,8 +19,12 @@ export interface DirOptions {
  * @example app.provide(Dir.open('sample/files'))
  */
 export class Dir {
-  /** The directory's absolute path with every symlink resolved. */
-  readonly path: string;
+  readonly #path: string;
+  /**
+   * Why the directory could not be opened (it is missing, or not a directory), or null. An app given
+   * such a Dir refuses to build with this line among its Refusals (REF-31).
+   */
+  readonly problem: string | null;
   /** Whether symlinks that stay inside are followed (DirOptions). */
   readonly followSymlinks: boolean;
   /** Whether names starting with `.` are served (DirOptions). */
@@ -28,20 +32,35 @@ export class Dir {
   /** `path` with a trailing separator: a file is inside when its real path starts with this. */
   readonly #prefix: string;
 
-  private constructor(path: string, options: DirOptions) {
-    this.path = path;
+  private constructor(path: string, options: DirOptions, problem: string | null = null) {
+    this.#path = path;
+    this.problem = problem;
     this.followSymlinks = options.followSymlinks ?? false;
     this.dotfiles = options.dotfiles ?? false;
     this.#prefix = path.endsWith(sep) ? path : path + sep;
   }
 
+  /** The directory's absolute path with every symlink resolved; `DirNotFound` when it could not be opened. */
+  get path(): string {
+    if (this.problem !== null) throw new HttpError('DirNotFound', this.problem);
+    return this.#path;
+  }
+
   /**
-   * Resolves `path` (relative to the working directory) and checks it is a directory. A directory
-   * that cannot be opened throws `HttpError('DirNotFound')` naming it, so the program stops before
-   * `listen()`.
+   * Resolves `path` (relative to the working directory) and checks it is a directory. One that
+   * cannot be opened is kept with its `problem`: the app it is provided to refuses to build, the
+   * line naming it among the other Refusals (REF-01, REF-31); used anyway, it throws `DirNotFound`.
    */
   static open(path: string, options: DirOptions = {}): Dir {
-    return new Dir(realDir(path, ''), options);
+    try {
+      return new Dir(realDir(path, ''), options);
+    } catch (e) {
+      return new Dir(
+        resolve(path),
+        options,
+        `Dir.open: ${(e as Error).message}: create it, or give Dir.open the right path (relative to the working directory)`,
+      );
+    }
   }
 
   /** @internal a Dir over a real path already checked to be a directory (the static tree's root) */
@@ -51,7 +70,7 @@ export class Dir {
 
   /** @internal whether a real path lies inside this directory */
   holds(realPath: string): boolean {
-    return realPath.startsWith(this.#prefix);
+    return this.problem === null && realPath.startsWith(this.#prefix);
   }
 }
 

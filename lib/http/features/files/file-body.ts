@@ -2,13 +2,15 @@ import { constants } from 'node:fs';
 import { open, realpath, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import {
-  headers as headerLists,
   innerContracts,
   OWN_CONTRACT,
-  tag,
+  toHeaderList,
+  typed,
+  type AtMost8Headers,
   type Contract,
   type HeaderEntry,
   type HeaderList,
+  type ReturnedHeaders,
 } from '../../core/answers';
 import { OCTET_STREAM } from '../../core/media-types';
 import type { Capability } from '../../route/extensions';
@@ -18,7 +20,7 @@ import type { RecordCheck } from '../../route/extensions';
 import type { Dir } from './dir';
 import { answerOpenFile, fileNotFound, missingAsNotFound } from './file-answer';
 
-export interface FileBodyInit {
+export interface FileBodyInit<H extends ReturnedHeaders = HeaderList> {
   /** The directory `name` is opened in (`Dir.open`, provided as a service). */
   readonly dir: Dir;
   /**
@@ -31,8 +33,11 @@ export interface FileBodyInit {
   readonly contentType?: string;
   /** Sent as `Cache-Control` when not empty. Default empty. */
   readonly cacheControl?: string;
-  /** Up to 8 headers sent with the file, e.g. a `Content-Disposition` download name. */
-  readonly headers?: HeaderList;
+  /**
+   * Up to 8 headers sent with the file, e.g. a `Content-Disposition` download name:
+   * `{ 'Content-Disposition': 'attachment; filename="terms.txt"' }` or `headers.of([...])`.
+   */
+  readonly headers?: AtMost8Headers<H>;
 }
 
 /**
@@ -42,21 +47,21 @@ export interface FileBodyInit {
  * @Get('/files/{name}') @Returns(FileBody)
  * file(@Param('name') name: string, dir: Dir) { return new FileBody({ dir, name, contentType: 'text/plain' }) }
  */
-export class FileBody {
-  /** @internal `@Returns(FileBody)` stands for the file contract */
-  static readonly [OWN_CONTRACT]: Contract = tag({ kind: 'file' });
+export class FileBody<H extends ReturnedHeaders = HeaderList> {
+  /** @internal `@Returns(FileBody)` stands for the file contract: the handler returns a FileBody */
+  static readonly [OWN_CONTRACT]: Contract<FileBody> = typed({ kind: 'file' });
   readonly dir: Dir;
   readonly name: string;
   readonly contentType: string;
   readonly cacheControl: string;
   readonly headers: HeaderList;
 
-  constructor(init: FileBodyInit) {
+  constructor(init: FileBodyInit<H>) {
     this.dir = init.dir;
     this.name = init.name;
     this.contentType = init.contentType ?? OCTET_STREAM;
     this.cacheControl = init.cacheControl ?? '';
-    this.headers = init.headers ?? headerLists.none;
+    this.headers = toHeaderList(init.headers as ReturnedHeaders | undefined, 'FileBody');
   }
 }
 

@@ -4,7 +4,7 @@ import type { RouteRecord } from '../../route/route-record';
 import { templateNames } from '../../core/router';
 import { EVENT_STREAM, JSON_TYPE, OCTET_STREAM, TEXT_MEDIA_TYPE } from '../../core/media-types';
 import { readShape, scalarSchema, valueSchema, type JsonSchema } from '../../schema';
-import type { OperationBuilder } from './operation-builder';
+import type { OperationBuilder, SecurityScheme } from './operation-builder';
 
 const BINARY: JsonSchema = Object.freeze({ type: 'string', format: 'binary' });
 
@@ -24,55 +24,114 @@ export function describeRoute(record: RouteRecord, op: OperationBuilder, answere
 function describeArguments(record: RouteRecord, op: OperationBuilder): void {
   // Path parameters first, in template order, then the rest in argument order.
   const names = templateNames(record.path);
-  const params = record.args.flatMap((a) => (a.kind === 'param' ? [a] : [])).sort((a, b) => names.indexOf(a.name) - names.indexOf(b.name));
-  for (const a of params) op.parameter({ name: a.name, in: 'path', required: true, schema: scalar(a.type) });
-  let reads = params.length > 0;
+  const params = record.args
+    .flatMap((a) => (a.kind === 'param' ? [a] : []))
+    .sort((a, b) => names.indexOf(a.name) - names.indexOf(b.name));
+  // Why a 400 can come, one reason per way: a route whose arguments cannot be refused lists none.
+  const unread: string[] = [];
+  for (const a of params) {
+    op.parameter({ name: a.name, in: 'path', required: true, schema: scalar(a.type) });
+    // A text path parameter is handed over as matched: no value of it is refused.
+    const why = notConverted(a.type);
+    if (why !== null) unread.push(`path param "${a.name}" is not ${why}`);
+  }
   let resolves = false;
   for (const a of record.args) {
     switch (a.kind) {
       case 'queryClass':
-        reads = true;
-        for (const p of readShape(a.type).properties) op.parameter({ name: p.name, in: 'query', required: p.required, schema: valueSchema(p.value, op.schemas) });
+        unread.push('the query does not read as declared', TOO_MANY_QUERY);
+        for (const p of readShape(a.type).properties)
+          op.parameter({
+            name: p.name,
+            in: 'query',
+            required: p.required,
+            schema: valueSchema(p.value, op.schemas),
+          });
         break;
-      case 'query':
-        reads = true;
+      case 'query': {
+        const why = notConverted(a.type);
+        if (why !== null) unread.push(`query param "${a.name}" is not ${why}`);
+        unread.push(TOO_MANY_QUERY);
         op.parameter({ name: a.name, in: 'query', required: false, schema: scalar(a.type) });
         break;
+      }
       case 'header':
         // A header is handed over as it was sent (text or null), whatever the parameter's type says.
         op.parameter({ name: a.name, in: 'header', required: false, schema: { type: 'string' } });
         break;
       case 'body':
-        reads = true;
+        unread.push('the body is not JSON or does not read as declared');
         op.body(op.schemaOf(a.type));
         op.failure(413, 'the body is larger than 1 MiB');
         op.failure(415, 'the body is not application/json');
         break;
       case 'form':
         // Sent as a form; a bound form hands a refused reading to the handler, which may answer 422.
-        reads = true;
+        unread.push(
+          a.bound
+            ? 'the body is not a form or has too many fields'
+            : 'the body is not a form or does not read as declared',
+        );
         op.body(op.schemaOf(a.type), { contentType: 'application/x-www-form-urlencoded' });
         op.failure(413, 'the body is larger than 1 MiB');
-        if (a.bound) op.failure(422, 'the form\'s fields are refused');
+        if (a.bound) op.failure(422, "the form's fields are refused");
         break;
       case 'authorization':
-        op.security(a.scheme);
-        op.failure(401, `the Authorization header is missing or not ${CHALLENGE[a.scheme].split(' ')[0]}`, {
-          'WWW-Authenticate': { description: 'The scheme that would be accepted', schema: { type: 'string' }, example: CHALLENGE[a.scheme] },
-        });
+        requireScheme(op, a.scheme);
         break;
-      case 'resolved':
+      case 'resolved': {
         resolves = true;
+        const scheme = resolvedScheme(a.type);
+        if (scheme !== null) requireScheme(op, scheme);
         break;
+      }
       default:
         break;
     }
   }
-  if (reads) op.failure(400, 'the path, query or body does not read as declared');
+  for (const why of unread) op.failure(400, why);
   // A resolved value usually stands for the caller (an account from a token), and resolvers answer
-  // 401 when there is none. Which scheme it reads is code, not a declaration, so no security
-  // requirement or challenge header is claimed for it.
+  // 401 when there is none. The scheme it reads is claimed only when the class says so
+  // (`static authorization = 'bearer' as const`).
   if (resolves) op.failure(401, 'the caller could not be worked out');
+}
+
+const TOO_MANY_QUERY = 'the query has more parameters than the app allows (maxParams)';
+
+/** What a text value must be to become the parameter's type, or null when any text is taken. */
+function notConverted(type: unknown): string | null {
+  if (type === Number) return 'a number';
+  if (type === Boolean) return 'a boolean (true or false)';
+  return null;
+}
+
+/** The security requirement, scheme and 401 (with its challenge) of a route that reads `scheme`. */
+function requireScheme(op: OperationBuilder, scheme: SecurityScheme): void {
+  op.security(scheme);
+  op.failure(
+    401,
+    `the Authorization header is missing or not ${CHALLENGE[scheme].split(' ')[0]}`,
+    {
+      'WWW-Authenticate': {
+        description: 'The scheme that would be accepted',
+        schema: { type: 'string' },
+        example: CHALLENGE[scheme],
+      },
+    },
+  );
+}
+
+/**
+ * The scheme a resolved class reads, from its `static authorization` ('bearer' or 'basic'), or
+ * null when it says none. Anything else is a mistake the document cannot describe.
+ */
+export function resolvedScheme(type: Function): SecurityScheme | null {
+  const scheme = (type as { authorization?: unknown }).authorization;
+  if (scheme === undefined) return null;
+  if (scheme === 'bearer' || scheme === 'basic') return scheme;
+  throw new TypeError(
+    `${type.name}.authorization must be 'bearer' or 'basic' (the scheme its resolve reads), got ${JSON.stringify(scheme) ?? String(scheme)}`,
+  );
 }
 
 /** The success answers a contract gives; `status` is set by a wrapper (`Status`, `Reply`). */
@@ -123,14 +182,16 @@ export function describeContract(contract: Contract, op: OperationBuilder, statu
   }
 }
 
-/** A route without `@Returns` answers by what it returns; TypeScript's return type is all there is to go on. */
+/**
+ * A route without `@Returns` answers 204 (one whose TypeScript return type is a value is refused at
+ * build, REF-38), unless it answers through the Ctx, which chooses status and type at run time.
+ */
 function describeInferred(record: RouteRecord, op: OperationBuilder): void {
-  const t = record.returnType;
-  const throughCtx = record.args.some((a) => a.kind === 'ctx');
-  if (t === String) op.answer(200, { content: { [TEXT_MEDIA_TYPE]: { schema: { type: 'string' } } } });
-  else if (t === undefined && throughCtx) op.answer(200, { description: 'Answered through the Ctx: status and content type are chosen at run time' });
-  else if (t === undefined) op.answer(204);
-  else op.answer(200, { content: { [JSON_TYPE]: { schema: {} } } });
+  if (record.args.some((a) => a.kind === 'ctx'))
+    op.answer(200, {
+      description: 'Answered through the Ctx: status and content type are chosen at run time',
+    });
+  else op.answer(204);
 }
 
 function jsonSchema(type: unknown, op: OperationBuilder): JsonSchema {

@@ -8,7 +8,6 @@ import { gzipSync } from 'node:zlib';
 import type { HeaderEntry } from '../../core/answers';
 import { acceptsGzip } from '../compress';
 import type { Ctx } from '../../request/ctx';
-import { RefusalError } from '../../core/errors';
 import { Dir, realDir } from '../files/dir';
 import {
   answerOpenFile,
@@ -111,8 +110,19 @@ export function addStaticTree(
   const o = { ...STATIC_DEFAULTS, ...options };
   const base = normalizePrefix(prefix);
   let tree: Tree | null = null;
+  // Indexed with the routes' checks, so a missing directory or a bad embedded list is one more
+  // line of the app's one RefusalError (REF-01, REF-29..31), never thrown on its own.
+  app.atBuild((problems) => {
+    const found: Tree | string[] =
+      'dir' in source ? walkDir(base, source.dir, o) : embed(base, source.entries, o);
+    if (Array.isArray(found)) {
+      problems.push(...found);
+      return;
+    }
+    tree = found;
+  });
   app.afterBuild(() => {
-    tree = 'dir' in source ? walkDir(base, source.dir, o) : embed(base, source.entries, o);
+    if (tree === null) return;
     if (o.reload && 'dir' in source)
       app.log(`static ${base}: reload on, every file is opened per request`);
     app.log(tree.summary);
@@ -289,24 +299,36 @@ function dropGz(f: Held): void {
   f.plainOwn = null;
 }
 
+/** The spaFallback entry; undefined (and a Refusal line) when it names none. */
 function fallbackOf(
   prefix: string,
   files: ReadonlyMap<string, Entry>,
   o: Resolved,
   what: string,
+  problems: string[],
 ): Entry | null {
   if (o.spaFallback === '') return null;
   const f = files.get(o.spaFallback.replace(/^\/+/, ''));
-  if (f === undefined)
-    throw new RefusalError([
-      `${what} ${prefix}: spaFallback "${o.spaFallback}" names no file of the tree`,
-    ]);
+  if (f === undefined) {
+    problems.push(
+      `${what} ${prefix}: spaFallback "${o.spaFallback}" names no file of the tree: name one of its files (index.html, say) or leave spaFallback out`,
+    );
+    return null;
+  }
   return f;
 }
 
-function walkDir(prefix: string, dir: string, o: Resolved): Tree {
+/** The tree of directory `dir`, or the Refusal lines that stop it. */
+function walkDir(prefix: string, dir: string, o: Resolved): Tree | string[] {
   const root = resolve(dir);
-  const real = realDir(dir, `static ${prefix}: `);
+  let real: string;
+  try {
+    real = realDir(dir, `static ${prefix}: `);
+  } catch (e) {
+    return [
+      `${(e as Error).message}: create it, or give app.static the right path (relative to the working directory)`,
+    ];
+  }
   const rootDir = Dir.ofReal(real, { followSymlinks: o.followSymlinks, dotfiles: o.dotfiles });
   const maxFile = o.reload ? -1 : o.maxFileBytes; // reload: every file is opened per request (STATIC-57)
   const files = new Map<string, Entry>();
@@ -368,7 +390,9 @@ function walkDir(prefix: string, dir: string, o: Resolved): Tree {
       overflow++;
     }
   }
-  const fallback = fallbackOf(prefix, files, o, 'static');
+  const problems: string[] = [];
+  const fallback = fallbackOf(prefix, files, o, 'static', problems);
+  if (problems.length > 0) return problems;
   return new Tree(
     prefix,
     files,
@@ -380,15 +404,18 @@ function walkDir(prefix: string, dir: string, o: Resolved): Tree {
   );
 }
 
-function embed(prefix: string, entries: readonly EmbeddedEntry[], o: Resolved): Tree {
+/** The tree of an embedded list, or the Refusal lines that stop it. */
+function embed(prefix: string, entries: readonly EmbeddedEntry[], o: Resolved): Tree | string[] {
   const files = new Map<string, Entry>();
+  const problems: string[] = [];
   for (const e of entries) {
     const name = e.path.replace(/^\/+/, '');
     if (files.has(name))
-      throw new RefusalError([`embedded ${prefix}: path "${name}" is listed twice`]);
-    files.set(name, hold(name, Buffer.from(e.bytes), null, o));
+      problems.push(`embedded ${prefix}: path "${name}" is listed twice: list each path once`);
+    else files.set(name, hold(name, Buffer.from(e.bytes), null, o));
   }
-  const fallback = fallbackOf(prefix, files, o, 'embedded');
+  const fallback = fallbackOf(prefix, files, o, 'embedded', problems);
+  if (problems.length > 0) return problems;
   return new Tree(
     prefix,
     files,
