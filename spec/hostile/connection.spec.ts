@@ -101,13 +101,20 @@ async function many(path: string, count: number): Promise<void> {
   const worker = async () => {
     while (next < count) {
       next++;
-      const status = await new Promise<number>((resolve, reject) => {
-        request({ host: '127.0.0.1', port, path, agent }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        })
-          .on('error', reject)
-          .end();
+      const once = () =>
+        new Promise<number>((resolve, reject) => {
+          request({ host: '127.0.0.1', port, path, agent }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          })
+            .on('error', reject)
+            .end();
+        });
+      // What this measures is the server's listeners and heap, not the transport: a kept connection
+      // reset under a loaded machine (the agent reusing a socket as it closes) is tried once more.
+      const status = await once().catch((e: NodeJS.ErrnoException) => {
+        if (e.code === 'ECONNRESET') return once();
+        throw e;
       });
       expect(status).toBe(200);
     }
