@@ -1,35 +1,22 @@
-import { shop } from './shop/shop';
-import { warehouse } from './warehouse/warehouse';
+import { start, startFailure } from './start';
 
 /**
- * `npm start`: the warehouse (unless WAREHOUSE_URL names one) and the shop on HOST:PORT
- * (127.0.0.1:3000), JSON log lines on stdout; SIGTERM drains both and exits 0.
+ * `npm start`: the warehouse and the shop (see ./start), JSON log lines in pino's shape on stdout
+ * (`npm start | npx pino-pretty` for people); SIGTERM drains both and exits 0. A startup failure
+ * (a refused declaration, a port in use, a missing directory) is printed whole on stderr and the
+ * exit code is 1, with no stack dump.
  */
-async function main(): Promise<void> {
-  const host = process.env.HOST ?? '127.0.0.1';
-  let warehouseUrl = process.env.WAREHOUSE_URL;
-  const stops: (() => Promise<void>)[] = [];
-  if (!warehouseUrl) {
-    const w = warehouse({ delayMs: Number(process.env.WAREHOUSE_DELAY_MS ?? 0) });
-    warehouseUrl = (
-      await w.listen({ host: '127.0.0.1', port: Number(process.env.WAREHOUSE_PORT ?? 0) })
-    ).url;
-    stops.push(() => w.close());
-  }
-  const app = shop({ redisUrl: process.env.REDIS_URL, warehouseUrl });
-  const { url } = await app.listen({ host, port: Number(process.env.PORT ?? 3000) });
-  stops.unshift(() => app.close());
-  console.log(`listening on ${url}`);
-  const stop = () =>
-    void (async () => {
-      for (const s of stops) await s();
-      process.exit(0);
-    })();
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-}
-
-main().catch((e) => {
-  console.error(e instanceof Error ? e.message : e);
-  process.exit(1);
-});
+start(process.env).then(
+  ({ url, stop }) => {
+    // In the shape of every other line on stdout (pino's), so log shippers parse it too.
+    const line = { level: 30, time: Date.now(), pid: process.pid, msg: `listening on ${url}` };
+    console.log(JSON.stringify(line));
+    const stopped = () => void stop().then(() => process.exit(0));
+    process.once('SIGTERM', stopped);
+    process.once('SIGINT', stopped);
+  },
+  (e: unknown) => {
+    console.error(startFailure(e));
+    process.exitCode = 1;
+  },
+);

@@ -1,6 +1,7 @@
 import { Agent } from 'undici';
 import { CallGuard } from './call-guard';
 import type { ResolvedClientSettings } from './client-settings';
+import { FetchTelemetry } from './telemetry';
 import { FetchError } from './errors';
 import { Gate } from './gate';
 import type { Scope } from './scope';
@@ -21,6 +22,8 @@ export class Engine {
   readonly active = new Set<CallGuard>();
   #agent: Agent | null = null;
   #state: State = 'idle';
+  /** Spans and metrics of calls, resolved at `start()`: null while no OpenTelemetry SDK is registered. */
+  telemetry: FetchTelemetry | null = null;
 
   constructor(settings: ResolvedClientSettings) {
     this.settings = settings;
@@ -39,6 +42,7 @@ export class Engine {
       );
     }
     if (this.#state === 'started') return;
+    this.telemetry = FetchTelemetry.resolve();
     // undici spreads `connect` into net.connect(), which takes highWaterMark (undici sets its own
     // 64 KiB there); its types do not list it, hence the variable rather than a literal.
     const connect = { keepAlive: true, highWaterMark: this.settings.readBufferSize };

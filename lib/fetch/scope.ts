@@ -1,3 +1,5 @@
+import type { Context } from '@opentelemetry/api';
+
 /**
  * What an outbound call needs from the scope it runs in: a request's `Ctx` or a `Run`
  * (a background job with no request). Both live in `fw`; this module only knows the shape,
@@ -8,4 +10,9 @@ export interface Scope {
   requestId(): string | null;
   /** Aborted when the scope ends early (client gone, server shutting down); calls under it fail `Canceled`. */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * The OpenTelemetry context a call's client span is a child of (a request's server span), or
+   * null. Without it a call's span is a child of the active context.
+   */
+  traceContext?(): Context | null;
 }

@@ -5,6 +5,7 @@ import { fetchHead } from './fetch-head';
 import type { Gate } from './gate';
 import { Response } from './response';
 import type { Scope } from './scope';
+import type { CallWatch } from './telemetry';
 
 /** One `Call` as the client and targets make it; internal. */
 export interface CallSpec {
@@ -26,6 +27,8 @@ export interface CallSpec {
     readonly secret?: ReadonlySet<string> | null;
   };
   readonly gate: Gate | null;
+  /** The Target's name (its calls' metrics and spans carry it), or null for a plain client call. */
+  readonly target?: string | null;
 }
 
 /**
@@ -35,6 +38,8 @@ export interface CallSpec {
  */
 export async function sendCall(engine: Engine, spec: CallSpec): Promise<Response> {
   const guard = engine.guard(spec.scope, spec.limits.timeoutMs);
+  const telemetry = engine.telemetry;
+  let watch: CallWatch | null = null;
   try {
     const headers = callHeaders({
       call: spec.call.headers,
@@ -44,6 +49,17 @@ export async function sendCall(engine: Engine, spec: CallSpec): Promise<Response
       contentType: spec.contentType,
       requestId: engine.settings.forwardRequestId ? spec.scope.requestId() : null,
     });
+    if (telemetry !== null)
+      watch = telemetry.begin(
+        {
+          scope: spec.scope,
+          method: spec.method,
+          origin: spec.origin,
+          path: spec.path,
+          target: spec.target ?? null,
+        },
+        headers,
+      );
     await engine.admit(guard, spec.gate);
     const { transfer, redirected } = await fetchHead(
       engine,
@@ -57,6 +73,7 @@ export async function sendCall(engine: Engine, spec: CallSpec): Promise<Response
       },
     );
     const bytes = await transfer.collect(spec.limits.maxBody);
+    watch?.answered(transfer.status);
     return new Response({
       status: transfer.status,
       rawHeaders: transfer.rawHeaders,
@@ -64,6 +81,9 @@ export async function sendCall(engine: Engine, spec: CallSpec): Promise<Response
       bytes,
       redirected,
     });
+  } catch (e) {
+    watch?.failed(e);
+    throw e;
   } finally {
     guard.release();
   }

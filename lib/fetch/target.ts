@@ -377,6 +377,7 @@ export class OpenTarget {
       contentType,
       standing: this.#standing,
       gate: this.#gate,
+      target: this.name,
     });
   }
 }

@@ -89,3 +89,5 @@ export {
   type UpgradeLoop,
   type WebSocketLimits,
 } from './features/websocket';
+export type { LogLevel, LevelSetting, Logger as FwLogger } from './core/log';
+export type { ErrorInfo } from './app/app';

@@ -11,6 +11,8 @@ import { SessionController } from './session-controller';
 import { Orders } from './spaces';
 import { Warehouse, WarehouseClient } from './warehouse-client';
 import { Client } from 'fw/fetch';
+import { Metrics } from './metrics';
+import { MetricsController } from './metrics-controller';
 
 export interface ShopOptions {
   readonly log?: ((line: string) => void) | undefined;
@@ -33,10 +35,12 @@ export function shop(options: ShopOptions = {}): App {
     base: options.warehouseUrl ?? process.env.WAREHOUSE_URL ?? 'http://127.0.0.1:4001',
     userAgent: 'fw-sample-shop',
   });
+  // Registered before the app is built: fw resolves its meter when it builds.
+  const metrics = Metrics.shared();
   const store: Store = options.redisUrl
     ? new RedisStore({ url: options.redisUrl })
     : new MemoryStore({ bytes: 64 * 1024 * 1024 });
-  return new App({ title: 'fw sample shop', version: '1.0.0', log: options.log })
+  const app = new App({ title: 'fw sample shop', version: '1.0.0', log: options.log })
     .use(logger.with({ format: 'json', requestId: true }))
     .compress({ minBytes: 1024 })
     .provide(client)
@@ -44,6 +48,7 @@ export function shop(options: ShopOptions = {}): App {
     .provide(new WarehouseClient(warehouse))
     .provide(new OrderBook())
     .provide(Orders.open(store))
+    .provide(metrics)
     .provide(Dir.open(resolve(process.cwd(), 'sample/files')))
     .controllers(
       OrdersController,
@@ -52,7 +57,7 @@ export function shop(options: ShopOptions = {}): App {
       QuoteController,
       FilesController,
     )
-    .controllers(LiveController, SessionController)
+    .controllers(LiveController, SessionController, MetricsController)
     .sessions({ sessionSecret: sessionSecret(options.log ?? console.log) })
     .health('/healthz')
     .openapi({ path: openapiPath(options) })
@@ -62,6 +67,9 @@ export function shop(options: ShopOptions = {}): App {
       spaFallback: 'index.html',
     })
     .onClose(() => store.close());
+  // Its bytes in use are a gauge on /metrics (fw observes the MemoryStores it is given).
+  if (store instanceof MemoryStore) app.provide(store);
+  return app;
 }
 
 /** Signs sessions when SESSION_SECRET is unset, in development only: it is public (it is in this file), so anyone can forge cookies signed with it. */

@@ -294,8 +294,10 @@ describe('ANS-52 returned headers as a plain object { Name: value }', () => {
       expect(res.status).toBe(500);
       expect(res.headers.location).toBeUndefined();
       await new Promise((r) => setImmediate(r));
-      expect(logged.join('\n')).toContain(message);
-      expect(logged.join('\n')).toContain('GET /reply-smuggled/{how}');
+      const lines = logged.map((l) => JSON.parse(l));
+      expect(lines.map((l) => l.err.message).join('\n')).toContain(message);
+      expect(lines.map((l) => l.msg).join('\n')).toContain(message);
+      expect(lines.map((l) => l.route).join('\n')).toContain('GET /reply-smuggled/{how}');
     },
   );
 });

@@ -261,15 +261,17 @@ describe('coded errors of fw/fetch and fw/cache, and errors that mean one of our
       'CacheError InvalidArgument',
     ],
   ])(
-    '%s answers the status of its code in its module table; the message stays in the log by code',
+    '%s answers the status of its code in its module table; the message is logged with its code, never sent',
     async (_what, url, status, error, logged) => {
       const { app, flushed } = withLog();
       const res = await app.inject({ url });
       expect(res.json()).toEqual({ error, status });
       expect(res.body).not.toContain('s3cret');
-      const log = await flushed();
-      expect(log).toContain(logged);
-      expect(log).not.toContain('s3cret');
+      const line = JSON.parse(await flushed());
+      expect(line.msg).toContain(logged);
+      expect(line.msg).not.toContain('s3cret'); // the msg names the code; the message is in err
+      expect(line.err.message).toContain('s3cret');
+      expect(line.level).toBe(status === 503 ? 40 : 50);
     },
   );
 

@@ -968,7 +968,7 @@ describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
       };
     }
     try {
-      const app = new App({ log: (l) => lines.push(l) })
+      const app = new App({ log: (l) => lines.push(JSON.parse(l).msg) })
         .controllers(Keep)
         .provide(Fragile.open(target));
       const key = `keep-${storeName}-${Date.now()}`;

@@ -46,21 +46,46 @@ describe('request ids', () => {
     expect((await plain.app.inject({ url: '/id' })).headers['x-request-id']).toBeUndefined();
   });
 
-  it('RID-03 the logger writes plain text by default', async () => {
+  it("RID-03 LOG-01 the logger writes one line in pino's shape by default, its msg the text line", async () => {
     const { app, logged } = make(logger);
+    await app.inject({ url: '/id' });
+    const line = JSON.parse((await logged())[0]);
+    expect(line).toMatchObject({ level: 30, req: { method: 'GET', url: '/id' } });
+    expect(line.msg).toMatch(/^GET \/id 200 \d+µs$/);
+  });
+
+  it('RID-03 with format text the logger writes plain text', async () => {
+    const { app, logged } = make(logger.with({ format: 'text' }));
     await app.inject({ url: '/id' });
     expect((await logged())[0]).toMatch(/^GET \/id 200 \d+µs$/);
   });
 
-  it('RID-04 RID-06 the JSON line has method, path, status, us and request_id equal to the X-Request-Id', async () => {
+  it('RID-04 RID-06 the JSON line has method, path, status, us and a reqId equal to the X-Request-Id', async () => {
     const { app, logged } = make(logger.with({ format: 'json', requestId: true }));
     const res = await app.inject({ url: '/id?x=1' });
     const line = JSON.parse((await logged())[0]);
-    expect(Object.keys(line)).toEqual(['method', 'path', 'status', 'us', 'request_id']);
-    expect(line).toMatchObject({ method: 'GET', path: '/id', status: 200 });
+    expect(Object.keys(line)).toEqual([
+      'level',
+      'time',
+      'pid',
+      'hostname',
+      'reqId',
+      'req',
+      'res',
+      'responseTime',
+      'us',
+      'msg',
+    ]);
+    expect(line).toMatchObject({
+      level: 30,
+      req: { method: 'GET', url: '/id' },
+      res: { statusCode: 200 },
+    });
+    expect(Math.abs(line.time - Date.now())).toBeLessThan(60_000);
     expect(typeof line.us).toBe('number');
-    expect(line.request_id).toBe(res.headers['x-request-id']);
-    expect(res.json<{ id: string }>().id).toBe(line.request_id);
+    expect(line.responseTime).toBe(line.us / 1000);
+    expect(line.reqId).toBe(res.headers['x-request-id']);
+    expect(res.json<{ id: string }>().id).toBe(line.reqId);
   });
 
   it('RID-04 the duration is in microseconds: a request that waits 200 ms logs about 200,000 us', async () => {
@@ -75,7 +100,7 @@ describe('request ids', () => {
   });
 
   it('RID-03 the text line gives the duration in microseconds too', async () => {
-    const { app, logged } = make(logger);
+    const { app, logged } = make(logger.with({ format: 'text' }));
     await app.inject({ url: '/wait' });
     await logged();
     const m = /^GET \/wait 200 (\d+)µs$/.exec((await logged())[0]);
@@ -89,7 +114,7 @@ describe('request ids', () => {
     const res = await app.inject({ url: '/fails' });
     expect(res.status).toBe(409);
     expect(res.headers['x-request-id']).toMatch(/^[A-Za-z0-9_-]{22}$/);
-    expect(JSON.parse((await logged())[0]).status).toBe(409);
+    expect(JSON.parse((await logged())[0]).res.statusCode).toBe(409);
     expect((await app.inject({ url: '/nowhere' })).headers['x-request-id']).toBeDefined();
   });
 

@@ -178,7 +178,7 @@ class Problem {
 
 describe('WebSocket handshake refusals are routed answers', () => {
   const lines: string[] = [];
-  const app = new App({ log: (l) => lines.push(l) })
+  const app = new App({ log: (l) => lines.push(JSON.parse(l).msg) })
     .controllers(SocketsController)
     .failures(Problem)
     .use(logger)

@@ -236,17 +236,23 @@ describe('the sample shop (SAMPLE.md contract)', () => {
     }
   });
 
-  it('log lines are JSON with method, path, status, us and request_id', async () => {
+  it("log lines are JSON in pino's shape: method, path, status, us and the request id", async () => {
     const lines: string[] = [];
     const logged = shop({ log: (l) => lines.push(l), warehouseUrl, openapiOut: null });
     const res = await logged.inject({ url: '/catalog' });
     await new Promise((r) => setImmediate(r));
-    expect(JSON.parse(lines.find((l) => l.startsWith('{'))!)).toMatchObject({
-      method: 'GET',
-      path: '/catalog',
-      status: 200,
-      request_id: res.headers['x-request-id'],
+    const line = lines
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
+      .find((l) => l.req);
+    expect(line).toMatchObject({
+      level: 30,
+      req: { method: 'GET', url: '/catalog' },
+      res: { statusCode: 200 },
+      reqId: res.headers['x-request-id'],
     });
+    expect(typeof line.us).toBe('number');
+    expect(line.msg).toMatch(/^GET \/catalog 200 \d+µs$/);
   });
 
   it('GET /quote/{sku}?qty=N asks the warehouse through the Target; the request id travels as X-Request-Id', async () => {
@@ -269,10 +275,11 @@ describe('the sample shop (SAMPLE.md contract)', () => {
     for (const bad of ['', '?qty=0', '?qty=101', '?qty=x'])
       expect((await app.inject({ url: `/quote/x${bad}` })).status).toBe(400);
     await new Promise((r) => setTimeout(r, 20));
-    const seen = warehouseLines
-      .map((l) => JSON.parse(l))
-      .find((l) => l.request_id === 'trace-quote-1');
-    expect(seen).toMatchObject({ method: 'GET', path: '/stock/a%2Fb', status: 200 });
+    const seen = warehouseLines.map((l) => JSON.parse(l)).find((l) => l.reqId === 'trace-quote-1');
+    expect(seen).toMatchObject({
+      req: { method: 'GET', url: '/stock/a%2Fb' },
+      res: { statusCode: 200 },
+    });
   });
 
   it('POST /orders with sku sold-out is a 409 failure from the warehouse, not kept', async () => {

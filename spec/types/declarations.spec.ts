@@ -147,6 +147,7 @@ function internalsOf(sourcePath: string, name: string): string[] {
 
 const PUBLIC_CTX = [
   'method',
+  'traceContext',
   'path',
   'rawQuery',
   'status',

@@ -19,7 +19,8 @@ import {
 } from '../core/error-mapping';
 import { InjectRequest, InjectResponse, type InjectOptions, type InjectResult } from './inject';
 import { addHealthRoute, type HealthOptions } from '../features/health';
-import { LogSink } from './log-sink';
+import { AppLog, LogSink } from './log-sink';
+import type { LevelSetting, Logger } from '../core/log';
 import {
   addDocsRoutes,
   addOpenApi,
@@ -38,6 +39,7 @@ import { UPGRADE, Upgrades, upgradeConnection } from '../features/websocket';
 import { sendFile } from '../features/files/send-file';
 import { Dir } from '../features/files/dir';
 import { watchTimeouts } from './socket-timeouts';
+import { ServerTelemetry } from '../features/telemetry';
 import {
   addStaticTree,
   type EmbeddedEntry,
@@ -52,8 +54,19 @@ export interface AppOptions {
   readonly title?: string | undefined;
   /** `info.version` of the API description. */
   readonly version?: string | undefined;
-  /** Where log lines go (default: stdout, batched). */
+  /**
+   * Where log lines go (default: stdout, batched): each line is one JSON object in pino's shape.
+   * Ignored when `logger` is given.
+   */
   readonly log?: ((line: string) => void) | undefined;
+  /**
+   * A pino logger (or anything with pino's `debug/info/warn/error(obj, msg)` and `child`): fw's lines
+   * are written through it, with the same fields. Default: fw's own writer, same shape.
+   * @example new App({ logger: pino({ level: 'info' }) })
+   */
+  readonly logger?: Logger | undefined;
+  /** The least level written: `'debug'`, `'info'` (default), `'warn'`, `'error'` or `'silent'`. */
+  readonly level?: LevelSetting | undefined;
   /** The request head must arrive within this (408 otherwise). Default 10 s. */
   readonly headTimeoutMs?: number | undefined;
   /** The whole request (head and body) must arrive within this (408 otherwise). Default 30 s. */
@@ -107,7 +120,8 @@ export class App {
   #server: Server | null = null;
   #chain: ((c: Ctx) => unknown) | null = null;
   readonly #shutdown = new AbortController();
-  readonly #sink: LogSink;
+  readonly #logs: AppLog;
+  readonly #errorObservers: ((err: unknown, info: ErrorInfo) => unknown)[] = [];
   readonly #atBuild: ((problems: string[]) => void)[] = [];
   readonly #afterBuild: ((host: Host) => void)[] = [];
   /** True once the app was built (by build(), inject(), document() or server): configuring is over. */
@@ -121,6 +135,8 @@ export class App {
   readonly #shedAt: number;
   readonly #core: Core;
   readonly #upgrades = new Upgrades();
+  /** Spans and metrics, resolved at build: null while no OpenTelemetry SDK is registered. */
+  #telemetry: ServerTelemetry | null = null;
 
   constructor(options: AppOptions = {}) {
     this.options = options;
@@ -130,7 +146,7 @@ export class App {
     this.#leaveInFlight = function (this: ServerResponse) {
       inFlight.delete(this);
     };
-    this.#sink = new LogSink(
+    const sink = new LogSink(
       options.log
         ? (text) =>
             text
@@ -139,6 +155,7 @@ export class App {
               .forEach((l) => options.log!(l))
         : undefined,
     );
+    this.#logs = new AppLog(sink, options);
     // Plain data fields, written by the app when they change: the request path reads them on every
     // answer, and a getter there is a call where a field is a load.
     this.#core = {
@@ -146,7 +163,8 @@ export class App {
       sendFile,
       upgrade: upgradeConnection,
       compress: null,
-      log: (line) => this.#sink.line(line),
+      log: (line) => this.#logs.line(line),
+      logs: this.#logs,
       stopping: false,
       shutdown: this.#shutdown.signal,
       sessions: null,
@@ -357,9 +375,20 @@ export class App {
     return this.#core.stopping;
   }
 
-  /** Writes one line to the app's log. */
+  /** Writes one line to the app's log (level info; `warn` for a `warning:` prefix, `error` for `error:`). */
   log(line: string): void {
-    this.#sink.line(line);
+    this.#logs.line(line);
+  }
+
+  /**
+   * Calls `observer` for every error fw logs (every thrown value but a plain `fail.*`), with the
+   * route, the request id, the status sent and whether the answer had already started: the place to
+   * plug in Sentry or similar. An observer that throws (or rejects) is logged and ignored.
+   * @example app.onError((err, { route, requestId, status }) => Sentry.captureException(err, { tags: { route, requestId, status } }))
+   */
+  onError(observer: (err: unknown, info: ErrorInfo) => unknown): this {
+    this.#errorObservers.push(observer);
+    return this;
   }
 
   /**
@@ -420,6 +449,7 @@ export class App {
     const shape = failureBodyFor(this.#failureShape);
     this.#core.failureBody = shape;
     this.#chain = this.#middleware.length ? this.#compose() : null;
+    this.#telemetry = ServerTelemetry.resolve(this.#provided);
     try {
       for (const fn of this.#afterBuild) fn(this);
     } catch (e) {
@@ -484,7 +514,7 @@ export class App {
     await upgraded;
     for (const client of this.#clients()) await client.close();
     for (const fn of this.#onClose) await fn();
-    this.#sink.flush();
+    this.#logs.flush();
   }
 
   /** Sends a request through the whole pipeline (routing, middleware, failures, idempotency) without a socket. */
@@ -589,7 +619,10 @@ export class App {
   readonly #dispatch = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    if (this.#shedAt !== 0 && this.#shed(res)) return;
+    if (this.#shedAt !== 0 && this.#shed(res)) {
+      if (this.#telemetry !== null) this.#telemetry.shed(req);
+      return;
+    }
     const c = new Ctx(
       req,
       res,
@@ -598,6 +631,18 @@ export class App {
       q === -1 ? '' : url.slice(q + 1),
       performance.now(),
     );
+    if (this.#telemetry !== null) {
+      const traced = this.#telemetry.begin(c);
+      if (traced !== null) {
+        ServerTelemetry.run(traced, this.#serve, c);
+        return;
+      }
+    }
+    this.#serve(c);
+  };
+
+  /** Runs the middleware chain and the route (under the request's trace context when tracing). */
+  readonly #serve = (c: Ctx): void => {
     if (this.#chain === null) {
       this.#terminal(c);
       return;
@@ -652,6 +697,7 @@ export class App {
       match?.methods.get(c.method) ?? (c.method === 'HEAD' ? match?.methods.get('GET') : undefined);
     if (route === undefined) return this.#unrouted(c, match?.methods ?? null);
     c.values = match!.values;
+    if (c.telemetry !== null) c.telemetry.routed(route.record.path);
     try {
       const p = route.run(c);
       if (isThenable(p))
@@ -685,25 +731,90 @@ export class App {
     return undefined;
   }
 
-  /** A thrown value becomes the failure answer; after an answer was sent, the connection is closed and a warning logged. */
+  /**
+   * A thrown value becomes the failure answer; after an answer was sent, the connection is closed.
+   * Either way the error (unless a plain `fail.*`) is logged once, with the route, the request id
+   * and the error itself, and given to the `onError` observers.
+   */
   #failed(c: Ctx, err: unknown, label: string): void {
     const failure = mapError(err, label);
+    if (c.telemetry !== null) c.telemetry.failed(err, c.sent ? 500 : failure.status);
     if (c.sent) {
-      this.#sink.line(
-        `warning: ${label} failed after answering ${c.status}: ${failure.log ?? failure.message}`,
-      );
+      this.#report(c, err, label, c.status, true, {
+        level: failure.log?.level ?? 'warn',
+        msg: `warning: ${label} failed after answering ${c.status}: ${failure.log?.msg ?? failure.message}`,
+      });
       const res = c.res;
       if (res.writableEnded) res.socket?.end();
       else res.destroy();
       return;
     }
-    if (failure.log !== null) this.#sink.line(failure.log);
+    if (failure.log !== null) this.#report(c, err, label, failure.status, false, failure.log);
     if (failure.status === 413 || failure.status === 408) c.res.shouldKeepAlive = false; // the unread body would be read as the next request
     try {
       c.writeFailure(failure.status, failure.message, failure.headers);
     } catch (e) {
-      this.#sink.line(`warning: ${label}: failure answer not written: ${(e as Error).message}`);
+      this.#logs.write(
+        'warn',
+        { reqId: c.requestId(), route: label, err: e },
+        `warning: ${label}: failure answer not written: ${(e as Error).message}`,
+      );
       c.res.destroy();
     }
   }
+
+  /** Logs one error (the failure path only: never on a good answer) and tells the observers. */
+  #report(
+    c: Ctx,
+    err: unknown,
+    route: string,
+    status: number,
+    answered: boolean,
+    log: { readonly level: 'error' | 'warn'; readonly msg: string },
+  ): void {
+    const requestId = c.requestId();
+    this.#logs.write(
+      log.level,
+      {
+        reqId: requestId,
+        route,
+        req: { method: c.method, url: c.path },
+        res: { statusCode: status },
+        answered,
+        err,
+      },
+      log.msg,
+    );
+    if (this.#errorObservers.length === 0) return;
+    const info: ErrorInfo = { route, requestId, status, answered };
+    for (const observer of this.#errorObservers) {
+      try {
+        const p = observer(err, info);
+        if (isThenable(p))
+          Promise.resolve(p).then(undefined, (e: unknown) => this.#observerFailed(e, info));
+      } catch (e) {
+        this.#observerFailed(e, info);
+      }
+    }
+  }
+
+  #observerFailed(e: unknown, info: ErrorInfo): void {
+    this.#logs.write(
+      'error',
+      { reqId: info.requestId, route: info.route, err: e },
+      `${info.route}: an onError observer failed (ignored)`,
+    );
+  }
+}
+
+/** What `app.onError` observers are told besides the error. */
+export interface ErrorInfo {
+  /** The route, as `POST /orders/{id}/cancel (OrdersController.cancel)`; `METHOD /path` outside routes. */
+  readonly route: string;
+  /** The request id (the one the logger sends as `X-Request-Id`). */
+  readonly requestId: string;
+  /** The status sent (or, when `answered`, the status of the answer already under way). */
+  readonly status: number;
+  /** True when the answer had already started: the connection was closed instead of a failure answer. */
+  readonly answered: boolean;
 }

@@ -5,8 +5,9 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { CodedError } from '../../errors';
 import { AuthorizationFailure } from './authorization';
-import { Failure, HTTP_ERRORS, HttpError, type HttpErrorCode } from './errors';
+import { Failure, HTTP_ERRORS, HttpError, MALFORMED_CODES, type HttpErrorCode } from './errors';
 import type { HeaderBag } from './header-rules';
+import { isError } from './log';
 
 /** What a thrown value answers. */
 export interface MappedError {
@@ -14,8 +15,17 @@ export interface MappedError {
   /** The failure body's message: never a stack, file name or internal error name (FAIL-04). */
   readonly message: string;
   readonly headers: HeaderBag | null;
-  /** A line for the log, or null when the failure is the program's own ordinary answer. */
-  readonly log: string | null;
+  /**
+   * How the error is logged (its name, message, stack and cause go in the line's `err`), or null
+   * when it is the program's own ordinary answer (a `Failure`).
+   */
+  readonly log: ErrorLog | null;
+}
+
+/** The log line of a thrown value: `error` for a 500 (and other server faults), `warn` for one mapped to a client or availability status. */
+export interface ErrorLog {
+  readonly level: 'error' | 'warn';
+  readonly msg: string;
 }
 
 export const phrase = (status: number): string => STATUS_CODES[status] ?? 'Unknown';
@@ -40,25 +50,32 @@ function ourCode(key: string | undefined): HttpErrorCode | undefined {
   return Object.hasOwn(MEANS, key) ? MEANS[key] : undefined;
 }
 
-/** An answer whose message is not the error's: the reason phrase, or `internal server error` for a 500; logged when 5xx. */
-function phraseOnly(status: number, log: string): MappedError {
+/** 500 and the other server faults are errors; what is mapped to 4xx or 503 (unavailable, timed out, cancelled) a warning. */
+const levelOf = (status: number): 'error' | 'warn' =>
+  status >= 500 && status !== 503 ? 'error' : 'warn';
+
+/** An answer whose message is not the error's: the reason phrase, or `internal server error` for a 500. */
+function phraseOnly(status: number, msg: string): MappedError {
   return {
     status,
     message: status === 500 ? INTERNAL : phrase(status),
     headers: null,
-    log: status >= 500 ? log : null,
+    log: { level: levelOf(status), msg },
   };
 }
 
 /**
  * What the client is told about a thrown value, and what is logged. In order:
- * - a `Failure` (`fail.*`): its status and message (`fail.internal`: logged, the phrase sent);
- *   `fail.challenge` adds `WWW-Authenticate`;
+ * - a `Failure` (`fail.*`): its status and message, not logged (`fail.internal`: logged as an
+ *   error, the phrase sent); `fail.challenge` adds `WWW-Authenticate`;
  * - a `CodedError` (HttpError, CacheError, FetchError): the status its code has in its module's
- *   table; an HttpError's message is ours and sent, the others' (which name URLs and keys) only logged by code;
+ *   table; an HttpError's message is ours and sent, the others' (which name URLs and keys) only logged;
  * - any other error whose code (or name) is, or means, an HTTP_ERRORS code: that code's status (FAIL-18, 20..23);
- * - a `SyntaxError` (JSON.parse and the like): 400 (FAIL-19);
- * - anything else: 500 `internal server error`, the error's name logged (FAIL-24).
+ * - a parse error: a `SyntaxError` (JSON.parse and the like) or one coded `InvalidCharacter`,
+ *   `MissingField` or `SyntaxError`: 400 (FAIL-19);
+ * - anything else: 500 `internal server error` (FAIL-24).
+ * Every one but a plain `Failure` is logged: `error` for a server fault, `warn` for the mapped ones;
+ * the line's `msg` names the route (`label`), the error's name and code.
  */
 export function mapError(err: unknown, label: string): MappedError {
   if (err instanceof Failure) {
@@ -69,7 +86,7 @@ export function mapError(err: unknown, label: string): MappedError {
         status: err.status,
         message: phrase(err.status),
         headers,
-        log: `${label}: fail.internal: ${err.message}`,
+        log: { level: 'error', msg: `${label}: fail.internal: ${err.message}` },
       };
     return { status: err.status, message: err.message || phrase(err.status), headers, log: null };
   }
@@ -78,7 +95,7 @@ export function mapError(err: unknown, label: string): MappedError {
       status: err.status,
       message: err.message,
       headers: null,
-      log: err.status >= 500 ? `${label}: ${err.code}: ${err.message}` : null,
+      log: { level: levelOf(err.status), msg: `${label}: ${err.code}: ${err.message}` },
     };
   }
   if (err instanceof CodedError) return phraseOnly(err.status, `${label}: ${err.name} ${err.code}`);
@@ -86,19 +103,15 @@ export function mapError(err: unknown, label: string): MappedError {
   const name = typeof e?.name === 'string' ? e.name : typeof err;
   const code = typeof e?.code === 'string' ? e.code : undefined;
   const ours = ourCode(code) ?? ourCode(name);
-  if (ours !== undefined)
-    return phraseOnly(
-      HTTP_ERRORS[ours].status,
-      `${label}: ${name}${code === undefined ? '' : ` ${code}`}`,
-    );
-  if (err instanceof SyntaxError)
-    return { status: 400, message: phrase(400), headers: null, log: null };
-  return {
-    status: 500,
-    message: INTERNAL,
-    headers: null,
-    log: `${label}: unhandled ${name}${code ? ` (${code})` : ''}`,
-  };
+  const named = `${name}${code === undefined ? '' : ` ${code}`}`;
+  if (ours !== undefined) return phraseOnly(HTTP_ERRORS[ours].status, `${label}: ${named}`);
+  if (
+    err instanceof SyntaxError ||
+    (code !== undefined && MALFORMED_CODES.has(code)) ||
+    (isError(err) && MALFORMED_CODES.has(name))
+  )
+    return phraseOnly(400, `${label}: ${named}`);
+  return phraseOnly(500, `${label}: unhandled ${name}${code ? ` (${code})` : ''}`);
 }
 
 /** Room a custom failure shape has around its message; a shape needing more falls back to the default. */

@@ -89,6 +89,16 @@ export const HTTP_ERRORS = {
 
 export type HttpErrorCode = keyof typeof HTTP_ERRORS;
 
+/**
+ * Codes (or names) of parse errors from elsewhere that mean the client sent something malformed:
+ * they answer 400 (FAIL-19), like JSON.parse's own `SyntaxError`.
+ */
+export const MALFORMED_CODES: ReadonlySet<string> = new Set([
+  'InvalidCharacter',
+  'MissingField',
+  'SyntaxError',
+]);
+
 /** An error raised by `fw`, with a stable `code` and the status it answers. Its message is ours, so it is safe to send. */
 export class HttpError extends CodedError<HttpErrorCode> {
   constructor(code: HttpErrorCode, message: string) {

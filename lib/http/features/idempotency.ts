@@ -147,9 +147,16 @@ function fingerprint(p: RequestParts): string {
   return hash('sha256', all, 'base64url');
 }
 
-const unavailable = (e: unknown): never => {
-  if (e instanceof CacheError)
+/** An idempotency outcome for the request's span and the outcome counter (telemetry on only). */
+function note(c: Ctx, outcome: string): void {
+  if (c.telemetry !== null) c.telemetry.note('idempotency', outcome);
+}
+
+const unavailable = (e: unknown, c?: Ctx): never => {
+  if (e instanceof CacheError) {
+    if (c !== undefined) note(c, 'store_unavailable');
     throw new HttpError('StoreUnavailable', 'idempotency store unavailable');
+  }
   throw e;
 };
 
@@ -178,6 +185,7 @@ const around: AroundFactory = (record, services) => {
     // Kept headers were checked when the answer was first sent: no second check.
     for (let i = 0; i < a.own.length; i++) c.putHeader(a.own[i].name, a.own[i].value);
     c.putHeader(REPLAYED.name, REPLAYED.value);
+    note(c, 'replayed');
     c.write(a.status, a.type, a.body, null);
   }
 
@@ -216,12 +224,12 @@ const around: AroundFactory = (record, services) => {
     try {
       existing = space!.peek(id);
     } catch (e) {
-      unavailable(e);
+      unavailable(e, c);
     }
     if (existing === undefined) {
       return space!
         .get(id)
-        .catch(unavailable)
+        .catch((e: unknown) => unavailable(e, c))
         .then((now) =>
           now !== null ? answerExisting(c, id, now, parts) : first(c, proceed, caller, id, parts),
         );
@@ -278,11 +286,11 @@ const around: AroundFactory = (record, services) => {
         c.setHeader('retry-after', '1');
         throw new HttpError('StoreFull', 'idempotency store full');
       }
-      return unavailable(e);
+      return unavailable(e, c);
     }
     if (!won) {
       callers?.drop(caller, id);
-      const now = await space!.get(id).catch(unavailable);
+      const now = await space!.get(id).catch((e: unknown) => unavailable(e, c));
       if (now === null) throw inFlight(c); // taken and gone in between: let the client retry
       return answerExisting(c, id, now, parts);
     }
@@ -321,6 +329,7 @@ const around: AroundFactory = (record, services) => {
       c.core.log(
         `${label}: answer of ${kept.length} bytes is larger than the space's maxBytes (${space!.maxBytes}): sent, not kept`,
       );
+      note(c, 'not_kept');
       callers?.drop(caller, id);
       await space!.del(id, { expect: claim }).catch(() => undefined);
     } else {
@@ -332,7 +341,9 @@ const around: AroundFactory = (record, services) => {
       if (stored) {
         callers?.set(caller, id, id.length + kept.length, performance.now() + ttlMs);
         answers.kept(id, kept, decodeKept(kept)!, parts);
+        note(c, 'stored');
       } else {
+        note(c, 'not_kept');
         // Sent but not kept: a retry must not run the handler again. The claim (if the store still
         // has it) holds the key for at most the lease; this process refuses retries that long itself.
         if (state.notKept.size >= MAX_NOT_KEPT)
@@ -379,8 +390,10 @@ const around: AroundFactory = (record, services) => {
     const entry = answers.find(id, bytes, decodeKept);
     if (entry === null) throw inFlight(c);
     if (!KeptAnswers.known(entry, parts)) {
-      if (fingerprint(parts) !== entry.answer.fp)
+      if (fingerprint(parts) !== entry.answer.fp) {
+        note(c, 'mismatch');
         throw fail.unprocessable('Idempotency-Key was used for a different request');
+      }
       KeptAnswers.learn(entry, parts);
     }
     replay(c, entry.answer);
@@ -425,6 +438,7 @@ function named(who: string | null | undefined): string {
 }
 
 function inFlight(c: Ctx): Error {
+  note(c, 'in_flight');
   c.setHeader('retry-after', '1');
   return fail.conflict('Idempotency-Key is still being answered');
 }

@@ -2,34 +2,52 @@ import { performance } from 'node:perf_hooks';
 import type { Middleware } from '../route/extensions';
 
 export interface LoggerOptions {
-  /** `'text'` (default): `METHOD path status usµs id=…`; `'json'`: one JSON object per line. */
+  /**
+   * `'json'` (default): one line in pino's shape per request, as pino-http writes it (`reqId`,
+   * `req: { method, url }`, `res: { statusCode }`, `responseTime` in ms), plus `us` (the duration
+   * in microseconds) and `msg` (`GET /orders 201 734µs`). `'text'`: that `msg` alone, as a plain
+   * line, for a terminal.
+   */
   readonly format?: 'text' | 'json';
-  /** Sends `X-Request-Id` on every answer and logs the same id. Off by default. */
+  /** Sends `X-Request-Id` on every answer. Off by default; the line carries the id (`reqId`) either way. */
   readonly requestId?: boolean;
 }
 
 function make(options: LoggerOptions): Middleware {
-  const json = options.format === 'json';
+  const text = options.format === 'text';
   const ids = options.requestId === true;
   return async (c, next) => {
     if (ids) c.setHeader('x-request-id', c.requestId());
     try {
       await next();
     } finally {
-      const us = Math.round((performance.now() - c.startedAt) * 1000);
-      const status = c.status || 500;
-      c.core.log(
-        json
-          ? `{"method":${JSON.stringify(c.method)},"path":${JSON.stringify(c.path)},"status":${status},"us":${us},"request_id":${ids ? JSON.stringify(c.requestId()) : 'null'}}`
-          : `${c.method} ${c.path} ${status} ${us}µs${ids ? ` id=${c.requestId()}` : ''}`,
-      );
+      const logs = c.core.logs;
+      if (logs.enabled('info')) {
+        const us = Math.round((performance.now() - c.startedAt) * 1000);
+        const status = c.status || 500;
+        if (text)
+          logs.text(`${c.method} ${c.path} ${status} ${us}µs${ids ? ` id=${c.requestId()}` : ''}`);
+        else
+          logs.write(
+            'info',
+            {
+              reqId: c.requestId(),
+              req: { method: c.method, url: c.path },
+              res: { statusCode: status },
+              responseTime: us / 1000,
+              us,
+            },
+            `${c.method} ${c.path} ${status} ${us}µs`,
+          );
+      }
     }
   };
 }
 
 /**
- * One log line per request. Plain text by default; lines are batched, never one write per request.
- * @example app.use(logger.with({ format: 'json', requestId: true }))
+ * One log line per request, in pino's shape (or plain text with `format: 'text'`); lines are
+ * batched, never one write per request.
+ * @example app.use(logger.with({ requestId: true }))
  */
 export const logger = Object.assign(make({}), {
   with: (options: LoggerOptions): Middleware => make(options),

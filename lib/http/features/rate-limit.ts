@@ -56,6 +56,8 @@ const around: AroundFactory = (record) => {
     const verdict = table.take(c.req.socket?.remoteAddress ?? 'unknown', now);
     if (verdict === RATE_ADMITTED) return proceed();
     c.setHeader('retry-after', String(Math.max(1, Math.ceil((table.retryAt - now) / 1000))));
+    if (c.telemetry !== null)
+      c.telemetry.note('rate_limit', verdict === RATE_OVER ? 'over_limit' : 'table_full');
     if (verdict === RATE_OVER)
       throw fail.tooManyRequests('at most %d requests per %d s', mark.max, mark.perSeconds);
     throw fail.status(

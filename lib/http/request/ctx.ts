@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { LogWriter } from '../core/log';
+import type { Context } from '@opentelemetry/api';
 import type { Scope } from '../../fetch/scope';
 import { REDIRECT_STATUSES, type HeaderEntry, type RedirectStatus } from '../core/answers';
 import { parseAuthorization, type Credentials } from '../core/authorization';
@@ -31,7 +33,10 @@ export interface Core {
   compress:
     | ((c: Ctx, bag: HeaderBag, type: string, body: Uint8Array | string) => Uint8Array | string)
     | null;
+  /** Writes a line of the app's own (a `warning:` or `error:` prefix sets its level). */
   log(line: string): void;
+  /** The app's log writer: pino-shaped lines with fields (the request log, failures). */
+  readonly logs: LogWriter;
   stopping: boolean;
   readonly shutdown: AbortSignal;
   /** `app.sessions(...)`, or null when not set. */
@@ -44,6 +49,21 @@ export interface Core {
   readonly sendFile: (c: Ctx, options: SendFileOptions) => Promise<void>;
   /** Completes `c.upgrade`: hands the admitted socket to the loop. */
   readonly upgrade: <S>(c: Ctx, loop: UpgradeLoop<S>, state: S) => void;
+}
+
+/**
+ * @internal What the app's telemetry keeps for one request: set on the Ctx by the app only when a
+ * tracer or meter provider is registered, so without one a request pays a null check.
+ */
+export interface RequestTelemetry {
+  /** The OpenTelemetry context holding the request's server span; null when only metrics are on. */
+  readonly context: Context | null;
+  /** The request was routed to `route` (`POST /orders/{id}/cancel`). */
+  routed(route: string): void;
+  /** An fw feature's outcome on this request (`idempotency`: `replayed`, `stored`, …). */
+  note(feature: 'idempotency' | 'rate_limit', outcome: string): void;
+  /** A thrown value became the answer `status` (or failed after answering). */
+  failed(err: unknown, status: number): void;
 }
 
 /** @internal An answer held back to be kept before it is sent (idempotent routes). */
@@ -101,6 +121,8 @@ export class Ctx implements Scope {
   captured: CapturedAnswer | null = null;
   /** @internal an answer being written asynchronously (`sendFile`): the route's answer is this promise */
   answering: Promise<void> | null = null;
+  /** @internal the request's telemetry, set by the app when a tracer or meter is registered */
+  telemetry: RequestTelemetry | null = null;
 
   /** @internal */
   constructor(
@@ -234,6 +256,11 @@ export class Ctx implements Scope {
    */
   requestId(): string {
     return (this.#id ??= requestIdFor(this.req.headers['x-request-id']));
+  }
+
+  /** The OpenTelemetry context of the request's server span (fw/fetch calls made with this Ctx are its children); null when no tracer is registered. */
+  traceContext(): Context | null {
+    return this.telemetry === null ? null : this.telemetry.context;
   }
 
   /** Aborted when the client goes away before the answer is finished, or the server shuts down. */

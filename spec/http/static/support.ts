@@ -21,10 +21,20 @@ export function cleanTrees(): void {
   for (const root of made.splice(0)) rmSync(root, { recursive: true, force: true });
 }
 
-/** An app with its log lines kept. */
-export function appWithLog(): { app: App; lines: string[] } {
+/** An app with its log lines kept: each line (one JSON object in pino's shape) parsed in `records`, its `msg` in `lines`. */
+export function appWithLog(): {
+  app: App;
+  lines: string[];
+  records: Record<string, unknown>[];
+} {
   const lines: string[] = [];
-  return { app: new App({ log: (l) => lines.push(l) }), lines };
+  const records: Record<string, unknown>[] = [];
+  const keep = (l: string) => {
+    const record = JSON.parse(l) as Record<string, unknown>;
+    records.push(record);
+    lines.push(String(record.msg));
+  };
+  return { app: new App({ log: keep }), lines, records };
 }
 
 /** Text that gzips well, `n` bytes. */

@@ -1,0 +1,245 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import {
+  context,
+  createNoopMeter,
+  metrics,
+  propagation,
+  ProxyTracerProvider,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Counter,
+  type Histogram,
+  type Meter,
+  type Span,
+  type Tracer,
+  type UpDownCounter,
+} from '@opentelemetry/api';
+import { MemoryStore } from '../../cache';
+import type { Ctx, RequestTelemetry } from '../request/ctx';
+
+/** The instrumentation scope fw's spans and metrics are recorded under (fw/fetch uses the same). */
+const INSTRUMENTATION = 'fw';
+
+/** Seconds buckets the OTel HTTP semantic conventions advise for request durations. */
+const DURATION_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
+];
+
+/** The API's own no-op provider: what a proxy delegates to while no SDK is registered. */
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+function activeTracer(): Tracer | null {
+  const p = trace.getTracerProvider();
+  const real = p instanceof ProxyTracerProvider ? p.getDelegate() : p;
+  return real === NOOP_TRACER_PROVIDER ? null : trace.getTracer(INSTRUMENTATION);
+}
+
+function activeMeter(): Meter | null {
+  const meter = metrics.getMeter(INSTRUMENTATION);
+  return meter === createNoopMeter() ? null : meter;
+}
+
+/** Instruments of the server side, made once per app. */
+interface Instruments {
+  readonly duration: Histogram;
+  readonly active: UpDownCounter;
+  readonly shed: Counter;
+  readonly rateLimited: Counter;
+  readonly idempotency: Counter;
+}
+
+function instruments(meter: Meter, provided: readonly unknown[]): Instruments {
+  const stores = provided.filter((p): p is MemoryStore => p instanceof MemoryStore);
+  if (stores.length) {
+    meter
+      .createObservableGauge('fw.store.bytes', {
+        description: 'Bytes a provided MemoryStore counts against its budget',
+        unit: 'By',
+      })
+      .addCallback((r) => stores.forEach((s, i) => r.observe(s.bytesUsed, { 'fw.store': i })));
+    meter
+      .createObservableGauge('fw.store.budget', {
+        description: 'The byte budget of a provided MemoryStore',
+        unit: 'By',
+      })
+      .addCallback((r) => stores.forEach((s, i) => r.observe(s.bytes, { 'fw.store': i })));
+  }
+  return {
+    duration: meter.createHistogram('http.server.request.duration', {
+      description: 'Duration of HTTP server requests',
+      unit: 's',
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    }),
+    active: meter.createUpDownCounter('http.server.active_requests', {
+      description: 'HTTP server requests in flight',
+      unit: '{request}',
+    }),
+    shed: meter.createCounter('fw.server.shed', {
+      description: 'Requests shed past maxRequestsInFlight (503 before routing)',
+      unit: '{request}',
+    }),
+    rateLimited: meter.createCounter('fw.rate_limit.refused', {
+      description: 'Requests refused by @RateLimit (429 over the limit, 503 table full)',
+      unit: '{request}',
+    }),
+    idempotency: meter.createCounter('fw.idempotency.outcomes', {
+      description:
+        'Outcomes on @Idempotent routes: stored, replayed, in_flight (409), mismatch (422), not_kept, store_unavailable',
+      unit: '{request}',
+    }),
+  };
+}
+
+/**
+ * The app's OpenTelemetry side, through `@opentelemetry/api` only: a server span per request
+ * (continuing the caller's W3C trace), and the server's metrics. Resolved when the app is built:
+ * with no SDK's provider registered by then it is null and a request pays one null check.
+ */
+export class ServerTelemetry {
+  readonly tracer: Tracer | null;
+  readonly instruments: Instruments | null;
+
+  private constructor(tracer: Tracer | null, instruments: Instruments | null) {
+    this.tracer = tracer;
+    this.instruments = instruments;
+  }
+
+  /** The app's telemetry, or null when neither a tracer nor a meter provider is registered. */
+  static resolve(provided: readonly unknown[]): ServerTelemetry | null {
+    const tracer = activeTracer();
+    const meter = activeMeter();
+    if (tracer === null && meter === null) return null;
+    return new ServerTelemetry(tracer, meter === null ? null : instruments(meter, provided));
+  }
+
+  /** Starts the request's span and books; returns the context to run it in (null: no tracer). */
+  begin(c: Ctx): Context | null {
+    const watch = new RequestWatch(this, c);
+    c.telemetry = watch;
+    return watch.context;
+  }
+
+  /** A request was shed before it had a Ctx. */
+  shed(req: IncomingMessage): void {
+    this.instruments?.shed.add(1, { 'http.request.method': req.method ?? 'GET' });
+  }
+
+  /** Runs `fn(c)` with the request's context active (so spans the handler starts are children). */
+  static run<T>(ctx: Context, fn: (c: Ctx) => T, c: Ctx): T {
+    return context.with(ctx, fn, undefined, c);
+  }
+}
+
+/** What `http.response.status_code` a span and the duration carry when no answer was sent. */
+const NO_ANSWER = 0;
+
+class RequestWatch implements RequestTelemetry {
+  readonly context: Context | null;
+  readonly #owner: ServerTelemetry;
+  readonly #span: Span | null;
+  readonly #method: string;
+  readonly #res: ServerResponse;
+  readonly #start = performance.now();
+  #route: string | null = null;
+  /** An error status (with the exception's message) was set by `failed`: the end keeps it. */
+  #errored = false;
+
+  constructor(owner: ServerTelemetry, c: Ctx) {
+    this.#owner = owner;
+    this.#method = c.method;
+    this.#res = c.res;
+    const req = c.req;
+    const tracer = owner.tracer;
+    if (tracer !== null) {
+      const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+      const host = req.headers.host ?? '';
+      const colon = host.lastIndexOf(':');
+      const span = tracer.startSpan(
+        c.method,
+        {
+          kind: SpanKind.SERVER,
+          attributes: {
+            'http.request.method': c.method,
+            'url.path': c.path,
+            'url.scheme': 'http',
+            'server.address': colon > host.lastIndexOf(']') ? host.slice(0, colon) : host,
+            'network.protocol.version': req.httpVersion,
+          },
+        },
+        parent,
+      );
+      this.#span = span;
+      this.context = trace.setSpan(parent, span);
+    } else {
+      this.#span = null;
+      this.context = null;
+    }
+    owner.instruments?.active.add(1, { 'http.request.method': c.method });
+    c.res.once('close', this.#end);
+  }
+
+  routed(route: string): void {
+    this.#route = route;
+    const span = this.#span;
+    if (span === null) return;
+    span.updateName(`${this.#method} ${route}`);
+    span.setAttribute('http.route', route);
+  }
+
+  note(feature: 'idempotency' | 'rate_limit', outcome: string): void {
+    const i = this.#owner.instruments;
+    const route = this.#route ?? '';
+    if (feature === 'idempotency') {
+      this.#span?.setAttributes({
+        'fw.idempotency.outcome': outcome,
+        'fw.idempotency.replayed': outcome === 'replayed',
+      });
+      i?.idempotency.add(1, { 'http.route': route, 'fw.idempotency.outcome': outcome });
+    } else {
+      this.#span?.setAttribute('fw.rate_limit.outcome', outcome);
+      i?.rateLimited.add(1, { 'http.route': route, 'fw.rate_limit.outcome': outcome });
+    }
+  }
+
+  failed(err: unknown, status: number): void {
+    const span = this.#span;
+    if (span === null || status < 500) return;
+    this.#errored = true;
+    span.recordException(err instanceof Error ? err : String(err));
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: err instanceof Error ? err.message : String(err),
+    });
+  }
+
+  readonly #end = (): void => {
+    const res = this.#res;
+    const status = res.headersSent ? res.statusCode : NO_ANSWER;
+    const span = this.#span;
+    if (span !== null) {
+      if (status !== NO_ANSWER) span.setAttribute('http.response.status_code', status);
+      if ((status >= 500 || status === NO_ANSWER) && !this.#errored) {
+        span.setStatus({
+          code: SpanStatusCode.ERROR,
+          ...(status === NO_ANSWER ? { message: 'connection closed before the answer' } : {}),
+        });
+      }
+      if (status >= 500) span.setAttribute('error.type', String(status));
+      span.end();
+    }
+    const i = this.#owner.instruments;
+    if (i !== null) {
+      const attributes: Attributes = { 'http.request.method': this.#method };
+      if (this.#route !== null) attributes['http.route'] = this.#route;
+      if (status !== NO_ANSWER) attributes['http.response.status_code'] = status;
+      else attributes['error.type'] = 'closed';
+      i.duration.record((performance.now() - this.#start) / 1000, attributes);
+      i.active.add(-1, { 'http.request.method': this.#method });
+    }
+  };
+}
