@@ -212,4 +212,39 @@ describe('RedisStore', () => {
       await flaky.stop();
     }
   });
+
+  // Found by mutation testing (npm run mutate).
+  it('with no keyPrefix the key is stored as given', async () => {
+    const raw = new Redis(server.url);
+    try {
+      const store = new RedisStore({ url: server.url });
+      stores.push(store);
+      await store.put('bare-key', Buffer.from('v'), 60_000);
+      expect(await raw.getBuffer('bare-key')).toEqual(Buffer.from('v'));
+    } finally {
+      raw.disconnect();
+    }
+  });
+
+  it('CACHE-12 a Redis at maxmemory under noeviction refuses writes as CacheError Full, not Unavailable', async () => {
+    const full = await startRedis();
+    const raw = new Redis(full.url);
+    try {
+      const store = open(full.url);
+      expect(await store.putIfAbsent('before', Buffer.from('v'), 60_000)).toBe(true);
+      await raw.config('SET', 'maxmemory-policy', 'noeviction');
+      await raw.config('SET', 'maxmemory', '1');
+      const err = await store.putIfAbsent('claim', Buffer.from('v'), 60_000).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(CacheError);
+      expect((err as CacheError).code).toBe('Full');
+      expect((err as CacheError).message).toContain('putIfAbsent "claim" failed: OOM');
+      expect(await store.get('before')).toEqual(Buffer.from('v'));
+    } finally {
+      raw.disconnect();
+      await full.stop();
+    }
+  });
 });

@@ -27,6 +27,7 @@ import { MemoryStore, RedisStore, Space, type Store } from 'fw/cache';
 import { startRedis } from '../support/redis';
 import { CLAIM_LEASE_MS, recordKey } from '../../lib/http/features/idempotency';
 import { CallerBudget } from '../../lib/http/features/caller-budget';
+import { KeptAnswers, type KeptAnswer } from '../../lib/http/features/kept-answers';
 
 const decodeKept = (b: Buffer | null) =>
   b === null ? null : JSON.parse(b.toString('utf8', 4, 4 + b.readUInt32BE(0)));
@@ -1214,5 +1215,104 @@ describe('issue 13: the per-caller bound (maxBytesPerCaller)', () => {
           .status,
       ).toBe(201);
     expect(runs).toBe(20); // 20 kept answers of about 1 KiB: past the 8 KiB a caller of a by route may hold
+  });
+});
+
+// Found by mutation testing (npm run mutate): the bookkeeping under the per-caller bound and the decoded kept answers.
+describe('the per-caller count and the kept answers, exactly', () => {
+  it('a claim admitted again for the same record counts once, at its new size; dropping it gives back what it counts now', () => {
+    const budget = new CallerBudget(1000);
+    const until = performance.now() + 60_000;
+    expect(budget.admit('a', 'k1', 600, until)).toBe(0);
+    expect(budget.admit('a', 'k2', 400, until)).toBe(0);
+    expect(budget.admit('a', 'k1', 600, until)).toBe(0); // the same record: still 1000
+    expect(budget.admit('a', 'k1', 100, until)).toBe(0);
+    expect(budget.used('a')).toBe(500);
+    budget.drop('a', 'k1');
+    expect(budget.used('a')).toBe(400);
+    budget.set('b', 'k9', 250, until); // a record the caller had no claim for
+    expect(budget.used('b')).toBe(250);
+  });
+
+  it("a refused claim waits until the caller's oldest record lapses, no longer", () => {
+    const budget = new CallerBudget(100);
+    const now = performance.now();
+    expect(budget.admit('a', 'k1', 100, now + 5000)).toBe(0);
+    const wait = budget.admit('a', 'k2', 1, now + 60_000);
+    expect(wait).toBeGreaterThan(4000);
+    expect(wait).toBeLessThanOrEqual(5000);
+  });
+
+  it("a lapsed record leaves the count while the caller's live records stay counted", async () => {
+    const budget = new CallerBudget(100);
+    expect(budget.admit('a', 'short', 50, performance.now() + 30)).toBe(0);
+    expect(budget.admit('a', 'long', 10, performance.now() + 60_000)).toBe(0);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(budget.admit('a', 'next', 40, performance.now() + 60_000)).toBe(0);
+    expect(budget.used('a')).toBe(50);
+  });
+
+  it('callers who never come back are swept one a call, round the table', async () => {
+    const budget = new CallerBudget(100);
+    expect(budget.admit('a', 'k', 10, performance.now() + 60_000)).toBe(0);
+    expect(budget.admit('z', 'k', 10, performance.now() + 30)).toBe(0);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(budget.used('z')).toBe(10); // not looked at yet
+    budget.admit('a', 'k2', 1, performance.now() + 60_000);
+    budget.admit('a', 'k3', 1, performance.now() + 60_000); // a's calls went round to z, whose record lapsed
+    expect(budget.used('z')).toBe(0);
+    expect(budget.used('a')).toBe(12);
+  });
+
+  const answer = (fp: string): KeptAnswer => ({
+    fp,
+    status: 201,
+    type: 'application/json',
+    body: '{}',
+    own: [],
+  });
+  const parts = (body: string | Buffer) => ({
+    method: 'POST',
+    path: '/orders',
+    rawQuery: '',
+    body: Buffer.from(body),
+  });
+
+  it('a record just kept is known at once: no decoding, and its request needs no fingerprint', () => {
+    const answers = new KeptAnswers();
+    const record = Buffer.from('rec');
+    answers.kept('id', record, answer('fp'), parts('{"a":1}'));
+    const entry = answers.find('id', record, () => {
+      throw new Error('decoded');
+    });
+    expect(entry!.answer.fp).toBe('fp');
+    expect(KeptAnswers.known(entry!, parts('{"a":1}'))).toBe(true);
+  });
+
+  it('a record of exactly MAX_ENTRY_BYTES is remembered, and a request that brings the entry to exactly that is learned', () => {
+    const answers = new KeptAnswers();
+    let decoded = 0;
+    const decode = (b: Buffer) => (decoded++, answer(String(b.length)));
+    const max = Buffer.alloc(KeptAnswers.MAX_ENTRY_BYTES, 0x61);
+    answers.find('max', max, decode);
+    answers.find('max', Buffer.from(max), decode);
+    expect(decoded).toBe(1);
+    const entry = answers.find('id', Buffer.from('rec'), decode)!;
+    const fits = 'x'.repeat(KeptAnswers.MAX_ENTRY_BYTES - 3);
+    KeptAnswers.learn(entry, parts(fits));
+    expect(KeptAnswers.known(entry, parts(fits))).toBe(true);
+  });
+
+  it('a record replaced under its id is forgotten: the store giving the old Buffer again is decoded anew', () => {
+    const answers = new KeptAnswers();
+    let decoded = 0;
+    const decode = (b: Buffer) => (decoded++, answer(b.toString()));
+    const rec1 = Buffer.from('rec-1');
+    const first = answers.find('id', rec1, decode);
+    answers.find('id', Buffer.from('rec-2'), decode);
+    const again = answers.find('id', rec1, decode);
+    expect(decoded).toBe(3);
+    expect(again).not.toBe(first);
+    expect(again!.answer.fp).toBe('rec-1');
   });
 });
