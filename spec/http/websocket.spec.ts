@@ -192,7 +192,7 @@ describe('WebSocket handshake refusals are routed answers', () => {
   const handshake = (path: string, extra: string, body = '') =>
     `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n${extra}\r\n${body}`;
 
-  it("FAIL-36/37 a 403 from the Origin check takes app.failures' shape, the CORS headers and a request log line", async () => {
+  it("FAIL-36 FAIL-37 a 403 from the Origin check takes app.failures' shape, the CORS headers and a request log line", async () => {
     const { text } = await raw(
       port,
       handshake(
@@ -208,7 +208,7 @@ describe('WebSocket handshake refusals are routed answers', () => {
     expect(lines.some((l) => /^GET \/ws\/echo 403 /.test(l))).toBe(true);
   });
 
-  it("FAIL-36/37 a 400 for a bad handshake (key, version, a body) takes app.failures' shape, CORS and the request log", async () => {
+  it("FAIL-36 FAIL-37 a 400 for a bad handshake (key, version, a body) takes app.failures' shape, CORS and the request log", async () => {
     for (const [extra, body] of [
       ['Sec-WebSocket-Key: short\r\nOrigin: http://good.example\r\n', ''],
       [

@@ -50,7 +50,7 @@ describe('traces through the sample (OTEL-01..03)', () => {
   });
   beforeEach(() => exporter.reset());
 
-  it('OTEL-01/02: POST /orders gives a server span and a client span to the warehouse in the caller’s trace', async () => {
+  it('OTEL-01 OTEL-02: POST /orders gives a server span and a client span to the warehouse in the caller’s trace', async () => {
     const res = await request(`${url}/orders`, {
       method: 'POST',
       headers: {
