@@ -7,9 +7,9 @@ module.exports = {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json', diagnostics: false }],
   },
   moduleNameMapper: {
-    '^fw$': '<rootDir>/lib/http/index.ts',
-    '^fw/cache$': '<rootDir>/lib/cache/index.ts',
-    '^fw/fetch$': '<rootDir>/lib/fetch/index.ts',
+    '^fw-http$': '<rootDir>/lib/http/index.ts',
+    '^fw-http/cache$': '<rootDir>/lib/cache/index.ts',
+    '^fw-http/fetch$': '<rootDir>/lib/fetch/index.ts',
   },
   testTimeout: 30000,
   maxWorkers: 2,

@@ -12,8 +12,8 @@ import {
   Returns,
   Status,
   Versioned,
-} from 'fw';
-import { MemoryStore, Space } from 'fw/cache';
+} from 'fw-http';
+import { MemoryStore, Space } from 'fw-http/cache';
 
 // Every first POST comes from one caller: its per-caller bound is lifted so the case measures the
 // claim, handler and keep, not 429s. Kept answers are held until their TTL; the 256 MiB store holds

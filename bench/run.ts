@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { IsInt, IsString } from 'class-validator';
 import { Agent, request } from 'undici';
-import { App, Body, Controller, Idempotent, Post, Returns, Run, Status } from 'fw';
-import { MemoryStore, Space } from 'fw/cache';
-import { Client } from 'fw/fetch';
+import { App, Body, Controller, Idempotent, Post, Returns, Run, Status } from 'fw-http';
+import { MemoryStore, Space } from 'fw-http/cache';
+import { Client } from 'fw-http/fetch';
 import { DISTINCT_FORM, ONE_KEY_FORM } from './app';
 
 interface Load {

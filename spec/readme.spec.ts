@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { HTTP_ERRORS } from 'fw';
-import { CACHE_ERRORS } from 'fw/cache';
-import { FETCH_ERRORS } from 'fw/fetch';
+import { HTTP_ERRORS } from 'fw-http';
+import { CACHE_ERRORS } from 'fw-http/cache';
+import { FETCH_ERRORS } from 'fw-http/fetch';
 
 const root = resolve(__dirname, '..');
 const read = (file: string): string => readFileSync(join(root, file), 'utf8');
@@ -45,9 +45,9 @@ function linksOf(text: string): string[] {
 
 describe('the README and the docs', () => {
   it.each([
-    ['fw', Object.keys(HTTP_ERRORS)],
-    ['fw/cache', Object.keys(CACHE_ERRORS)],
-    ['fw/fetch', Object.keys(FETCH_ERRORS)],
+    ['fw-http', Object.keys(HTTP_ERRORS)],
+    ['fw-http/cache', Object.keys(CACHE_ERRORS)],
+    ['fw-http/fetch', Object.keys(FETCH_ERRORS)],
   ])('docs/reference.md lists every error code of %s', (_module, codes) => {
     const reference = read('docs/reference.md');
     expect(codes.length).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 import { CodedError, type ErrorRow } from '../errors';
 
 /**
- * Every error code `fw/cache` raises, once, with the status it answers should it escape a
+ * Every error code `fw-http/cache` raises, once, with the status it answers should it escape a
  * handler (the store not answering or full is 503, as the idempotency step answers it, OPEN-59;
  * a bad argument is the program's fault, 500) and the line the docs list (as Fastify does).
  */
@@ -27,7 +27,7 @@ export const CACHE_ERRORS = {
 export type CacheErrorCode = keyof typeof CACHE_ERRORS;
 
 /**
- * An error raised by `fw/cache`, with a stable `code` and the `status` it answers. Messages name
+ * An error raised by `fw-http/cache`, with a stable `code` and the `status` it answers. Messages name
  * the space or key involved, so they are logged, never sent.
  *
  * @example

@@ -1,7 +1,7 @@
 /**
- * `fw/cache`: spaces of bytes with a TTL and a size bound, over a store that is either in this
+ * `fw-http/cache`: spaces of bytes with a TTL and a size bound, over a store that is either in this
  * process (`MemoryStore`, the default) or in Redis (`RedisStore`). This file is the module's
- * only public door; it never imports `fw` or `fw/fetch`.
+ * only public door; it never imports `fw` or `fw-http/fetch`.
  */
 export { Space } from './space';
 export type { SpaceDecl, SpaceOptions } from './space';

@@ -1,7 +1,7 @@
 import { CodedError, type ErrorRow } from '../errors';
 
 /**
- * Every error code `fw/fetch` raises, once. `status` is what the answer should be when such an
+ * Every error code `fw-http/fetch` raises, once. `status` is what the answer should be when such an
  * error escapes a handler (OPEN-41: the waiting kinds are 503, anything else is 500); `doc` is the
  * line the docs list. Failures that are not ours (URI parse, connect, reset, a writer's error)
  * are never given a code here: they surface as undici or Node raised them (FETCH-97).
@@ -70,7 +70,7 @@ export const FETCH_ERRORS = {
 export type FetchErrorCode = keyof typeof FETCH_ERRORS;
 
 /**
- * The one error class of `fw/fetch`. `code` is stable; `cause` keeps undici's error where one
+ * The one error class of `fw-http/fetch`. `code` is stable; `cause` keeps undici's error where one
  * lay underneath (for example the socket error behind a `BodyTooShort`).
  *
  * @example

@@ -1,5 +1,5 @@
 /**
- * `fw/fetch`: the outbound HTTP client over undici — `Client` calls, typed `Target`s and the
+ * `fw-http/fetch`: the outbound HTTP client over undici — `Client` calls, typed `Target`s and the
  * streaming `Exchange`. This file is the module's only public door; it never imports `fw`.
  */
 export { Client } from './client';

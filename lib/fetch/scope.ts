@@ -3,7 +3,7 @@ import type { Context } from '@opentelemetry/api';
 /**
  * What an outbound call needs from the scope it runs in: a request's `Ctx` or a `Run`
  * (a background job with no request). Both live in `fw`; this module only knows the shape,
- * so `fw/fetch` never imports `fw`.
+ * so `fw-http/fetch` never imports `fw`.
  */
 export interface Scope {
   /** The id to forward as `X-Request-Id`; `null` under a `Run`, which never forwards one. */

@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import type { Scope } from './scope';
 
 /** The instrumentation scope fw's spans and metrics are recorded under. */
-export const INSTRUMENTATION = 'fw';
+export const INSTRUMENTATION = 'fw-http';
 
 /** Seconds buckets the OTel HTTP semantic conventions advise for request durations. */
 export const DURATION_BUCKETS = [

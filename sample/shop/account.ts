@@ -1,4 +1,4 @@
-import { fail, type Ctx } from 'fw';
+import { fail, type Ctx } from 'fw-http';
 
 const TOKENS: Record<string, string> = { 'alice-token': 'alice', 'bob-token': 'bob' };
 

@@ -1,5 +1,5 @@
 import { IsInt, IsString } from 'class-validator';
-import { Controller, Get, Redirect, Returns } from 'fw';
+import { Controller, Get, Redirect, Returns } from 'fw-http';
 
 export class CatalogItem {
   @IsString() sku!: string;

@@ -1,4 +1,4 @@
-import { Controller, Dir, FileBody, Get, Param, Returns } from 'fw';
+import { Controller, Dir, FileBody, Get, Param, Returns } from 'fw-http';
 
 /** Files from sample/files/: `..`, absolute names and NUL are the same 404 as a missing file. */
 @Controller('/files')

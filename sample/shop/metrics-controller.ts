@@ -1,4 +1,4 @@
-import { Controller, Get, Returns } from 'fw';
+import { Controller, Get, Returns } from 'fw-http';
 import { Metrics, PrometheusText } from './metrics';
 
 /** `GET /metrics`: request durations by route, idempotency outcomes, shed and rate-limited requests. */

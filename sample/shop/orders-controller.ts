@@ -12,7 +12,7 @@ import {
   Versioned,
   fail,
   reply,
-} from 'fw';
+} from 'fw-http';
 import { Account } from './account';
 import { OrdersCsv, Receipt } from './csv';
 import { AlreadyCancelled, NewOrder, Order } from './order';

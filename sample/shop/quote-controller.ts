@@ -1,5 +1,5 @@
 import { IsInt, IsString, Max, Min } from 'class-validator';
-import { Controller, Ctx, Get, Param, Query, Returns } from 'fw';
+import { Controller, Ctx, Get, Param, Query, Returns } from 'fw-http';
 import { WarehouseClient } from './warehouse-client';
 
 export class QuoteQuery {

@@ -1,5 +1,5 @@
 import { IsIn, IsString } from 'class-validator';
-import { Body, Controller, Get, Post, RateLimit, Returns, Session, fail } from 'fw';
+import { Body, Controller, Get, Post, RateLimit, Returns, Session, fail } from 'fw-http';
 
 export class Login {
   @IsIn(['alice', 'bob']) account!: 'alice' | 'bob';

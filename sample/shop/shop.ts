@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
-import { App, Dir, logger } from 'fw';
+import { App, Dir, logger } from 'fw-http';
 import { FilesController } from './files-controller';
-import { MemoryStore, RedisStore, type Store } from 'fw/cache';
+import { MemoryStore, RedisStore, type Store } from 'fw-http/cache';
 import { CatalogController } from './catalog-controller';
 import { OrderBook } from './order-book';
 import { ExportsController, OrdersController } from './orders-controller';
@@ -10,7 +10,7 @@ import { LiveController } from './live-controller';
 import { SessionController } from './session-controller';
 import { Orders } from './spaces';
 import { Warehouse, WarehouseClient } from './warehouse-client';
-import { Client } from 'fw/fetch';
+import { Client } from 'fw-http/fetch';
 import { Metrics } from './metrics';
 import { MetricsController } from './metrics-controller';
 

@@ -1,4 +1,4 @@
-import { Space } from 'fw/cache';
+import { Space } from 'fw-http/cache';
 
 /** Kept answers of the idempotent order routes: 24 h, at most 64 KiB each. */
 export const Orders = Space('orders', { ttlSeconds: 24 * 60 * 60, maxBytes: 64 * 1024 });

@@ -1,6 +1,6 @@
 import { IsInt, IsString } from 'class-validator';
-import { fail, type Ctx } from 'fw';
-import { Target, type OpenTarget } from 'fw/fetch';
+import { fail, type Ctx } from 'fw-http';
+import { Target, type OpenTarget } from 'fw-http/fetch';
 
 /** The warehouse as the shop sees it: a typed outbound service with a readiness probe. */
 export const Warehouse = Target('warehouse', {

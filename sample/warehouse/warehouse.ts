@@ -11,7 +11,7 @@ import {
   fail,
   logger,
   type Middleware,
-} from 'fw';
+} from 'fw-http';
 
 export class Stock {
   @IsString() sku!: string;

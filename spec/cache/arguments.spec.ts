@@ -1,4 +1,4 @@
-import { CacheError, MemoryStore, OpenSpace, RedisStore, Space, type Store } from 'fw/cache';
+import { CacheError, MemoryStore, OpenSpace, RedisStore, Space, type Store } from 'fw-http/cache';
 import { sleep } from './store-contract';
 
 // Found by mutation testing (npm run mutate): what fw/cache refuses, and what its errors say.

@@ -1,5 +1,5 @@
-import { CacheError, MemoryStore, Space } from 'fw/cache';
-import { App, Controller, Idempotent, Post, Returns, Status } from 'fw';
+import { CacheError, MemoryStore, Space } from 'fw-http/cache';
+import { App, Controller, Idempotent, Post, Returns, Status } from 'fw-http';
 import { heapAfterGc, openDescriptors } from '../support/hostile';
 import { describeStoreContract, sleep } from './store-contract';
 

@@ -1,4 +1,4 @@
-import type { ExpectOptions, Store } from 'fw/cache';
+import type { ExpectOptions, Store } from 'fw-http/cache';
 import { describeStoreContract } from './store-contract';
 
 // The README's example of a program's own store, word for word.

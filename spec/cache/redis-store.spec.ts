@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { CacheError, RedisStore, Space } from 'fw/cache';
+import { CacheError, RedisStore, Space } from 'fw-http/cache';
 import { startRedis, type RedisServer } from '../support/redis';
 import { describeStoreContract, sleep } from './store-contract';
 

@@ -1,4 +1,4 @@
-import { CacheError, OpenSpace, Space, type Store } from 'fw/cache';
+import { CacheError, OpenSpace, Space, type Store } from 'fw-http/cache';
 
 /** Real waits, never fake timers: the Redis store keeps time on the Redis server. */
 export const sleep = (ms: number): Promise<void> =>

@@ -1,5 +1,5 @@
 import zlib from 'node:zlib';
-import { Client, FetchError, FETCH_ERRORS, Response, withQuery, type Scope } from 'fw/fetch';
+import { Client, FetchError, FETCH_ERRORS, Response, withQuery, type Scope } from 'fw-http/fetch';
 import { ctx, httpPeer, linesNamed, rejection, run, until, type HttpPeer } from './loopback';
 
 let peer: HttpPeer;

@@ -1,6 +1,6 @@
 import type net from 'node:net';
 import { PassThrough, Readable, Writable } from 'node:stream';
-import { Client, Exchange, FetchError, Head } from 'fw/fetch';
+import { Client, Exchange, FetchError, Head } from 'fw-http/fetch';
 import {
   ctx,
   httpPeer,

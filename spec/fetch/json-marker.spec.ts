@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { IsEnum, IsInt, IsString, ValidateNested } from 'class-validator';
 import { Type } from 'class-transformer';
-import { Json, jsonEnum, Union } from 'fw';
-import { Client } from 'fw/fetch';
+import { Json, jsonEnum, Union } from 'fw-http';
+import { Client } from 'fw-http/fetch';
 import { httpPeer, run, type HttpPeer } from './loopback';
 
 class Circle {

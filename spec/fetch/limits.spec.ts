@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import type net from 'node:net';
-import { Client, Exchange, FetchError } from 'fw/fetch';
+import { Client, Exchange, FetchError } from 'fw-http/fetch';
 import {
   closedPort,
   httpPeer,

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { Client, type Scope } from 'fw/fetch';
+import { Client, type Scope } from 'fw-http/fetch';
 
 export const run: Scope = { requestId: () => null };
 export const ctx = (id = 'abc'): Scope => ({ requestId: () => id });

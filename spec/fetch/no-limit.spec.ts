@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { type Client, Exchange, Target } from 'fw/fetch';
+import { type Client, Exchange, Target } from 'fw-http/fetch';
 import { httpPeer, rejection, run, withClient, type HttpPeer } from './loopback';
 
 // "0 means no limit" (FETCH-05, FETCH-06) cannot be shown by waiting: the default deadline is

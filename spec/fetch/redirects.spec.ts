@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { Client, Exchange, FetchError, MAX_REDIRECTS, Target } from 'fw/fetch';
+import { Client, Exchange, FetchError, MAX_REDIRECTS, Target } from 'fw-http/fetch';
 import { httpPeer, linesNamed, rejection, run, type HttpPeer } from './loopback';
 
 let home: HttpPeer;

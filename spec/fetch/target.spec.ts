@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { Client, FetchError, OpenTarget, Target, TargetType } from 'fw/fetch';
+import { Client, FetchError, OpenTarget, Target, TargetType } from 'fw-http/fetch';
 import {
   closedPort,
   ctx,

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { IsArray, IsOptional, IsString } from 'class-validator';
-import { App, Body, Controller, Form, Get, Post, Query, Returns } from 'fw';
+import { App, Body, Controller, Form, Get, Post, Query, Returns } from 'fw-http';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
 import { SlowNode, TreeNode } from '../support/self-holding';
 

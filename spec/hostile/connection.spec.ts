@@ -4,8 +4,8 @@ import { Agent, createServer, request, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Controller, Ctx, Get, Returns } from 'fw';
-import { Client, OpenTarget, Target } from 'fw/fetch';
+import { App, Controller, Ctx, Get, Returns } from 'fw-http';
+import { Client, OpenTarget, Target } from 'fw-http/fetch';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
 
 // Socket-level attacks on connections, against a real server on 127.0.0.1, bounded in count and

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, Controller, Ctx, Get, Returns } from 'fw';
-import { Client, OpenTarget, Target } from 'fw/fetch';
+import { App, Controller, Ctx, Get, Returns } from 'fw-http';
+import { Client, OpenTarget, Target } from 'fw-http/fetch';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
 
 // Floods of unauthenticated /healthz against a real server whose target is a real, slow upstream

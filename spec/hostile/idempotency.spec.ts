@@ -1,6 +1,6 @@
 import { request } from 'node:http';
-import { App, Controller, Ctx, Idempotent, Post, Returns, Status } from 'fw';
-import { MemoryStore, Space } from 'fw/cache';
+import { App, Controller, Ctx, Idempotent, Post, Returns, Status } from 'fw-http';
+import { MemoryStore, Space } from 'fw-http/cache';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
 
 // An eviction flood: one caller fills the idempotency store through its own answers, over real

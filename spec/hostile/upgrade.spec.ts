@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net';
-import { App, Controller, Ctx, Get, Post, Returns } from 'fw';
+import { App, Controller, Ctx, Get, Post, Returns } from 'fw-http';
 import { parseResponses, raw } from '../support/raw';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
 

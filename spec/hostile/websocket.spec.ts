@@ -1,5 +1,5 @@
 import { WebSocket as Client } from 'ws';
-import { App, Controller, Ctx, Get, WebSocket, Returns } from 'fw';
+import { App, Controller, Ctx, Get, WebSocket, Returns } from 'fw-http';
 import { closePayload, frame, rawWebSocket, type FrameSpec } from '../support/frames';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
 

@@ -2,7 +2,7 @@
 // see (a value cast past them, a handler compiled elsewhere) is a 500 naming the route, logged,
 // and the undeclared status never goes out.
 import { IsInt, IsString } from 'class-validator';
-import { App, Controller, Get, Post, Reply, Returns } from 'fw';
+import { App, Controller, Get, Post, Reply, Returns } from 'fw-http';
 
 class Booking {
   @IsInt() id!: number;

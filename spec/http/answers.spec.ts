@@ -14,7 +14,7 @@ import {
   Versioned,
   headers,
   reply,
-} from 'fw';
+} from 'fw-http';
 
 class Order {
   constructor(

@@ -14,7 +14,7 @@ import {
   type BasicCredentials,
   type BearerCredentials,
   Returns,
-} from 'fw';
+} from 'fw-http';
 import { IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import { SlowNode, TreeNode } from '../support/self-holding';
 

@@ -1,4 +1,4 @@
-import { App, Authorization, Controller, Get, type BasicCredentials, Returns } from 'fw';
+import { App, Authorization, Controller, Get, type BasicCredentials, Returns } from 'fw-http';
 
 @Controller()
 class BasicController {

@@ -10,7 +10,7 @@ import {
   RefusalError,
   Returns,
   headers,
-} from 'fw';
+} from 'fw-http';
 import { IsString } from 'class-validator';
 import { marks } from '../../lib/http/route/metadata';
 

@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
-import { App, Bytes, Controller, Ctx, Get, Param, Post, Returns, Versioned } from 'fw';
+import { App, Bytes, Controller, Ctx, Get, Param, Post, Returns, Versioned } from 'fw-http';
 import { acceptsGzip } from '../../lib/http/features/compress';
 
 const text = (n: number) => 'x'.repeat(n);

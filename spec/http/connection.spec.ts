@@ -1,4 +1,4 @@
-import { App, Controller, Ctx, Get, Param, Post, fail, Returns } from 'fw';
+import { App, Controller, Ctx, Get, Param, Post, fail, Returns } from 'fw-http';
 import { connect } from 'node:net';
 import { exchange, parseResponses, raw } from '../support/raw';
 

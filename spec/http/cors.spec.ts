@@ -1,4 +1,4 @@
-import { App, Controller, Get, HttpError, cors, type CorsOptions, Returns } from 'fw';
+import { App, Controller, Get, HttpError, cors, type CorsOptions, Returns } from 'fw-http';
 
 @Controller()
 class CorsController {

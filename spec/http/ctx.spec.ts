@@ -1,4 +1,4 @@
-import { App, Controller, Ctx, Get, Param, Post, headers, Returns, Redirect } from 'fw';
+import { App, Controller, Ctx, Get, Param, Post, headers, Returns, Redirect } from 'fw-http';
 
 @Controller()
 class CtxController {

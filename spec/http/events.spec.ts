@@ -1,5 +1,5 @@
 import { request, type IncomingMessage } from 'node:http';
-import { MemoryStore, Space } from 'fw/cache';
+import { MemoryStore, Space } from 'fw-http/cache';
 import {
   App,
   Controller,
@@ -13,7 +13,7 @@ import {
   Status,
   Versioned,
   WebSocket,
-} from 'fw';
+} from 'fw-http';
 
 let release: (() => void) | null = null;
 let gone: Promise<string> | null = null;

@@ -8,9 +8,9 @@ import {
   fail,
   type FailureShape,
   Returns,
-} from 'fw';
-import { CacheError } from 'fw/cache';
-import { FetchError } from 'fw/fetch';
+} from 'fw-http';
+import { CacheError } from 'fw-http/cache';
+import { FetchError } from 'fw-http/fetch';
 
 class Problem {
   constructor(

@@ -1,5 +1,5 @@
 import { IsInt, IsString, Length, Min } from 'class-validator';
-import { App, Bound, Controller, Form, Post, Returns } from 'fw';
+import { App, Bound, Controller, Form, Post, Returns } from 'fw-http';
 
 class Signup {
   @IsString() @Length(2, 20) name!: string;

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, Controller, Ctx, Get, Returns } from 'fw';
-import { Space, type Store } from 'fw/cache';
-import { Client, OpenTarget, Target } from 'fw/fetch';
+import { App, Controller, Ctx, Get, Returns } from 'fw-http';
+import { Space, type Store } from 'fw-http/cache';
+import { Client, OpenTarget, Target } from 'fw-http/fetch';
 import { getOnce, settlesWithin } from '../support/hostile';
 
 type HealthOptions = Exclude<Parameters<App['health']>[0], string | undefined>;

@@ -22,8 +22,8 @@ import {
   fail,
   reply,
   type BearerCredentials,
-} from 'fw';
-import { MemoryStore, RedisStore, Space, type Store } from 'fw/cache';
+} from 'fw-http';
+import { MemoryStore, RedisStore, Space, type Store } from 'fw-http/cache';
 import { startRedis } from '../support/redis';
 import { CLAIM_LEASE_MS, recordKey } from '../../lib/http/features/idempotency';
 import { CallerBudget } from '../../lib/http/features/caller-budget';

@@ -1,4 +1,4 @@
-import { MemoryStore, Space } from 'fw/cache';
+import { MemoryStore, Space } from 'fw-http/cache';
 import {
   App,
   Bytes,
@@ -15,7 +15,7 @@ import {
   Status,
   Versioned,
   type Contract,
-} from 'fw';
+} from 'fw-http';
 import { innerContracts, toContract } from '../../lib/http/core/answers';
 
 // The one walk over the contract type (issue 14 §5): innerContracts gives the contracts nested

@@ -28,7 +28,7 @@ import {
   Status,
   Union,
   type RenameAll,
-} from 'fw';
+} from 'fw-http';
 import { schemaOf } from '../../lib/http/schema';
 
 const quiet = () => new App({ log: () => {} });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { App, Controller, Ctx, Get, Post, RateLimit, fail, Returns } from 'fw';
+import { App, Controller, Ctx, Get, Post, RateLimit, fail, Returns } from 'fw-http';
 import { connect } from 'node:net';
 import { exchange, parseResponses, raw } from '../support/raw';
 

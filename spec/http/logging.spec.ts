@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { prettyFactory } from 'pino-pretty';
-import { App, Controller, Ctx, Get, Param, Returns, fail, logger } from 'fw';
+import { App, Controller, Ctx, Get, Param, Returns, fail, logger } from 'fw-http';
 
 @Controller('/e')
 class ErrController {

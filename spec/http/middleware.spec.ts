@@ -1,4 +1,4 @@
-import { App, Controller, Get, cors, fail, type Middleware, Returns } from 'fw';
+import { App, Controller, Get, cors, fail, type Middleware, Returns } from 'fw-http';
 
 class Problem {
   constructor(readonly problem: string) {}

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { createHash } from 'node:crypto';
-import { App, Controller, Ctx, Post } from 'fw';
+import { App, Controller, Ctx, Post } from 'fw-http';
 import { parseResponses, raw } from '../support/raw';
 
 // How a body reaches c.body() over a real socket: in the head's packet (taken in one read), in pieces

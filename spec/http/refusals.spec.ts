@@ -23,10 +23,10 @@ import {
   Reply,
   Returns,
   Status,
-} from 'fw';
-import type { Ctx as CtxType } from 'fw';
-import { MemoryStore, Space } from 'fw/cache';
-import { Client, OpenTarget, Target } from 'fw/fetch';
+} from 'fw-http';
+import type { Ctx as CtxType } from 'fw-http';
+import { MemoryStore, Space } from 'fw-http/cache';
+import { Client, OpenTarget, Target } from 'fw-http/fetch';
 
 class Booking {
   @IsInt() id!: number;
@@ -250,7 +250,7 @@ describe('Refusals: what a controller is built from', () => {
     }
     const [line] = refusals([C]);
     expect(line).toMatch(
-      /^GET \/e \(C\.one\): parameter 0 has no type at run time \(TypeScript wrote (Object|Function)\): a type imported with `import type` \(or an interface or a union\) leaves nothing to look up: import the class itself \(`import \{ Ctx \} from 'fw'`, not `import type`\), or decorate the parameter/,
+      /^GET \/e \(C\.one\): parameter 0 has no type at run time \(TypeScript wrote (Object|Function)\): a type imported with `import type` \(or an interface or a union\) leaves nothing to look up: import the class itself \(`import \{ Ctx \} from 'fw-http'`, not `import type`\), or decorate the parameter/,
     );
   });
 });

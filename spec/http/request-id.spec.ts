@@ -1,4 +1,4 @@
-import { App, Controller, Ctx, Get, fail, logger, Returns } from 'fw';
+import { App, Controller, Ctx, Get, fail, logger, Returns } from 'fw-http';
 
 const WAIT_MS = 200;
 

@@ -12,8 +12,8 @@ import {
   WebSocket,
   type RouteRecord,
   Returns,
-} from 'fw';
-import { MemoryStore, Space } from 'fw/cache';
+} from 'fw-http';
+import { MemoryStore, Space } from 'fw-http/cache';
 import { markRoute } from '../../lib/http/route/decorators';
 import { MarkKey, RouteMarks } from '../../lib/http/route/mark-key';
 import { scan } from '../../lib/http/pipeline/scanner';

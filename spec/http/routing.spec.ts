@@ -1,4 +1,4 @@
-import { App, Controller, Delete, Get, Param, Post, Put, Returns } from 'fw';
+import { App, Controller, Delete, Get, Param, Post, Put, Returns } from 'fw-http';
 
 @Controller('/items')
 class ItemsController {
@@ -72,9 +72,9 @@ describe('routing', () => {
   });
 
   it('CORE-57 the public API comes from three doors', () => {
-    const http = require('fw');
-    const cache = require('fw/cache');
-    const fetch = require('fw/fetch');
+    const http = require('fw-http');
+    const cache = require('fw-http/cache');
+    const fetch = require('fw-http/fetch');
     for (const name of [
       'App',
       'Controller',

@@ -1,4 +1,4 @@
-import { App, Controller, Get, Returns, Status } from 'fw';
+import { App, Controller, Get, Returns, Status } from 'fw-http';
 
 class Csv {
   static contentType = 'text/csv';

@@ -1,4 +1,4 @@
-import { App, Controller, Ctx, Get, HttpError, Post, Session, Query, Returns } from 'fw';
+import { App, Controller, Ctx, Get, HttpError, Post, Session, Query, Returns } from 'fw-http';
 
 @Controller()
 class SessionController {

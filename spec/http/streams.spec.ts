@@ -1,4 +1,4 @@
-import { App, Controller, Ctx, Get, Param, Returns } from 'fw';
+import { App, Controller, Ctx, Get, Param, Returns } from 'fw-http';
 import { parseResponses, raw } from '../support/raw';
 
 @Controller()

@@ -12,8 +12,8 @@ import {
   Versioned,
   fail,
   headers,
-} from 'fw';
-import { MemoryStore, Space } from 'fw/cache';
+} from 'fw-http';
+import { MemoryStore, Space } from 'fw-http/cache';
 
 class Doc {
   constructor(

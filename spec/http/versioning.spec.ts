@@ -1,4 +1,4 @@
-import { App, Controller, Get, logger, Returns } from 'fw';
+import { App, Controller, Get, logger, Returns } from 'fw-http';
 
 @Controller()
 class V {

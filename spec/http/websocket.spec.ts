@@ -10,7 +10,7 @@ import {
   logger,
   type UpgradeLoop,
   Returns,
-} from 'fw';
+} from 'fw-http';
 import { parseResponses, raw } from '../support/raw';
 
 const echo: UpgradeLoop<{ prefix: string }> = (ws, state) => {

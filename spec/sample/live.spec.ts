@@ -1,7 +1,7 @@
 import { request, type IncomingMessage } from 'node:http';
 import { chromium } from 'playwright-core';
 import { WebSocket as Client } from 'ws';
-import type { App } from 'fw';
+import type { App } from 'fw-http';
 import { shop } from '../../sample/shop/shop';
 import { frame, rawWebSocket } from '../support/frames';
 import { warehouse } from '../../sample/warehouse/warehouse';

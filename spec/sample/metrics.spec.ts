@@ -1,6 +1,6 @@
 // SAMPLE.md GET /metrics, OTEL-20 (see the notes of issue 16): the sample registers the SDK's
 // MeterProvider and serves fw's metrics in the Prometheus text format; a replay is counted.
-import type { App } from 'fw';
+import type { App } from 'fw-http';
 import { request } from 'undici';
 import { shop } from '../../sample/shop/shop';
 import { warehouse } from '../../sample/warehouse/warehouse';

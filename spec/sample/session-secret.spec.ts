@@ -1,4 +1,4 @@
-import { HttpError } from 'fw';
+import { HttpError } from 'fw-http';
 import { DEV_SESSION_SECRET, shop } from '../../sample/shop/shop';
 
 // The sample's session secret: SESSION_SECRET, else a public development default that is

@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import type { App } from 'fw';
+import type { App } from 'fw-http';
 import { shop } from '../../sample/shop/shop';
 import { warehouse } from '../../sample/warehouse/warehouse';
 import { startRedis } from '../support/redis';

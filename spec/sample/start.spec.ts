@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:net';
-import { RefusalError } from 'fw';
+import { RefusalError } from 'fw-http';
 import { start, startFailure } from '../../sample/start';
 
 describe('npm start: startup failures', () => {

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import type { App } from 'fw';
+import type { App } from 'fw-http';
 import { shop } from '../../sample/shop/shop';
 
 // SAMPLE.md's `/` (static) row: sample/public/ held in memory, app.js gzipped, media/ spilled, SPA fallback for navigations.

@@ -8,9 +8,9 @@ import {
   type Histogram,
   type MetricData,
 } from '@opentelemetry/sdk-metrics';
-import { App, Controller, Ctx, Get, Idempotent, Post, RateLimit, Returns, Status } from 'fw';
-import { MemoryStore, Space } from 'fw/cache';
-import { Client, OpenTarget, Target } from 'fw/fetch';
+import { App, Controller, Ctx, Get, Idempotent, Post, RateLimit, Returns, Status } from 'fw-http';
+import { MemoryStore, Space } from 'fw-http/cache';
+import { Client, OpenTarget, Target } from 'fw-http/fetch';
 
 class Reader extends MetricReader {
   protected onForceFlush(): Promise<void> {

@@ -1,7 +1,7 @@
 // OTEL-07 (see the notes of issue 16): with no OpenTelemetry SDK registered fw records nothing
 // and adds nothing: no telemetry on the Ctx, no trace context, no traceparent sent upstream.
-import { App, Controller, Ctx, Get, Header, Returns } from 'fw';
-import { Client, OpenTarget, Target } from 'fw/fetch';
+import { App, Controller, Ctx, Get, Header, Returns } from 'fw-http';
+import { Client, OpenTarget, Target } from 'fw-http/fetch';
 
 const Up = Target('up', {});
 

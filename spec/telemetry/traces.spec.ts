@@ -12,8 +12,8 @@ import {
   type ReadableSpan,
 } from '@opentelemetry/sdk-trace-base';
 import { request } from 'undici';
-import { App, Controller, Ctx, Get, Idempotent, Param, Post, Returns, Status } from 'fw';
-import { MemoryStore, Space } from 'fw/cache';
+import { App, Controller, Ctx, Get, Idempotent, Param, Post, Returns, Status } from 'fw-http';
+import { MemoryStore, Space } from 'fw-http/cache';
 import { shop } from '../../sample/shop/shop';
 import { warehouse } from '../../sample/warehouse/warehouse';
 

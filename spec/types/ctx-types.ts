@@ -1,5 +1,5 @@
 // Type-level checks of Ctx: checked by `tsc --noEmit` in `npm test`, never run.
-import { headers, Versioned, type Ctx } from 'fw';
+import { headers, Versioned, type Ctx } from 'fw-http';
 
 declare const c: Ctx;
 

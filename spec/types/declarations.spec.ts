@@ -10,14 +10,14 @@ const ROOT = join(__dirname, '..', '..');
 /** Where the declarations would go; nothing is written there, the files live in memory. */
 const OUT = join(ROOT, '.declarations-in-memory');
 const DOORS = {
-  fw: 'lib/http/index',
-  'fw/cache': 'lib/cache/index',
-  'fw/fetch': 'lib/fetch/index',
+  'fw-http': 'lib/http/index',
+  'fw-http/cache': 'lib/cache/index',
+  'fw-http/fetch': 'lib/fetch/index',
 };
 
 const CONSUMER = join(ROOT, 'sample', '.consumer-in-memory.ts');
 const CONSUMER_TEXT = `
-import { App, headers, Versioned, type Ctx } from 'fw';
+import { App, headers, Versioned, type Ctx } from 'fw-http';
 declare const c: Ctx;
 declare const app: App;
 // @ts-expect-error status is read-only

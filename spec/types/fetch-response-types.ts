@@ -1,6 +1,6 @@
 // Type-level checks of fw/fetch's Response and Head: type-checked by `npx tsc -p tsconfig.json --noEmit`,
 // never run. Each `@ts-expect-error` line must be a type error; each plain line must compile.
-import type { Head, Response } from 'fw/fetch';
+import type { Head, Response } from 'fw-http/fetch';
 
 // `ok` is a read-only boolean property, as in `fetch`, so the usual guard works.
 export function guard(res: Response, head: Head): boolean {

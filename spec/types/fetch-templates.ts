@@ -1,7 +1,7 @@
 // Type-level checks of fw/fetch: type-checked by `npx tsc -p tsconfig.json --noEmit`, never run.
 // Each `@ts-expect-error` line must be a type error; each plain line must compile.
 import { Readable } from 'node:stream';
-import { type Client, Exchange, Target, withQuery, type PathArgs, type Scope } from 'fw/fetch';
+import { type Client, Exchange, Target, withQuery, type PathArgs, type Scope } from 'fw-http/fetch';
 
 export function fetchTemplateTypes(c: Scope, client: Client): void {
   const t = Target('t').open(client, { base: 'http://svc.internal' });

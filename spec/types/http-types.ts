@@ -1,5 +1,5 @@
 // Type-level Refusals of fw: checked by `tsc --noEmit` in `npm test`, never run.
-import { Redirect, headers } from 'fw';
+import { Redirect, headers } from 'fw-http';
 
 // REF-19 a redirect status outside 301, 302, 303, 307, 308 is a type error
 // @ts-expect-error 305 is not a redirect status
@@ -18,7 +18,7 @@ headers.of([h, h, h, h, h, h, h, h]);
 // a list built at run time is checked when built (OPEN-51)
 headers.of(Array.from({ length: 2 }, () => h));
 
-import type { Ctx } from 'fw';
+import type { Ctx } from 'fw-http';
 declare const c: Ctx;
 // a stream with a declared length must say it: streamWith without a length is a type error
 // @ts-expect-error length is required

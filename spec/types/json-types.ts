@@ -1,6 +1,6 @@
 // Type-level rules of the JSON spelling marker: checked by `tsc --noEmit` in `npm test`, never run.
-import { Json, jsonEnum, Returns, Union, type RenameAll, type UnitVariant } from 'fw';
-import type { JsonClass } from 'fw/fetch';
+import { Json, jsonEnum, Returns, Union, type RenameAll, type UnitVariant } from 'fw-http';
+import type { JsonClass } from 'fw-http/fetch';
 
 // JSON-05 the six spellings are accepted
 const six: RenameAll[] = [

@@ -1,6 +1,6 @@
 // Type-level checks of the App's log options and onError: checked by `tsc --noEmit` in `npm test`, never run.
 import pino from 'pino';
-import { App } from 'fw';
+import { App } from 'fw-http';
 
 // a pino logger is accepted as it is
 new App({ logger: pino() });

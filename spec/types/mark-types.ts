@@ -8,7 +8,7 @@ import {
   type RateMark,
   type RouteRecord,
   type UpgradeMark,
-} from 'fw';
+} from 'fw-http';
 
 declare const record: RouteRecord;
 

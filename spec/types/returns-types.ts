@@ -19,7 +19,7 @@ import {
   type ReplyOf,
   type ReplyValue,
   type TooManyHeaders,
-} from 'fw';
+} from 'fw-http';
 
 class Booking {
   constructor(

@@ -17,7 +17,7 @@ import { markRoute } from '../route/decorators';
 
 /** What an `@Idempotent` route declares. */
 export interface IdempotentMark {
-  /** The space declaration (from `fw/cache`'s `Space(...)`); the opened space is found among provided services. */
+  /** The space declaration (from `fw-http/cache`'s `Space(...)`); the opened space is found among provided services. */
   readonly space: object;
   readonly by?: (c: Ctx) => string | null | undefined | Promise<string | null | undefined>;
 }

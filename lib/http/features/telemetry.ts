@@ -23,7 +23,7 @@ import { MemoryStore } from '../../cache';
 import type { Ctx, RequestTelemetry } from '../request/ctx';
 
 /** The instrumentation scope fw's spans and metrics are recorded under (fw/fetch uses the same). */
-const INSTRUMENTATION = 'fw';
+const INSTRUMENTATION = 'fw-http';
 
 /** Seconds buckets the OTel HTTP semantic conventions advise for request durations. */
 const DURATION_BUCKETS = [

@@ -130,7 +130,7 @@ function construct(
 /** A parameter type TypeScript could not name at run time: an interface, a union, `import type`. */
 const erased = (t: unknown): boolean => t === Object || t === Function || t === undefined;
 const ERASED_FIX =
-  "a type imported with `import type` (or an interface or a union) leaves nothing to look up: import the class itself (`import { Ctx } from 'fw'`, not `import type`), or decorate the parameter (@Body, @Query, @Param, @Header, @Authorization)";
+  "a type imported with `import type` (or an interface or a union) leaves nothing to look up: import the class itself (`import { Ctx } from 'fw-http'`, not `import type`), or decorate the parameter (@Body, @Query, @Param, @Header, @Authorization)";
 
 /**
  * A route without `@Returns` answers 204 and its document says so: a handler TypeScript says

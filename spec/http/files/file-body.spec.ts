@@ -27,7 +27,7 @@ import {
   Status,
   Versioned,
   headers,
-} from 'fw';
+} from 'fw-http';
 
 let base: string;
 let root: string;

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { IsString } from 'class-validator';
-import { App, Controller, Dir, FileBody, Get, Param, Returns, Versioned } from 'fw';
+import { App, Controller, Dir, FileBody, Get, Param, Returns, Versioned } from 'fw-http';
 
 class Doc {
   @IsString() id!: string;

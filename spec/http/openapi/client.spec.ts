@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import type { App } from 'fw';
+import type { App } from 'fw-http';
 import { shop } from '../../../sample/shop/shop';
 import { warehouse } from '../../../sample/warehouse/warehouse';
 

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
-import type { App } from 'fw';
+import type { App } from 'fw-http';
 import { shop } from '../../../sample/shop/shop';
 
 const CHROMIUM = '/usr/bin/chromium';

@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import {
   App, Authorization, Body, Bound, Bytes, Controller, Ctx, Delete, Form, Get, Header, Optional, Param, Post, Put, Query, RateLimit, Redirect, Reply, Returns, Status, reply,
   type BearerCredentials, type BasicCredentials, type OpenApiDocument,
-} from 'fw';
+} from 'fw-http';
 
 // ---- shapes
 

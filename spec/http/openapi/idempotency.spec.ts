@@ -1,6 +1,6 @@
 import { IsInt, IsString } from 'class-validator';
-import { App, Body, Controller, Ctx, Get, Idempotent, Param, Post, Put, Reply, Returns, Status, reply, type OpenApiDocument } from 'fw';
-import { MemoryStore, Space } from 'fw/cache';
+import { App, Body, Controller, Ctx, Get, Idempotent, Param, Post, Put, Reply, Returns, Status, reply, type OpenApiDocument } from 'fw-http';
+import { MemoryStore, Space } from 'fw-http/cache';
 
 class NewOrder {
   @IsString() sku!: string;

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IsInt, IsString } from 'class-validator';
-import { App, Body, Controller, Get, Post, Returns, Status } from 'fw';
+import { App, Body, Controller, Get, Post, Returns, Status } from 'fw-http';
 
 class NewNote {
   @IsString() text!: string;

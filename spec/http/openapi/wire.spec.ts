@@ -11,7 +11,7 @@ import {
   Returns,
   fail,
   type OpenApiDocument,
-} from 'fw';
+} from 'fw-http';
 
 /** The document says what the wire does: a client built from it accepts and expects what the server does. */
 

@@ -1,7 +1,7 @@
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { App } from 'fw';
+import { App } from 'fw-http';
 import { appWithLog, cleanTrees, noise, text, tree } from './support';
 
 afterEach(cleanTrees);

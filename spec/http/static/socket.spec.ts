@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import { App } from 'fw';
+import { App } from 'fw-http';
 import { cleanTrees, text, tree } from './support';
 
 afterEach(cleanTrees);

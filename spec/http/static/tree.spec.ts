@@ -1,6 +1,6 @@
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { App, Controller, cors, Get, logger, Post, RefusalError, Returns } from 'fw';
+import { App, Controller, cors, Get, logger, Post, RefusalError, Returns } from 'fw-http';
 import { appWithLog, cleanTrees, text, tree } from './support';
 
 afterEach(cleanTrees);
