@@ -1,5 +1,14 @@
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
-import { Controller, Ctx, EventStream, Get, Query, Returns, WebSocket, type UpgradeLoop } from 'fw-http';
+import {
+  Controller,
+  Ctx,
+  EventStream,
+  Get,
+  Query,
+  Returns,
+  WebSocket,
+  type UpgradeLoop,
+} from 'fw-http';
 
 export class EventsQuery {
   /** How many events to send: 1..100, default 3. */

@@ -2,7 +2,18 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
-import { App, Controller, Ctx, Get, Param, Redirect, Reply, Returns, headers, reply } from 'fw-http';
+import {
+  App,
+  Controller,
+  Ctx,
+  Get,
+  Param,
+  Redirect,
+  Reply,
+  Returns,
+  headers,
+  reply,
+} from 'fw-http';
 import { exchange, parseResponses } from '../support/raw';
 
 // CORE-34 over a real socket: a header value fw will not put on the wire (a character outside
