@@ -52,6 +52,10 @@ export const HTTP_ERRORS = {
   Timeout: { status: 503, doc: 'a deadline ran out' },
   Canceled: { status: 503, doc: 'cancelled while waiting (server shutting down)' },
   StoreUnavailable: { status: 503, doc: 'the idempotency store did not answer' },
+  RateStoreUnavailable: {
+    status: 503,
+    doc: "a @RateLimit({ storeDown: 'closed' }) route could not reach the app's rate store; sent with Retry-After: 1",
+  },
   StoreFull: {
     status: 503,
     doc: 'the idempotency store has no room for a new claim: claims and kept answers are never evicted to make room',
@@ -84,6 +88,10 @@ export const HTTP_ERRORS = {
   CorsAnyOriginWithCredentials: {
     status: 500,
     doc: "cors({ origins: '*', credentials: true }): any site could read answers made with the user's cookies; list the origins",
+  },
+  PeerMissing: {
+    status: 500,
+    doc: 'app.docs() without swagger-ui-dist installed (an optional peer dependency): npm install swagger-ui-dist',
   },
 } as const satisfies Record<string, ErrorRow>;
 

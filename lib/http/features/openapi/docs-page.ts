@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Bytes } from '../../core/answers';
+import { HttpError } from '../../core/errors';
 import { addHiddenRoute, cacheFor } from './serve';
 import type { Host } from '../../route/extensions';
 
@@ -26,12 +27,29 @@ const ASSETS: readonly Asset[] = [
 let loaded: Map<string, Buffer> | null = null;
 function assets(): Map<string, Buffer> {
   if (loaded === null) {
-    // absolute-path.js is getAbsoluteFSPath without loading the browser bundle into Node.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first app.docs() only
-    const dir = (require('swagger-ui-dist/absolute-path.js') as () => string)();
+    const dir = swaggerUiDir();
     loaded = new Map(ASSETS.map((a) => [a.file, readFileSync(join(dir, a.file))]));
   }
   return loaded;
+}
+
+/**
+ * Where swagger-ui-dist's files are. It is an optional peer dependency (12 MB, and a telemetry
+ * postinstall of its own): installed only by apps that want the page, so its absence is said here,
+ * at `app.docs()`, with the command that fixes it.
+ */
+function swaggerUiDir(): string {
+  try {
+    // absolute-path.js is getAbsoluteFSPath without loading the browser bundle into Node.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first app.docs() only
+    return (require('swagger-ui-dist/absolute-path.js') as () => string)();
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== 'MODULE_NOT_FOUND') throw e;
+    throw new HttpError(
+      'PeerMissing',
+      'app.docs() needs swagger-ui-dist, an optional peer dependency of fw-http: npm install swagger-ui-dist',
+    );
+  }
 }
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);

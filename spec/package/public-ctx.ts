@@ -1,0 +1,40 @@
+/**
+ * The members of `Ctx` a user sees: everything else on the class is tagged `@internal` and
+ * stripped from the published `.d.ts` (the same list as spec/types/declarations.spec.ts checks
+ * against the declarations emitted in memory; this one is checked against the packed tarball).
+ */
+export const PUBLIC_CTX: readonly string[] = [
+  'method',
+  'traceContext',
+  'path',
+  'rawQuery',
+  'status',
+  'startedAt',
+  'header',
+  'query',
+  'body',
+  'bodyStream',
+  'sleep',
+  'authorization',
+  'requestId',
+  'signal',
+  'resolve',
+  'resolveAsync',
+  'sent',
+  'keepAlive',
+  'setHeader',
+  'setStaticHeader',
+  'clientHas',
+  'stream',
+  'streamWith',
+  'events',
+  'upgrade',
+  'cookie',
+  'setCookie',
+  'sentHeader',
+  'sendText',
+  'sendJson',
+  'send',
+  'sendFile',
+  'redirect',
+];
