@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import ts from 'typescript';
+import { PUBLIC_CTX } from '../package/public-ctx';
 
 /**
  * The `.d.ts` that `npm run build` ships, checked without running the build: the declarations of
@@ -145,41 +146,6 @@ function internalsOf(sourcePath: string, name: string): string[] {
     .map((m) => (m.name === undefined ? 'constructor' : (m.name as ts.Identifier).text));
 }
 
-const PUBLIC_CTX = [
-  'method',
-  'traceContext',
-  'path',
-  'rawQuery',
-  'status',
-  'startedAt',
-  'header',
-  'query',
-  'body',
-  'bodyStream',
-  'sleep',
-  'authorization',
-  'requestId',
-  'signal',
-  'resolve',
-  'resolveAsync',
-  'sent',
-  'keepAlive',
-  'setHeader',
-  'setStaticHeader',
-  'clientHas',
-  'stream',
-  'streamWith',
-  'events',
-  'upgrade',
-  'cookie',
-  'setCookie',
-  'sentHeader',
-  'sendText',
-  'sendJson',
-  'send',
-  'sendFile',
-  'redirect',
-];
 
 describe('the shipped declarations', () => {
   let build: ts.ParsedCommandLine;
