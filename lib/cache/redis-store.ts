@@ -1,17 +1,59 @@
-import Redis from 'ioredis';
+import type * as IORedis from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { checkBytes, checkTtlMs } from './check-args';
 import { CacheError } from './errors';
 import type { ExpectOptions, Store } from './store';
+import { defineRateCommands, type RateCommands } from './rate-scripts';
+import { rateKey, validRule, type RateRule, type RateStore } from './rate-store';
 
-/** Options of `new RedisStore(…)`. */
-export interface RedisStoreOptions {
-  /** Where Redis is, e.g. `redis://127.0.0.1:6379/0` (user, password and db as ioredis reads them). */
-  readonly url: string;
+/** One Redis server of a Cluster, or one Sentinel: where to reach it. */
+export interface RedisNode {
+  readonly host: string;
+  readonly port: number;
+}
+
+interface CommonOptions {
   /** Put in front of every key, so several programs can share one Redis database. Default `''`. */
   readonly keyPrefix?: string;
   /** How long one operation may take, connecting included, before it fails `Unavailable`. Default 1000. */
   readonly commandTimeoutMs?: number;
 }
+
+/**
+ * Options of `new RedisStore(…)`: where Redis is, given exactly one way (a URL, the nodes of a
+ * Redis Cluster, or the Sentinels watching a master), and what is common to the three.
+ */
+export type RedisStoreOptions = CommonOptions &
+  (
+    | {
+        /** One Redis, e.g. `redis://127.0.0.1:6379/0` (user, password and db as ioredis reads them). */
+        readonly url: string;
+        readonly cluster?: never;
+        readonly sentinels?: never;
+        readonly name?: never;
+      }
+    | {
+        /** Some nodes of a Redis Cluster (any of them; the others are found from these). */
+        readonly cluster: readonly RedisNode[];
+        readonly url?: never;
+        readonly sentinels?: never;
+        readonly name?: never;
+      }
+    | {
+        /** Sentinels watching the master named `name`; the store follows it through a failover. */
+        readonly sentinels: readonly RedisNode[];
+        /** The master group the sentinels watch (`sentinel monitor <name> …`), e.g. `mymaster`. */
+        readonly name: string;
+        readonly url?: never;
+        readonly cluster?: never;
+      }
+  );
+
+/** Where the store connects, checked. */
+type Target =
+  | { readonly kind: 'url'; readonly url: string }
+  | { readonly kind: 'cluster'; readonly nodes: RedisNode[] }
+  | { readonly kind: 'sentinels'; readonly sentinels: RedisNode[]; readonly name: string };
 
 // Compare-and-set and compare-and-delete must read and write in one step, or a holder whose
 // entry expired could overwrite or delete the next holder's value between the two. A Lua script
@@ -34,9 +76,14 @@ interface ScriptCommands {
   fwDelIfEqual(key: string, expect: Buffer): Promise<number>;
 }
 
+/** One Redis (from a URL, or the master Sentinel points at) or a Redis Cluster: the same commands. */
+type Client = Redis | Cluster;
+
 /**
  * A store in Redis, for entries that must survive a restart of the program and be shared by
- * several instances of it. The claim (`putIfAbsent`) is one `SET key value PX ttl NX`.
+ * several instances of it. The claim (`putIfAbsent`) is one `SET key value PX ttl NX`. Redis is
+ * one server (`url`), a Redis Cluster (`cluster`) or a master behind Sentinel (`sentinels` and
+ * `name`); every operation reads and writes one key, so each runs whole on the master owning it.
  *
  * It fails fast and closed: while Redis cannot be reached every operation rejects with
  * `CacheError` code `Unavailable` within `commandTimeoutMs`, and nothing is queued to be sent
@@ -46,25 +93,30 @@ interface ScriptCommands {
  * @example
  * const store = new RedisStore({ url: process.env.REDIS_URL!, keyPrefix: 'shop:' });
  * const orders = Orders.open(store);
+ * // or: new RedisStore({ cluster: [{ host: '10.0.0.1', port: 6379 }, { host: '10.0.0.2', port: 6379 }] })
+ * // or: new RedisStore({ sentinels: [{ host: '10.0.0.5', port: 26379 }], name: 'mymaster' })
  */
-export class RedisStore implements Store {
-  readonly #redis: Redis & ScriptCommands;
+export class RedisStore implements Store, RateStore {
+  readonly #redis: Client & ScriptCommands;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #where: string;
   /** Operations waiting for the connection to become ready. */
   readonly #waiting = new Set<() => void>();
   #lastError: Error | null = null;
+  readonly #viaSentinels: boolean;
+  /** A cluster is ready but its masters' connections are still being made: operations wait. */
+  #holding = false;
   #closed = false;
 
   constructor(options: RedisStoreOptions) {
-    const url = options?.url;
-    const keyPrefix = options?.keyPrefix ?? '';
-    const commandTimeoutMs = options?.commandTimeoutMs ?? 1000;
-    if (typeof url !== 'string' || url === '') {
+    const target = checkTarget(options);
+    const keyPrefix = options.keyPrefix ?? '';
+    const commandTimeoutMs = options.commandTimeoutMs ?? 1000;
+    if (typeof keyPrefix !== 'string') {
       throw new CacheError(
         'InvalidArgument',
-        'RedisStore: url must be a non-empty string such as redis://127.0.0.1:6379',
+        `RedisStore: keyPrefix must be a string, got ${String(keyPrefix)}`,
       );
     }
     if (
@@ -79,8 +131,11 @@ export class RedisStore implements Store {
     }
     this.#prefix = keyPrefix;
     this.#timeoutMs = commandTimeoutMs;
-    this.#where = redactUrl(url);
-    const redis = new Redis(url, {
+    this.#where = describeTarget(target);
+    this.#viaSentinels = target.kind === 'sentinels';
+    // Keep trying to come back (every 100 ms, backing off to every second), so the store heals by itself.
+    const backOff = (times: number): number => Math.min(times * 100, 1000);
+    const failFast = {
       // Fail, never queue: an operation that finds no connection waits for one in #whenReady,
       // bounded by its deadline, and is never handed to ioredis to send later. Commands caught by
       // a lost connection are not resent and fail at the first reconnect attempt.
@@ -88,24 +143,85 @@ export class RedisStore implements Store {
       autoResendUnfulfilledCommands: false,
       maxRetriesPerRequest: 0,
       commandTimeout: commandTimeoutMs,
-      // Keep trying to come back (every 100 ms, backing off to every second), so the store heals by itself.
-      retryStrategy: (times) => Math.min(times * 100, 1000),
       // close() only drops the socket when it is not connected; waiting long for a socket that
       // already failed would just hold the process open.
       disconnectTimeout: 200,
-    });
+    };
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded by the first store built, not by requiring fw-http or fw-http/cache: an app that never uses Redis never loads ioredis (cold start)
+    const ioredis = require('ioredis') as typeof IORedis;
+    let redis: Client;
+    if (target.kind === 'cluster') {
+      redis = new ioredis.Cluster(target.nodes, {
+        enableOfflineQueue: false,
+        clusterRetryStrategy: backOff,
+        // A command refused (CLUSTERDOWN) or caught by a lost node fails now rather than being
+        // sent again later: it may have run, and a claim reported failed must not land after.
+        // MOVED and ASK are still followed (the command did not run), up to 16 redirections.
+        retryDelayOnFailover: 0,
+        retryDelayOnClusterDown: 0,
+        slotsRefreshTimeout: commandTimeoutMs,
+        // The connections to each node: no retry of their own (the cluster finds the node again
+        // from its slots), each connect and command bounded by the store's timeout.
+        redisOptions: {
+          autoResendUnfulfilledCommands: false,
+          maxRetriesPerRequest: 0,
+          commandTimeout: commandTimeoutMs,
+          connectTimeout: commandTimeoutMs,
+          disconnectTimeout: 200,
+        },
+      });
+      // A node lost or refusing is told here, not as 'error': keep it for messages.
+      redis.on('node error', (err: Error) => {
+        this.#lastError = err;
+      });
+      // ioredis connects to a node at its first command and, with no offline queue, refuses
+      // every other command sent to it while that connection is being made: connect to each
+      // node as soon as the cluster knows it, so a burst of first commands finds it up.
+      redis.on('+node', (node: Redis) => {
+        if (node.status === 'wait') node.connect().catch(() => undefined);
+      });
+    } else if (target.kind === 'sentinels') {
+      redis = new ioredis.Redis({
+        ...failFast,
+        retryStrategy: backOff,
+        sentinels: target.sentinels,
+        name: target.name,
+        sentinelRetryStrategy: backOff,
+        sentinelCommandTimeout: commandTimeoutMs,
+        // Told by the sentinels of a new master (+switch-master), the store reconnects to it at
+        // once rather than at its next failed command.
+        failoverDetector: true,
+      });
+      redis.on('sentinelError', (err: Error) => {
+        this.#lastError = err;
+      });
+    } else {
+      redis = new ioredis.Redis(target.url, { ...failFast, retryStrategy: backOff });
+    }
     redis.defineCommand('fwPutIfEqual', { numberOfKeys: 1, lua: PUT_IF_EQUAL });
     redis.defineCommand('fwDelIfEqual', { numberOfKeys: 1, lua: DEL_IF_EQUAL });
     // Without a listener ioredis prints every failed reconnect; the last error goes into messages instead.
     redis.on('error', (err: Error) => {
       this.#lastError = err;
     });
-    redis.on('ready', () => {
+    const wakeAll = (): void => {
       this.#lastError = null;
       for (const wake of this.#waiting) wake();
       this.#waiting.clear();
-    });
-    this.#redis = redis as Redis & ScriptCommands;
+    };
+    if (target.kind === 'cluster') {
+      const cluster = redis as Cluster;
+      cluster.on('ready', () => {
+        this.#holding = true;
+        void mastersUp(cluster, commandTimeoutMs).then(() => {
+          this.#holding = false;
+          wakeAll();
+        });
+      });
+    } else {
+      redis.on('ready', wakeAll);
+    }
+    this.#redis = redis as Client & ScriptCommands;
   }
 
   async get(key: string): Promise<Buffer | null> {
@@ -149,6 +265,30 @@ export class RedisStore implements Store {
     return this.#run('del', key, async (k) => (await this.#redis.fwDelIfEqual(k, expect)) > 0);
   }
 
+  // ---- Rate limits (RateStore): one script per request on one key, on the same connection. ----
+  #rate: RateCommands | null = null;
+
+  /**
+   * Counts one request of `key` under `rule` in Redis (see `RateStore.hit`): 0 when admitted, else
+   * the milliseconds until it may be. Every instance on this Redis (and key prefix) shares one
+   * allowance. Fails `Unavailable` like every other operation while Redis cannot be reached.
+   */
+  async hit(rule: RateRule, key: string): Promise<number> {
+    if (!validRule(rule))
+      throw new CacheError(
+        'InvalidArgument',
+        `RedisStore: rate rule "${String(rule?.name)}" needs a positive whole max and windowMs and a window of 'fixed' or 'sliding'`,
+      );
+    const rate = (this.#rate ??= defineRateCommands(this.#redis));
+    const sliding = rule.window === 'sliding';
+    return this.#run('hit', rateKey(rule, key), (k) =>
+      sliding
+        ? rate.fwRateSliding(k, rule.max, rule.windowMs)
+        : rate.fwRateFixed(k, rule.max, rule.windowMs),
+    );
+  }
+  // ---- end of rate limits ----
+
   /** Resolves when Redis answers `PING` within `commandTimeoutMs`; rejects `Unavailable` otherwise. */
   async ping(): Promise<void> {
     await this.#run('ping', '(ping)', () => this.#redis.ping());
@@ -163,7 +303,9 @@ export class RedisStore implements Store {
     if (this.#redis.status === 'ready') {
       try {
         await this.#redis.quit();
-        return;
+        // Behind Sentinel, QUIT ends the connection to the master but not the ones listening to
+        // the sentinels for a failover, which would hold the process open: disconnect() ends those.
+        if (!this.#viaSentinels) return;
       } catch {
         // Lost while quitting: dropping the socket below is all that is left to do.
       }
@@ -180,7 +322,7 @@ export class RedisStore implements Store {
     const prefixed = this.#prefix + key;
     try {
       if (this.#closed) throw new Error('the store is closed');
-      if (this.#redis.status === 'ready') return await send(prefixed);
+      if (this.#redis.status === 'ready' && !this.#holding) return await send(prefixed);
       return await this.#whenReady(() => send(prefixed));
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
@@ -225,6 +367,106 @@ export class RedisStore implements Store {
       this.#waiting.add(wake);
     });
   }
+}
+
+/**
+ * Resolves once the connection to every master the cluster knows is up, or after `ms` (an
+ * operation sent then to a master still down fails `Unavailable`, as it would a moment later).
+ */
+function mastersUp(cluster: Cluster, ms: number): Promise<void> {
+  const pending = cluster.nodes('master').filter((n) => n.status !== 'ready');
+  if (pending.length === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    let left = pending.length;
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      for (const node of pending) node.off('ready', one);
+      resolve();
+    }
+    function one(): void {
+      if (--left === 0) done();
+    }
+    for (const node of pending) node.once('ready', one);
+  });
+}
+
+/** Checks that exactly one of url, cluster and sentinels (with name) is given, each well formed. */
+function checkTarget(options: RedisStoreOptions): Target {
+  const given = (['url', 'cluster', 'sentinels'] as const).filter(
+    (k) => (options as unknown as Partial<Record<string, unknown>> | undefined)?.[k] !== undefined,
+  );
+  if (given.length > 1) {
+    throw new CacheError(
+      'InvalidArgument',
+      `RedisStore: give exactly one of url, cluster or sentinels, not ${given.join(' and ')}`,
+    );
+  }
+  const name: unknown = (options as { name?: unknown } | undefined)?.name;
+  if (given[0] === 'cluster') {
+    if (name !== undefined) throw onlyWithSentinels();
+    return { kind: 'cluster', nodes: checkNodes('cluster', options.cluster) };
+  }
+  if (given[0] === 'sentinels') {
+    if (typeof name !== 'string' || name === '') {
+      throw new CacheError(
+        'InvalidArgument',
+        `RedisStore: name must be the master group the sentinels watch (sentinel monitor <name> …), such as "mymaster", got ${JSON.stringify(name)}`,
+      );
+    }
+    return { kind: 'sentinels', sentinels: checkNodes('sentinels', options.sentinels), name };
+  }
+  const url: unknown = options?.url;
+  if (typeof url !== 'string' || url === '') {
+    throw new CacheError(
+      'InvalidArgument',
+      'RedisStore: url must be a non-empty string such as redis://127.0.0.1:6379',
+    );
+  }
+  if (name !== undefined) throw onlyWithSentinels();
+  return { kind: 'url', url };
+}
+
+function onlyWithSentinels(): CacheError {
+  return new CacheError(
+    'InvalidArgument',
+    'RedisStore: name is the master group of sentinels and goes only with sentinels',
+  );
+}
+
+/** A fresh copy of a list of `{ host, port }`, each checked, naming the option and index of a bad one. */
+function checkNodes(option: 'cluster' | 'sentinels', nodes: unknown): RedisNode[] {
+  if (!Array.isArray(nodes) || nodes.length === 0) {
+    throw new CacheError(
+      'InvalidArgument',
+      `RedisStore: ${option} must be a non-empty array of { host, port }`,
+    );
+  }
+  return nodes.map((node: unknown, i) => {
+    const { host, port } = (node ?? {}) as { host?: unknown; port?: unknown };
+    if (
+      typeof host !== 'string' ||
+      host === '' ||
+      typeof port !== 'number' ||
+      !Number.isInteger(port) ||
+      port < 1 ||
+      port > 65535
+    ) {
+      throw new CacheError(
+        'InvalidArgument',
+        `RedisStore: ${option}[${i}] must be { host: a non-empty string, port: a whole number from 1 to 65535 }, got ${JSON.stringify(node)}`,
+      );
+    }
+    return { host, port };
+  });
+}
+
+/** Where the store connects, for messages (never a password). */
+function describeTarget(target: Target): string {
+  const list = (nodes: RedisNode[]) => nodes.map((n) => `${n.host}:${n.port}`).join(',');
+  if (target.kind === 'cluster') return `cluster ${list(target.nodes)}`;
+  if (target.kind === 'sentinels') return `sentinel ${target.name} via ${list(target.sentinels)}`;
+  return redactUrl(target.url);
 }
 
 /** The URL without its password, for messages. */

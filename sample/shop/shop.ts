@@ -37,10 +37,15 @@ export function shop(options: ShopOptions = {}): App {
   });
   // Registered before the app is built: fw resolves its meter when it builds.
   const metrics = Metrics.shared();
-  const store: Store = options.redisUrl
-    ? new RedisStore({ url: options.redisUrl })
-    : new MemoryStore({ bytes: 64 * 1024 * 1024 });
-  const app = new App({ title: 'fw sample shop', version: '1.0.0', log: options.log })
+  const redis = options.redisUrl ? new RedisStore({ url: options.redisUrl }) : null;
+  const store: Store = redis ?? new MemoryStore({ bytes: 64 * 1024 * 1024 });
+  // With Redis, rate limits (the login's) count there too: one allowance across every instance.
+  const app = new App({
+    title: 'fw sample shop',
+    version: '1.0.0',
+    log: options.log,
+    rateStore: redis ?? undefined,
+  })
     .use(logger.with({ format: 'json', requestId: true }))
     .compress({ minBytes: 1024 })
     .provide(client)

@@ -78,3 +78,68 @@ describe('RateTable', () => {
     expect(() => new RateTable({ max: 1, spanMs: 1_000, maxKeys: 1.5 })).toThrow(/maxKeys/);
   });
 });
+
+describe('RateTable, sliding window', () => {
+  it('FAIL-27 admits while the weighted count of this window and the last leaves room; Retry-After is when it will', () => {
+    const t = new RateTable({ max: 4, spanMs: 1_000, maxKeys: 10, window: 'sliding' });
+    for (const now of [100, 200, 300, 400]) expect(t.take('a', now)).toBe(RATE_ADMITTED);
+    // At the limit: the fifth is refused, and would be until the next window has weighed 4 down to 3.
+    expect(t.take('a', 500)).toBe(RATE_OVER);
+    expect(t.retryAt).toBe(1_250);
+    // Refused requests are not counted: knocking again changes nothing.
+    expect(t.take('a', 999)).toBe(RATE_OVER);
+    expect(t.take('a', 1_249)).toBe(RATE_OVER);
+    expect(t.retryAt).toBe(1_250);
+    // Edge: 4 × 0.75 + 1 = 4 passes at 1,250; one more needs the last window at half weight.
+    expect(t.take('a', 1_250)).toBe(RATE_ADMITTED);
+    expect(t.take('a', 1_250)).toBe(RATE_OVER);
+    expect(t.retryAt).toBe(1_500);
+    expect(t.take('a', 1_499)).toBe(RATE_OVER);
+    expect(t.take('a', 1_500)).toBe(RATE_ADMITTED);
+    // Two windows on, nothing weighs any more: a full allowance.
+    for (const now of [3_000, 3_001, 3_002, 3_003]) expect(t.take('a', now)).toBe(RATE_ADMITTED);
+    expect(t.take('a', 3_004)).toBe(RATE_OVER);
+  });
+
+  it('a burst across a window edge gets max through, where a fixed window lets twice max by', () => {
+    const burst = [0, 990, 991, 992, 1_000, 1_001, 1_002, 1_003];
+    const fixed = new RateTable({ max: 4, spanMs: 1_000, maxKeys: 10 });
+    const sliding = new RateTable({ max: 4, spanMs: 1_000, maxKeys: 10, window: 'sliding' });
+    expect(burst.filter((n) => fixed.take('a', n) === RATE_ADMITTED)).toHaveLength(8);
+    expect(burst.filter((n) => sliding.take('a', n) === RATE_ADMITTED)).toEqual([0, 990, 991, 992]);
+  });
+
+  it('holds maxKeys entries for two windows each; a rolled key moves to the back, so the front is the next to end', () => {
+    const t = new RateTable({ max: 5, spanMs: 1_000, maxKeys: 2, window: 'sliding' });
+    expect(t.take('a', 0)).toBe(RATE_ADMITTED);
+    expect(t.take('b', 500)).toBe(RATE_ADMITTED);
+    // Both still weigh on the next window: a new key is refused until the first ends (0 + 2 × 1,000).
+    expect(t.take('c', 1_500)).toBe(RATE_FULL);
+    expect(t.retryAt).toBe(2_000);
+    expect(t.take('a', 1_600)).toBe(RATE_ADMITTED);
+    expect(t.take('c', 2_000)).toBe(RATE_ADMITTED);
+    expect(t.take('d', 2_001)).toBe(RATE_FULL);
+    expect(t.retryAt).toBe(3_000);
+    expect(t.size).toBe(2);
+  });
+
+  it('never holds more than maxKeys after many distinct keys over many windows', () => {
+    const t = new RateTable({ max: 1, spanMs: 1_000, maxKeys: 1_000, window: 'sliding' });
+    let most = 0;
+    let admitted = 0;
+    for (let i = 0; i < 50_000; i++) {
+      if (t.take(`10.0.${i >> 8}.${i & 255}`, i) === RATE_ADMITTED) admitted++;
+      most = Math.max(most, t.size);
+    }
+    expect(most).toBe(1_000);
+    // An entry lives two windows, so one new key a millisecond fills the table: half are refused.
+    expect(admitted).toBeGreaterThan(20_000);
+    expect(admitted).toBeLessThan(30_000);
+  });
+
+  it('refuses a window that is neither fixed nor sliding', () => {
+    expect(
+      () => new RateTable({ max: 1, spanMs: 1_000, maxKeys: 1, window: 'rolling' as 'fixed' }),
+    ).toThrow(/window must be 'fixed' or 'sliding'/);
+  });
+});

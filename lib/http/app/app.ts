@@ -40,6 +40,8 @@ import { sendFile } from '../features/files/send-file';
 import { Dir } from '../features/files/dir';
 import { watchTimeouts } from './socket-timeouts';
 import { ServerTelemetry } from '../features/telemetry';
+import { RATE_STORE } from '../features/rate-limit';
+import type { RateStore } from '../../cache/rate-store';
 import {
   addStaticTree,
   type EmbeddedEntry,
@@ -99,6 +101,12 @@ export interface AppOptions {
   readonly maxParams?: number | undefined;
   /** Levels of nested objects and arrays a `@Body()` class is read to; past it → 400 `NestedTooDeep` naming the path. Default 64. */
   readonly maxDepth?: number | undefined;
+  /**
+   * Where `@RateLimit` routes count: a `RedisStore` (the one idempotency uses will do) gives one
+   * allowance across every instance sharing it. Default: none, each route counts in this process.
+   * @example new App({ rateStore: new RedisStore({ url: process.env.REDIS_URL! }) })
+   */
+  readonly rateStore?: RateStore | undefined;
 }
 
 /**
@@ -140,6 +148,7 @@ export class App {
 
   constructor(options: AppOptions = {}) {
     this.options = options;
+    if (options.rateStore !== undefined) this.#services.set(RATE_STORE, options.rateStore);
     this.#shedAt = options.maxRequestsInFlight ?? 0;
     const inFlight = this.#inFlight;
     // One listener for every answer ('close' calls it with the answer as `this`): no closure per request.
@@ -242,6 +251,8 @@ export class App {
   /**
    * An API reference page (Swagger UI from `swagger-ui-dist`, served by the app itself: no CDN) at
    * `path` (default `/docs`) over the document at `spec` (default `/openapi.json`).
+   * `swagger-ui-dist` is an optional peer dependency: without it this throws `PeerMissing`, naming
+   * `npm install swagger-ui-dist`.
    * @example app.openapi().docs()
    */
   docs(options: DocsOptions = {}): this {

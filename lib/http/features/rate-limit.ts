@@ -1,8 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import type { AroundFactory, Capability } from '../route/extensions';
 import { fail } from '../core/fail';
+import { HttpError } from '../core/errors';
 import type { OperationSink } from '../route/extensions';
-import { RateTable, RATE_ADMITTED, RATE_OVER } from './rate-table';
+import { RateTable, RATE_ADMITTED, RATE_OVER } from '../../cache/rate-table';
+import type { RateRule, RateStore, RateWindow } from '../../cache/rate-store';
+import type { Ctx } from '../request/ctx';
 import type { RouteRecord } from '../route/route-record';
 import { MarkKey } from '../route/mark-key';
 import { markRoute } from '../route/decorators';
@@ -14,43 +17,92 @@ export const RATE_MAX_ADDRESSES = 100_000;
 export interface RateMark {
   readonly max: number;
   readonly perSeconds: number;
-  /** Client addresses the route keeps windows for at once (default 100,000); a new address past it is 503. */
+  /**
+   * Client addresses the route keeps windows for at once in this process (default 100,000); a new
+   * address past it is 503. A rate store over the network keeps as many as it has room for.
+   */
   readonly maxAddresses?: number;
+  /** `'fixed'` (default): a window per address from its first request; `'sliding'`: see `RateWindow`. */
+  readonly window?: RateWindow;
+  /**
+   * What the route does while the app's rate store cannot be reached: `'open'` (default) admits
+   * the request uncounted, `'closed'` answers 503 with `Retry-After: 1`. One error line is logged
+   * per outage either way. Without a rate store (counting in this process) it never applies.
+   */
+  readonly storeDown?: 'open' | 'closed';
 }
 
 /** The key of a route's `@RateLimit` mark: `record.marks.get(RATE)`. */
 export const RATE = new MarkKey<RateMark>('rate');
 
+/** Where `new App({ rateStore })` puts the store among the app's services, for the rate-limit step to find at build. */
+export const RATE_STORE: unique symbol = Symbol('fw.rateStore');
+
 /**
- * Allows at most `max` requests per `perSeconds` per client address (429 with `Retry-After` beyond).
- * Windows are kept for at most `maxAddresses` addresses at once (default 100,000): a new address
- * past it is 503 with `Retry-After` until the oldest window ends.
+ * Allows at most `max` requests per `perSeconds` per client address (429 with `Retry-After` beyond),
+ * in a `'fixed'` or `'sliding'` window. Counted in this process unless the app has a rate store
+ * (`new App({ rateStore: redisStore })`): then one allowance across every instance sharing it.
  */
 export function RateLimit(options: RateMark): MethodDecorator {
   return markRoute(RATE, options);
 }
 
+/** Seconds a client is told to wait while a fail-closed limit cannot reach its store. */
+const STORE_DOWN_RETRY_S = '1';
+
 /**
- * `@RateLimit({ max, perSeconds, maxAddresses? })`: at most `max` requests per client address in
- * each window of `perSeconds` (a fixed window per address); beyond it 429 with `Retry-After` in
- * whole seconds. The route keeps windows for at most `maxAddresses` addresses (default 100,000);
- * past that a new address is shed with 503 and `Retry-After` until the oldest window ends, while
- * addresses already counted go on as before (why refusing beats forgetting: see `RateTable`).
+ * `@RateLimit({ max, perSeconds, maxAddresses?, window?, storeDown? })`: at most `max` requests per
+ * client address per `perSeconds`; beyond it 429 with `Retry-After` in whole seconds.
+ *
+ * Without a rate store the route counts in a bounded table of its own, synchronously: at most
+ * `maxAddresses` addresses (default 100,000); past that a new address is shed with 503 and
+ * `Retry-After` until the oldest window ends, while addresses already counted go on as before
+ * (why refusing beats forgetting: see `RateTable`). With one, each request is one `hit` on it.
  *
  * The key is the socket's remote address, never a forwarded header a client can write; behind a
  * proxy every client shares the proxy's allowance.
  */
-const around: AroundFactory = (record) => {
+const around: AroundFactory = (record, services) => {
   const mark = record.marks.get(RATE);
   if (mark === undefined) return null;
+  const label = record.label;
   const maxKeys = mark.maxAddresses ?? RATE_MAX_ADDRESSES;
   if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) {
     throw new TypeError(
-      `${record.label}: @RateLimit maxAddresses must be a positive whole number, got ${String(maxKeys)}`,
+      `${label}: @RateLimit maxAddresses must be a positive whole number, got ${String(maxKeys)}`,
     );
   }
-  const table = new RateTable({ max: mark.max, spanMs: mark.perSeconds * 1000, maxKeys });
+  const window = mark.window ?? 'fixed';
+  if (window !== 'fixed' && window !== 'sliding')
+    throw new TypeError(
+      `${label}: @RateLimit window must be 'fixed' or 'sliding', got ${String(window)}`,
+    );
+  const storeDown = mark.storeDown ?? 'open';
+  if (storeDown !== 'open' && storeDown !== 'closed')
+    throw new TypeError(
+      `${label}: @RateLimit storeDown must be 'open' or 'closed', got ${String(storeDown)}`,
+    );
+  const spanMs = mark.perSeconds * 1000;
   const route = `${record.method} ${record.path}`;
+  const store = services.get(RATE_STORE) as RateStore | undefined;
+  if (store !== undefined) {
+    if (typeof store?.hit !== 'function')
+      throw new TypeError(
+        `${label}: the app's rateStore has no hit(rule, key) method (a RedisStore or a MemoryRateStore has one)`,
+      );
+    const rule: RateRule = { name: route, max: mark.max, windowMs: spanMs, window, maxKeys };
+    if (
+      !Number.isSafeInteger(spanMs) ||
+      spanMs < 1 ||
+      !Number.isSafeInteger(mark.max) ||
+      mark.max < 1
+    )
+      throw new TypeError(
+        `${label}: @RateLimit max and perSeconds × 1000 must be positive whole numbers, got ${String(mark.max)} and ${String(spanMs)}`,
+      );
+    return overStore(store, rule, mark, storeDown === 'closed', route);
+  }
+  const table = new RateTable({ max: mark.max, spanMs, maxKeys, window });
   return (c, proceed) => {
     const now = performance.now();
     const verdict = table.take(c.req.socket?.remoteAddress ?? 'unknown', now);
@@ -69,13 +121,78 @@ const around: AroundFactory = (record) => {
   };
 };
 
-/** A rate-limited route lists 429 with the Retry-After it sends (the 503 of a full table is shedding, which no route lists). */
+/** Whether a store was last seen down, per store: one log line when an outage begins and one when it ends. */
+const outages = new WeakMap<RateStore, { down: boolean }>();
+
+/** The step over a rate store: one `hit` per request; a store that fails is an outage, met as the route declares. */
+function overStore(
+  store: RateStore,
+  rule: RateRule,
+  mark: RateMark,
+  closed: boolean,
+  route: string,
+): (c: Ctx, proceed: () => unknown) => Promise<unknown> {
+  let seen = outages.get(store);
+  if (seen === undefined) outages.set(store, (seen = { down: false }));
+  const state = seen;
+  return async (c, proceed) => {
+    let wait: number;
+    try {
+      wait = await store.hit(rule, c.req.socket?.remoteAddress ?? 'unknown');
+    } catch (err) {
+      if (!state.down) {
+        state.down = true;
+        c.core.logs.write(
+          'error',
+          { err },
+          `rate-limit store unreachable (first seen on ${route}): limits fail open or closed as each declares until it answers again`,
+        );
+      }
+      if (c.telemetry !== null)
+        c.telemetry.note('rate_limit', closed ? 'store_down_closed' : 'store_down_open');
+      if (!closed) return proceed();
+      c.setHeader('retry-after', STORE_DOWN_RETRY_S);
+      throw new HttpError('RateStoreUnavailable', `${route}: rate-limit store unavailable`);
+    }
+    if (state.down) {
+      state.down = false;
+      c.core.logs.write('info', null, 'rate-limit store answers again: counting resumed');
+    }
+    if (wait === 0) return proceed();
+    c.setHeader('retry-after', String(Math.max(1, Math.ceil(wait / 1000))));
+    if (c.telemetry !== null) c.telemetry.note('rate_limit', 'over_limit');
+    throw fail.tooManyRequests('at most %d requests per %d s', mark.max, mark.perSeconds);
+  };
+}
+
+/**
+ * A rate-limited route lists 429 with the Retry-After it sends, and 503 with it when it fails
+ * closed (a declared answer to an outage). The 503 of a full table is shedding, which no route lists.
+ */
 const describe = (record: RouteRecord, op: OperationSink): void => {
   const mark = record.marks.get(RATE);
   if (mark === undefined) return;
-  op.failure(429, `more than ${mark.max} requests in ${mark.perSeconds} s from one address`, {
-    'Retry-After': { description: 'Seconds until the window ends', schema: { type: 'integer' } },
-  });
+  const window = mark.window === 'sliding' ? ' (sliding window)' : '';
+  op.failure(
+    429,
+    `more than ${mark.max} requests in ${mark.perSeconds} s from one address${window}`,
+    {
+      'Retry-After': {
+        description:
+          window === ''
+            ? 'Seconds until the window ends'
+            : 'Seconds until the request would be admitted',
+        schema: { type: 'integer' },
+      },
+    },
+  );
+  if (mark.storeDown === 'closed')
+    op.failure(503, 'the rate-limit store cannot be reached (this limit fails closed)', {
+      'Retry-After': {
+        description: 'Seconds to wait before trying again',
+        schema: { type: 'integer' },
+      },
+    });
 };
 
 export const rateLimits: Capability = { arounds: [around], describe };

@@ -1,0 +1,77 @@
+import { performance } from 'node:perf_hooks';
+import { CacheError } from './errors';
+import { RATE_ADMITTED, RATE_OVER, RateTable } from './rate-table';
+import { validRule, type RateRule, type RateStore } from './rate-store';
+
+/** Keys a `MemoryRateStore` keeps windows for per rule, unless the rule's `maxKeys` says otherwise. */
+export const RATE_MAX_KEYS = 100_000;
+
+/**
+ * A `RateStore` in this process: one bounded `RateTable` per rule name (at most the rule's
+ * `maxKeys` keys; a new key past it is refused with `CacheError` `Full`, never by forgetting an
+ * older key). It counts for this process only: for one allowance across instances, use a
+ * `RedisStore`. `@RateLimit` without a store counts the same way without this wrapper.
+ *
+ * @example
+ * const rates = new MemoryRateStore();
+ * await rates.hit({ name: 'signup', max: 3, windowMs: 60_000, window: 'sliding' }, ip); // 0: admitted
+ */
+export class MemoryRateStore implements RateStore {
+  readonly #tables = new Map<string, { table: RateTable; rule: RateRule }>();
+  #closed = false;
+
+  hit(rule: RateRule, key: string): Promise<number> {
+    try {
+      return Promise.resolve(this.take(rule, key, performance.now()));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** `hit` answered at once, at `now` (`performance.now()`'s clock, or any that does not go back). */
+  take(rule: RateRule, key: string, now: number): number {
+    if (this.#closed)
+      throw new CacheError('Unavailable', `MemoryRateStore: closed (rule "${rule.name}")`);
+    const table = this.#tableOf(rule);
+    const verdict = table.take(key, now);
+    if (verdict === RATE_ADMITTED) return 0;
+    const wait = Math.max(1, Math.ceil(table.retryAt - now));
+    if (verdict === RATE_OVER) return wait;
+    throw new CacheError(
+      'Full',
+      `MemoryRateStore: rule "${rule.name}" keeps windows for as many keys as it may (${table.maxKeys}); a new one fits in ${wait} ms`,
+    );
+  }
+
+  /** Drops every window; later calls fail `Unavailable`, like the other stores after `close()`. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#tables.clear();
+  }
+
+  #tableOf(rule: RateRule): RateTable {
+    const held = this.#tables.get(rule.name);
+    if (held !== undefined && (held.rule === rule || sameRule(held.rule, rule))) return held.table;
+    if (!validRule(rule))
+      throw new CacheError(
+        'InvalidArgument',
+        `MemoryRateStore: rule "${rule.name}" needs a positive whole max and windowMs and a window of 'fixed' or 'sliding'`,
+      );
+    if (held !== undefined)
+      throw new CacheError(
+        'InvalidArgument',
+        `MemoryRateStore: two different rules are named "${rule.name}"`,
+      );
+    const table = new RateTable({
+      max: rule.max,
+      spanMs: rule.windowMs,
+      maxKeys: rule.maxKeys ?? RATE_MAX_KEYS,
+      window: rule.window,
+    });
+    this.#tables.set(rule.name, { table, rule });
+    return table;
+  }
+}
+
+const sameRule = (a: RateRule, b: RateRule): boolean =>
+  a.max === b.max && a.windowMs === b.windowMs && a.window === b.window && a.maxKeys === b.maxKeys;

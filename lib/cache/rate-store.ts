@@ -1,0 +1,56 @@
+/**
+ * How a window is counted:
+ * - `'fixed'`: a window of `windowMs` starts at a key's first request; at most `max` in it.
+ * - `'sliding'`: windows aligned to the clock; a request is admitted while the count of this
+ *   window plus the last one's, weighted by how much of it still lies within `windowMs`, is below
+ *   `max` (the two-window approximation of a sliding log: two counters per key, not a timestamp
+ *   per request).
+ */
+export type RateWindow = 'fixed' | 'sliding';
+
+/** One limit: what a `RateStore` counts a key's requests against. */
+export interface RateRule {
+  /** Names the limit (a route's `POST /login`): the keys of two rules never meet. */
+  readonly name: string;
+  /** Requests one key may make per window. */
+  readonly max: number;
+  /** The window's length, in whole milliseconds. */
+  readonly windowMs: number;
+  readonly window: RateWindow;
+  /** Keys a store in this process keeps windows for at once, per rule (default 100,000); a store over the network ignores it. */
+  readonly maxKeys?: number;
+}
+
+/**
+ * Counts requests per key against a `RateRule`, for rate limits that hold across every instance
+ * that shares the store. `MemoryRateStore` counts in this process; `RedisStore` counts in Redis
+ * with one atomic script per request, on one key (so it runs on a Redis Cluster).
+ *
+ * @example
+ * const wait = await store.hit({ name: 'POST /login', max: 5, windowMs: 60_000, window: 'fixed' }, ip);
+ * if (wait > 0) refuse(Math.ceil(wait / 1000));
+ */
+export interface RateStore {
+  /**
+   * Counts one request of `key`: resolves 0 when it is admitted, else the milliseconds (at least
+   * 1) until it may be. Rejects with `CacheError` `Unavailable` when the store cannot be reached,
+   * `Full` when it keeps as many keys as it may and this one is new.
+   */
+  hit(rule: RateRule, key: string): Promise<number>;
+}
+
+/**
+ * The key a store over the network counts `key` of `rule` under: the window's kind and length are
+ * part of it (a limit changed between deploys starts afresh rather than meet a counter of another
+ * shape), and the name's length comes first, so no other (name, key) pair spells the same.
+ */
+export const rateKey = (rule: RateRule, key: string): string =>
+  `rate:${rule.window === 'sliding' ? 's' : 'f'}${rule.windowMs}:${rule.name.length}:${rule.name}:${key}`;
+
+/** True when `rule` can be counted: a positive whole `max` and `windowMs`. */
+export const validRule = (rule: RateRule): boolean =>
+  Number.isSafeInteger(rule.max) &&
+  rule.max > 0 &&
+  Number.isSafeInteger(rule.windowMs) &&
+  rule.windowMs > 0 &&
+  (rule.window === 'fixed' || rule.window === 'sliding');

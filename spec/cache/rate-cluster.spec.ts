@@ -1,0 +1,40 @@
+import { RedisStore } from 'fw-http/cache';
+import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
+import { describeRateStoreContract, rule } from './rate-store-contract';
+
+// The rate scripts on a real three-master Redis Cluster: each reads and writes one key, so each
+// runs whole on the master owning it (a script over keys in two slots would fail CROSSSLOT).
+
+let cluster: RedisCluster;
+let prefixes = 0;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster(3);
+}, 60_000);
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describeRateStoreContract(
+  'RedisStore on a three-master Redis Cluster',
+  () => new RedisStore({ cluster: cluster.nodes, keyPrefix: `rate-${++prefixes}:` }),
+  (s) => (s as RedisStore).close(),
+);
+
+it('FAIL-27 two stores on the cluster share one allowance per key, for keys spread over every master', async () => {
+  const a = new RedisStore({ cluster: cluster.nodes, keyPrefix: 'spread:' });
+  const b = new RedisStore({ cluster: cluster.nodes, keyPrefix: 'spread:' });
+  try {
+    for (const window of ['fixed', 'sliding'] as const) {
+      const r = rule({ window, max: 2 });
+      // 30 addresses land in slots of all three masters.
+      for (let i = 0; i < 30; i++) {
+        const key = `10.0.0.${i}`;
+        expect([await a.hit(r, key), await b.hit(r, key)]).toEqual([0, 0]);
+        expect(await (i % 2 ? a : b).hit(r, key)).toBeGreaterThan(0);
+      }
+    }
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+});

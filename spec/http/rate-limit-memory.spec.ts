@@ -1,0 +1,210 @@
+import { request as httpRequest } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { App, Controller, Post, RateLimit, Returns } from 'fw-http';
+import { MemoryRateStore, type RateStore } from 'fw-http/cache';
+
+// @RateLimit's settings besides the Redis store: a sliding window counted in this process, a
+// store of the program's own (MemoryRateStore) given as the app's rateStore, the settings it
+// refuses, and what the API description lists.
+
+let runs = 0;
+
+@Controller()
+class Limited {
+  @Returns(Object)
+  @Post('/sliding')
+  @RateLimit({ max: 2, perSeconds: 60, window: 'sliding' })
+  sliding() {
+    return { ok: true };
+  }
+
+  @Returns(Object)
+  @Post('/open')
+  @RateLimit({ max: 1, perSeconds: 60 })
+  open() {
+    runs++;
+    return { ok: true };
+  }
+
+  @Returns(Object)
+  @Post('/closed')
+  @RateLimit({ max: 1, perSeconds: 60, storeDown: 'closed' })
+  closed() {
+    runs++;
+    return { ok: true };
+  }
+}
+
+interface Answer {
+  status: number;
+  retryAfter: string | undefined;
+  body: string;
+}
+
+function post(port: number, path: string, localAddress = '127.0.0.1'): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path, method: 'POST', localAddress, agent: false, timeout: 5_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: res.headers['retry-after'],
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('no answer')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function serve(app: App, use: (port: number) => Promise<void>): Promise<void> {
+  const { port } = await app.listen({ port: 0 });
+  try {
+    await use(port);
+  } finally {
+    await app.close();
+  }
+}
+
+describe('@RateLimit in this process', () => {
+  it('FAIL-27 sliding window at its edge without a store: max passes, one past is 429, Retry-After a half into the next window', async () => {
+    const span = 60_000;
+    // The window is aligned to this process's performance.now(): start clear of its edge.
+    const into = performance.now() % span;
+    if (into > span - 2_000) await sleep(span - into + 50);
+    await serve(new App({ log: () => {} }).controllers(Limited), async (port) => {
+      expect((await post(port, '/sliding')).status).toBe(200);
+      expect((await post(port, '/sliding')).status).toBe(200);
+      const before = performance.now();
+      const over = await post(port, '/sliding');
+      const after = performance.now();
+      expect([over.status, JSON.parse(over.body)]).toEqual([
+        429,
+        { error: 'at most 2 requests per 60 s', status: 429 },
+      ]);
+      // 2 counted and none before: the estimate falls to 1 half into the next window.
+      const expected = (t: number) =>
+        Math.ceil(((Math.floor(t / span) + 1) * span + span / 2 - t) / 1000);
+      const ra = Number(over.retryAfter);
+      expect(ra).toBeGreaterThanOrEqual(expected(after));
+      expect(ra).toBeLessThanOrEqual(expected(before));
+      expect((await post(port, '/sliding', '127.0.0.2')).status).toBe(200);
+    });
+  });
+
+  it('storeDown applies only to a store: without one, a closed limit counts in this process as before', async () => {
+    await serve(new App({ log: () => {} }).controllers(Limited), async (port) => {
+      expect((await post(port, '/closed')).status).toBe(200);
+      expect((await post(port, '/closed')).status).toBe(429);
+    });
+  });
+});
+
+describe('@RateLimit over a MemoryRateStore given as the app rateStore', () => {
+  it('FAIL-27 two apps sharing one MemoryRateStore share one allowance', async () => {
+    const store = new MemoryRateStore();
+    const a = new App({ log: () => {}, rateStore: store }).controllers(Limited);
+    const b = new App({ log: () => {}, rateStore: store }).controllers(Limited);
+    await serve(a, (pa) =>
+      serve(b, async (pb) => {
+        expect((await post(pa, '/sliding')).status).toBe(200);
+        expect((await post(pb, '/sliding')).status).toBe(200);
+        expect((await post(pa, '/sliding')).status).toBe(429);
+        expect((await post(pb, '/sliding')).status).toBe(429);
+      }),
+    );
+  });
+
+  it('a store that fails: open admits uncounted with one error line, closed is 503 with Retry-After', async () => {
+    const store = new MemoryRateStore();
+    await store.close();
+    const lines: string[] = [];
+    runs = 0;
+    await serve(
+      new App({ log: (l) => lines.push(l), rateStore: store }).controllers(Limited),
+      async (port) => {
+        expect((await post(port, '/open')).status).toBe(200);
+        expect((await post(port, '/open')).status).toBe(200);
+        const closed = await post(port, '/closed');
+        expect([closed.status, closed.retryAfter, JSON.parse(closed.body)]).toEqual([
+          503,
+          '1',
+          { error: 'POST /closed: rate-limit store unavailable', status: 503 },
+        ]);
+        expect(runs).toBe(2);
+      },
+    );
+    const down = lines.filter((l) => l.includes('rate-limit store unreachable'));
+    expect(down).toHaveLength(1);
+    expect(JSON.parse(down[0]!)).toMatchObject({
+      level: 50,
+      err: { type: 'CacheError', code: 'Unavailable' },
+    });
+  });
+
+  it('the failure shape of the app is the body of a fail-closed 503', async () => {
+    const store = new MemoryRateStore();
+    await store.close();
+    const app = new App({ log: () => {}, rateStore: store })
+      .controllers(Limited)
+      .failures({ failure: (status, message) => ({ problem: message, code: status }) });
+    await serve(app, async (port) => {
+      const res = await post(port, '/closed');
+      expect([res.status, JSON.parse(res.body)]).toEqual([
+        503,
+        { problem: 'POST /closed: rate-limit store unavailable', code: 503 },
+      ]);
+    });
+  });
+});
+
+describe('@RateLimit settings and description', () => {
+  it('refuses a window, a storeDown or a rateStore it cannot use, naming the route', () => {
+    const build = (mark: object, rateStore?: RateStore) => {
+      @Controller()
+      class Bad {
+        @Post('/x') @RateLimit({ max: 1, perSeconds: 1, ...mark }) x() {}
+      }
+      return () =>
+        new App({ log: () => {}, ...(rateStore ? { rateStore } : {}) }).controllers(Bad).build();
+    };
+    expect(build({ window: 'rolling' })).toThrow(/POST \/x.*window must be 'fixed' or 'sliding'/s);
+    expect(build({ storeDown: 'maybe' })).toThrow(
+      /POST \/x.*storeDown must be 'open' or 'closed'/s,
+    );
+    expect(build({}, {} as RateStore)).toThrow(/POST \/x.*rateStore has no hit\(rule, key\)/s);
+    expect(build({ perSeconds: 0.0001 }, new MemoryRateStore())).toThrow(
+      /POST \/x.*max and perSeconds × 1000 must be positive whole numbers/s,
+    );
+  });
+
+  it('OpenAPI lists 429 with Retry-After on every limited route, and 503 with it on a limit that fails closed', () => {
+    const doc = new App({ log: () => {} }).controllers(Limited).document();
+    const op = (path: string) =>
+      (
+        doc.paths[path] as Record<
+          string,
+          {
+            responses: Record<
+              string,
+              { description: string; headers: Record<string, { schema: object }> }
+            >;
+          }
+        >
+      ).post!.responses;
+    for (const path of ['/sliding', '/open', '/closed'])
+      expect(op(path)['429'].headers['Retry-After'].schema).toEqual({ type: 'integer' });
+    expect(op('/sliding')['429'].description).toMatch(/sliding window/);
+    expect(op('/open')['503']).toBeUndefined();
+    expect(op('/closed')['503'].headers['Retry-After'].schema).toEqual({ type: 'integer' });
+    expect(op('/closed')['503'].description).toMatch(/rate-limit store cannot be reached/);
+  });
+});
