@@ -1,0 +1,61 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+// ioredis is loaded by the first `new RedisStore(…)`, not by requiring a door: an app that never
+// uses Redis does not pay for it. Checked in a fresh node, which compiles lib's TypeScript as it
+// requires it (typescript's transpileModule, one file at a time, as ts-jest does).
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
+
+const CHILD = `
+const fs = require('node:fs');
+const ts = require('typescript');
+require.extensions['.ts'] = (module, file) => {
+  const out = ts.transpileModule(fs.readFileSync(file, 'utf8'), {
+    fileName: file,
+    compilerOptions: {
+      module: ts.ModuleKind.CommonJS,
+      target: ts.ScriptTarget.ES2022,
+      experimentalDecorators: true,
+      emitDecoratorMetadata: true,
+      esModuleInterop: true,
+    },
+  });
+  module._compile(out.outputText, file);
+};
+const ioredis = () => Object.keys(require.cache).some((f) => f.includes('/node_modules/ioredis/'));
+const seen = {};
+const door = require(process.argv[1]);
+seen.afterRequire = ioredis();
+const { RedisStore } = process.argv[2] === 'http' ? require(process.argv[3]) : door;
+const store = new RedisStore({ url: 'redis://127.0.0.1:1' });
+seen.afterNew = ioredis();
+store.close().then(() => console.log(JSON.stringify(seen)));
+`;
+
+async function loads(
+  door: 'cache' | 'http',
+): Promise<{ afterRequire: boolean; afterNew: boolean }> {
+  const cacheDoor = path.join(ROOT, 'lib/cache/index.ts');
+  const first = door === 'http' ? path.join(ROOT, 'lib/http/index.ts') : cacheDoor;
+  const { stdout } = await run(process.execPath, ['-e', CHILD, first, door, cacheDoor], {
+    cwd: ROOT,
+    timeout: 60_000,
+  });
+  return JSON.parse(stdout.trim().split('\n').pop()!) as {
+    afterRequire: boolean;
+    afterNew: boolean;
+  };
+}
+
+describe('ioredis loads lazily', () => {
+  it('requiring fw-http/cache does not load ioredis; new RedisStore(…) does', async () => {
+    expect(await loads('cache')).toEqual({ afterRequire: false, afterNew: true });
+  }, 60_000);
+
+  it('requiring fw-http does not load ioredis; new RedisStore(…) does', async () => {
+    expect(await loads('http')).toEqual({ afterRequire: false, afterNew: true });
+  }, 60_000);
+});

@@ -1,0 +1,149 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  cli,
+  killProcess,
+  requireBin,
+  startProcess,
+  stopProcess,
+  waitFor,
+  type RedisProcess,
+} from './redis-process';
+
+/** One master, one replica and one sentinel watching them, started for a test on loopback ports. */
+export interface RedisSentinelSetup {
+  /** The master group name the sentinel watches. */
+  readonly name: string;
+  /** The sentinels, as `new RedisStore({ sentinels, name })` takes them. */
+  readonly sentinels: ReadonlyArray<{ host: string; port: number }>;
+  readonly masterPort: number;
+  readonly replicaPort: number;
+  /** SIGKILLs the master by pid, as a crash would. */
+  killMaster(): Promise<void>;
+  /** Resolves once the replica has every write the master took so far (their offsets match). */
+  replicated(): Promise<void>;
+  /** The master's port as the sentinel reports it now. */
+  currentMaster(): Promise<number>;
+  /** Stops every process still running (SIGTERM by pid) and removes the dir. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export interface StartSentinelOptions {
+  /** How long the master may be silent before the sentinel calls it down. Default 1000. */
+  readonly downAfterMs?: number;
+  /** The sentinel's failover-timeout. Default 3000. */
+  readonly failoverTimeoutMs?: number;
+}
+
+/**
+ * Starts a master, a replica of it (resolved once its link is up) and `redis-server --sentinel`
+ * (there may be no redis-sentinel binary) with a short down-after-milliseconds and
+ * failover-timeout; resolves once the sentinel knows the replica, so a failover can pick it.
+ * Throws (never skips) when redis-server or redis-cli is missing.
+ */
+export async function startRedisSentinel(
+  options: StartSentinelOptions = {},
+): Promise<RedisSentinelSetup> {
+  requireBin('redis-server');
+  requireBin('redis-cli');
+  const name = 'fwmaster';
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'fw-redis-sentinel-'));
+  const all: RedisProcess[] = [];
+  const stop = async (): Promise<void> => {
+    await Promise.all(all.map((p) => stopProcess(p.child)));
+    all.length = 0;
+    await rm(dir, { recursive: true, force: true });
+  };
+  const server = async (sub: string, extra: string[] = []): Promise<RedisProcess> => {
+    await mkdir(path.join(dir, sub));
+    const started = await startProcess((port) => [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      path.join(dir, sub),
+      ...extra,
+    ]);
+    all.push(started);
+    return started;
+  };
+  try {
+    const master = await server('master');
+    const replica = await server('replica', ['--replicaof', '127.0.0.1', String(master.port)]);
+    await waitFor(
+      `replica 127.0.0.1:${replica.port} linked to its master`,
+      async () =>
+        (await cli(replica.port, 'INFO', 'replication')).includes('master_link_status:up'),
+      10_000,
+    );
+    const conf = path.join(dir, 'sentinel.conf');
+    await writeFile(
+      conf,
+      [
+        `sentinel monitor ${name} 127.0.0.1 ${master.port} 1`,
+        `sentinel down-after-milliseconds ${name} ${options.downAfterMs ?? 1000}`,
+        `sentinel failover-timeout ${name} ${options.failoverTimeoutMs ?? 3000}`,
+        `sentinel parallel-syncs ${name} 1`,
+        '',
+      ].join('\n'),
+    );
+    const sentinel = await startProcess((port) => [
+      conf,
+      '--sentinel',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+    ]);
+    all.push(sentinel);
+    let last = '';
+    await waitFor(
+      `sentinel on 127.0.0.1:${sentinel.port} knowing the replica`,
+      async () => {
+        last = await cli(sentinel.port, 'SENTINEL', 'REPLICAS', name);
+        return last.includes(`127.0.0.1:${replica.port}`) && /flags\nslave\n/.test(last);
+      },
+      15_000,
+      () => `(last SENTINEL REPLICAS:\n${last})`,
+    );
+    return {
+      name,
+      sentinels: [{ host: '127.0.0.1', port: sentinel.port }],
+      masterPort: master.port,
+      replicaPort: replica.port,
+      killMaster: () => killProcess(master.child),
+      replicated: async () => {
+        let seen = '';
+        await waitFor(
+          'the replica caught up with the master',
+          async () => {
+            const offset = (info: string, field: string) =>
+              /\d+/.exec(info.split(`${field}:`)[1] ?? '')?.[0];
+            const m = offset(await cli(master.port, 'INFO', 'replication'), 'master_repl_offset');
+            const r = offset(await cli(replica.port, 'INFO', 'replication'), 'slave_repl_offset');
+            seen = `master ${m}, replica ${r}`;
+            return m !== undefined && m === r;
+          },
+          5000,
+          () => `(${seen})`,
+        );
+      },
+      currentMaster: async () =>
+        Number(
+          (await cli(sentinel.port, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)).split('\n')[1],
+        ),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
