@@ -13,29 +13,19 @@ import {
   Status,
   Versioned,
 } from 'fw-http';
-import { MemoryStore, Space } from 'fw-http/cache';
+import { MemoryStore, RedisStore, Space } from 'fw-http/cache';
+import { BIG, SMALL, Small } from './data';
 
 // Every first POST comes from one caller: its per-caller bound is lifted so the case measures the
 // claim, handler and keep, not 429s. Kept answers are held until their TTL; the 256 MiB store holds
 // a whole run of first POSTs (about 0.4 M records).
 const Kept = Space('bench', { ttlSeconds: 3600, maxBytes: 64 * 1024, maxBytesPerCaller: 1 << 30 });
-/** About 16 KiB of JSON. */
-export const BIG = Array.from({ length: 160 }, (_, i) => ({
-  sku: `sku-${i}`,
-  name: `Catalog item number ${i}`,
-  unitPrice: 100 + i,
-  tags: ['a', 'b'],
-}));
-export const KIB = JSON.stringify({ pad: 'x'.repeat(1012) });
-
-class Small {
-  constructor(
-    readonly id: number,
-    readonly name: string,
-    readonly tags: string[],
-  ) {}
-}
-export const SMALL = new Small(1, 'small answer', ['a', 'b']);
+// The same, kept in the redis-server the bench starts (a whole run is a few tens of MB there).
+const KeptInRedis = Space('bench-redis', {
+  ttlSeconds: 3600,
+  maxBytes: 64 * 1024,
+  maxBytesPerCaller: 1 << 30,
+});
 
 class NewOrder {
   @IsString() @Length(1, 32) sku!: string;
@@ -45,23 +35,6 @@ class NewOrder {
 class Tags {
   @IsOptional() @IsArray() @IsString({ each: true }) tag?: string[];
 }
-
-/** A form of exactly 1 MiB (the body limit) made of `piece(i)`s joined by `&`. */
-function mibForm(piece: (i: number) => string): string {
-  const parts: string[] = [];
-  let size = -1;
-  for (let i = 0; ; i++) {
-    const p = piece(i);
-    if (size + 1 + p.length > 1024 * 1024) break;
-    parts.push(p);
-    size += 1 + p.length;
-  }
-  return parts.join('&');
-}
-/** One name, repeated (about 175,000 times): the case that once cost an hour. */
-export const ONE_KEY_FORM = mibForm(() => 'tag=x');
-/** Distinct names (about 116,000): what reading 1 MiB costs when no name repeats. */
-export const DISTINCT_FORM = mibForm((i) => `k${i}=x`);
 
 @Controller()
 class BenchController {
@@ -103,11 +76,25 @@ class BenchController {
   }
 }
 
-/** The app every fw case is served by. */
-export function benchApp(): App {
+// Only in the app given a Redis URL: the idle footprint is measured on the app without it.
+@Controller()
+class RedisController {
+  @Post('/idem-redis')
+  @Idempotent(KeptInRedis, { by: () => 'bench' })
+  @Returns(Status(201, NewOrder))
+  idem(@Body() order: NewOrder) {
+    return order;
+  }
+}
+
+/** The app every fw case is served by; given `redisUrl`, it also serves POST /idem-redis. */
+export function benchApp(redisUrl: string | null = null): App {
   // maxParams lifted so that the 1 MiB forms are read in full rather than refused at 10,000.
-  return new App({ log: () => {}, maxParams: 1 << 20 })
+  const app = new App({ log: () => {}, maxParams: 1 << 20 })
     .controllers(BenchController)
     .provide(Kept.open(new MemoryStore({ bytes: 256 << 20 })))
     .compress();
+  if (redisUrl !== null)
+    app.controllers(RedisController).provide(KeptInRedis.open(new RedisStore({ url: redisUrl })));
+  return app;
 }

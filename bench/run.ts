@@ -1,16 +1,19 @@
 // `npm run bench`: each fw case against a baseline doing the same work, alternating, in one run,
-// on loopback. Bounded: BENCH_SECONDS (2) per run, BENCH_ROUNDS (7) rounds of fw-base-base-fw per
-// case; the median round (by ratio) is reported. Servers run in a child process so the load generator
-// (autocannon, or the outbound clients) has the other core.
-import { fork } from 'node:child_process';
-import { join } from 'node:path';
+// on loopback. Bounded: BENCH_SECONDS (2) per run, BENCH_ROUNDS (5) rounds per case, each round
+// fw, its baselines, the baselines again in reverse, fw again; the median round (by ratio) is
+// reported with the range of the rounds' ratios (the noise). Each server runs in a process of its
+// own (servers.ts) so the load generator (autocannon, or the outbound clients) has the other core.
+// Then the footprint: cold start and memory, in fresh processes (footprint.ts). BENCH_ONLY=<part of
+// a case's name> runs the cases whose name contains it. About 10 minutes in all.
 import autocannon from 'autocannon';
 import { IsInt, IsString } from 'class-validator';
 import { Agent, request } from 'undici';
 import { App, Body, Controller, Idempotent, Post, Returns, Run, Status } from 'fw-http';
 import { MemoryStore, Space } from 'fw-http/cache';
 import { Client } from 'fw-http/fetch';
-import { DISTINCT_FORM, ONE_KEY_FORM } from './app';
+import { coldStart, memory, ServerProcess, type FootprintRow } from './footprint';
+import { DISTINCT_FORM, ONE_KEY_FORM } from './forms';
+import { startRedis, type BenchRedis } from './redis';
 
 interface Load {
   readonly path: string;
@@ -21,37 +24,47 @@ interface Load {
   readonly freshKey?: boolean;
   /** Connections at once (default 64). A heavy request keeps it low: requests still queued when a run ends are served during the next one. */
   readonly connections?: number;
+  /** Requests written ahead on each connection before their answers (default 1: none ahead). */
+  readonly pipelining?: number;
+}
+type On = 'raw' | 'fw' | 'fastify';
+interface Base extends Load {
+  /** The server: raw node:http doing the same by hand, Fastify, or another fw route. */
+  readonly on: On;
+  readonly label: string;
+  /** fw's rate over this baseline's must reach it; 0: reported only. */
+  readonly target: number;
 }
 interface Case {
   readonly name: string;
   readonly fw: Load;
-  /** The baseline: the raw server doing the same by hand, or another fw route. */
-  readonly base: Load & { readonly on: 'raw' | 'fw'; readonly label: string };
-  readonly target: number;
+  /** One or two baselines, measured in the same rounds. */
+  readonly bases: readonly Base[];
+  /** Needs the bench's redis-server (skipped, and said so, without one). */
+  readonly redis?: boolean;
 }
 
 const ORDER = JSON.stringify({ sku: 'abc-123', qty: 3 });
 const json = { 'content-type': 'application/json' };
 const form = { 'content-type': 'application/x-www-form-urlencoded' };
+const VALIDATED_POST: Load = { path: '/orders', method: 'POST', body: ORDER, headers: json };
 const CASES: Case[] = [
   {
     name: 'GET small JSON',
     fw: { path: '/small' },
-    base: { on: 'raw', label: 'raw node:http', path: '/small' },
-    target: 0.9,
+    bases: [
+      { on: 'raw', label: 'raw node:http', path: '/small', target: 0.95 },
+      // Ahead of Fastify (issue 18): over 1×.
+      { on: 'fastify', label: 'Fastify 5', path: '/small', target: 1 },
+    ],
   },
   {
     name: 'POST validated body',
-    fw: { path: '/orders', method: 'POST', body: ORDER, headers: json },
-    base: {
-      on: 'raw',
-      label: 'raw node:http',
-      path: '/orders',
-      method: 'POST',
-      body: ORDER,
-      headers: json,
-    },
-    target: 0.85,
+    fw: VALIDATED_POST,
+    bases: [
+      { on: 'raw', label: 'raw node:http', ...VALIDATED_POST, target: 0.85 },
+      { on: 'fastify', label: 'Fastify 5 (JSON schema)', ...VALIDATED_POST, target: 0 },
+    ],
   },
   {
     name: 'POST replayed (kept answer, memory store)',
@@ -62,70 +75,94 @@ const CASES: Case[] = [
       headers: { ...json, 'idempotency-key': 'replayed-key' },
     },
     // The same request (key included) to a server answering the same bytes by hand.
-    base: {
-      on: 'raw',
-      label: 'raw node:http, same bytes',
-      path: '/idem',
-      method: 'POST',
-      body: ORDER,
-      headers: { ...json, 'idempotency-key': 'replayed-key' },
-    },
-    target: 0.85,
+    bases: [
+      {
+        on: 'raw',
+        label: 'raw node:http, same bytes',
+        path: '/idem',
+        method: 'POST',
+        body: ORDER,
+        headers: { ...json, 'idempotency-key': 'replayed-key' },
+        target: 0.85,
+      },
+    ],
   },
   {
-    name: 'POST first (claim + handler + keep)',
+    name: 'POST first (claim + handler + keep, memory store)',
     fw: { path: '/idem', method: 'POST', body: ORDER, headers: json, freshKey: true },
-    base: {
-      on: 'fw',
-      label: 'fw validated POST',
-      path: '/orders',
-      method: 'POST',
-      body: ORDER,
-      headers: json,
-    },
-    target: 0,
+    bases: [{ on: 'fw', label: 'fw validated POST', ...VALIDATED_POST, target: 0.8 }],
+  },
+  {
+    name: 'POST first (claim + handler + keep, RedisStore)',
+    fw: { path: '/idem-redis', method: 'POST', body: ORDER, headers: json, freshKey: true },
+    bases: [{ on: 'fw', label: 'fw validated POST', ...VALIDATED_POST, target: 0 }],
+    redis: true,
   },
   {
     name: 'GET Versioned → 304',
     fw: { path: '/versioned', headers: { 'if-none-match': 'W/"7"' } },
-    base: {
-      on: 'raw',
-      label: 'raw node:http',
-      path: '/versioned',
-      headers: { 'if-none-match': 'W/"7"' },
-    },
-    target: 0.9,
+    bases: [
+      {
+        on: 'raw',
+        label: 'raw node:http',
+        path: '/versioned',
+        headers: { 'if-none-match': 'W/"7"' },
+        target: 0.9,
+      },
+    ],
   },
   {
     // Reading is linear: a name repeated on every piece costs about what distinct names cost.
     name: 'POST 1 MiB form, one key repeated',
     fw: { path: '/form', method: 'POST', body: ONE_KEY_FORM, headers: form, connections: 2 },
-    base: {
-      on: 'fw',
-      label: 'fw 1 MiB form, distinct keys',
-      path: '/form',
-      method: 'POST',
-      body: DISTINCT_FORM,
-      headers: form,
-      connections: 2,
-    },
-    target: 0.5,
+    bases: [
+      {
+        on: 'fw',
+        label: 'fw 1 MiB form, distinct keys',
+        path: '/form',
+        method: 'POST',
+        body: DISTINCT_FORM,
+        headers: form,
+        connections: 2,
+        target: 0.5,
+      },
+    ],
   },
   {
     name: 'GET 16 KiB JSON gzipped',
     fw: { path: '/big', headers: { 'accept-encoding': 'gzip' } },
-    base: {
-      on: 'raw',
-      label: 'raw node:http + gzipSync',
-      path: '/big',
-      headers: { 'accept-encoding': 'gzip' },
-    },
-    target: 0.9,
+    bases: [
+      {
+        on: 'raw',
+        label: 'raw node:http + gzipSync',
+        path: '/big',
+        headers: { 'accept-encoding': 'gzip' },
+        target: 0.9,
+      },
+    ],
+  },
+  {
+    // LIMITS-13: node:http answers pipelined requests one at a time, in order; fw adds no write.
+    name: 'GET small JSON, pipelined ×16',
+    fw: { path: '/small', connections: 16, pipelining: 16 },
+    bases: [
+      {
+        on: 'raw',
+        label: 'raw node:http',
+        path: '/small',
+        connections: 16,
+        pipelining: 16,
+        target: 0,
+      },
+    ],
   },
 ];
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 2);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 7);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const spawns = Number(process.env.BENCH_SPAWNS ?? 11);
+const only = process.env.BENCH_ONLY;
+const chosen = (name: string) => !only || name.includes(only);
 let keys = 0;
 
 async function load(port: number, l: Load): Promise<{ rps: number; p99: number; errors: number }> {
@@ -135,6 +172,7 @@ async function load(port: number, l: Load): Promise<{ rps: number; p99: number; 
     body: l.body,
     headers: l.headers ?? {},
     connections: l.connections ?? 64,
+    pipelining: l.pipelining ?? 1,
     duration: seconds,
     ...(l.freshKey
       ? {
@@ -159,39 +197,50 @@ const mean = (x: Measured, y: Measured): Measured => ({
   errors: x.errors + y.errors,
 });
 
-interface Ports {
-  readonly fw: number;
-  readonly raw: number;
-}
+type Ports = Record<On, number>;
 
-async function httpCases(ports: Ports): Promise<string[]> {
+async function httpCases(ports: Ports, redis: BenchRedis | string): Promise<string[]> {
   const rows: string[] = [];
-  for (const c of CASES.filter(
-    (k) => !process.env.BENCH_ONLY || k.name.includes(process.env.BENCH_ONLY),
-  )) {
-    const basePort = c.base.on === 'raw' ? ports.raw : ports.fw;
+  for (const c of CASES.filter((k) => chosen(k.name))) {
+    if (c.redis && typeof redis === 'string') {
+      rows.push(`| ${c.name} | | | | | | skipped: ${redis} |`);
+      console.error(rows[rows.length - 1]);
+      continue;
+    }
     await load(ports.fw, c.fw);
-    await load(basePort, c.base);
-    // Each round runs fw, its baseline, the baseline again and fw again (a drift in the machine's
-    // speed during the round falls on both sides alike) and pairs the means; the median of the
-    // rounds' ratios is steadier on a shared 2-core box than the best or the mean of either side.
-    const runs: { f: Measured; b: Measured }[] = [];
+    for (const b of c.bases) await load(ports[b.on], b);
+    // Each round runs fw, its baselines, the baselines again in reverse and fw again (a drift in
+    // the machine's speed during the round falls on every side alike) and pairs the means; the
+    // median of the rounds' ratios is steadier on a shared 2-core box than the best or the mean
+    // of either side.
+    const runs: { f: Measured; b: Measured[] }[] = [];
     for (let i = 0; i < rounds; i++) {
       const f1 = await load(ports.fw, c.fw);
-      const b1 = await load(basePort, c.base);
-      const b2 = await load(basePort, c.base);
+      const first: Measured[] = [];
+      for (const b of c.bases) first.push(await load(ports[b.on], b));
+      const second: Measured[] = [];
+      for (const b of [...c.bases].reverse()) second.unshift(await load(ports[b.on], b));
       const f2 = await load(ports.fw, c.fw);
-      runs.push({ f: mean(f1, f2), b: mean(b1, b2) });
+      runs.push({ f: mean(f1, f2), b: first.map((m, j) => mean(m, second[j])) });
     }
-    runs.sort((x, y) => x.f.rps / x.b.rps - y.f.rps / y.b.rps);
-    const { f: fw, b: base } = runs[Math.floor(runs.length / 2)];
-    const ratio = fw.rps / base.rps;
-    const verdict = c.target ? `≥ ${c.target}× ${ratio >= c.target ? '✓' : '✗'}` : 'reported';
-    const bad = c.fw.path === '/versioned' ? 0 : fw.errors + base.errors; // 304s count as non-2xx
-    rows.push(
-      `| ${c.name} | ${Math.round(fw.rps)} | ${fw.p99} ms | ${c.base.label} | ${Math.round(base.rps)} | **${ratio.toFixed(2)}×** | ${verdict} |${bad ? ` errors ${fw.errors}/${base.errors}` : ''}`,
-    );
-    console.error(rows[rows.length - 1]);
+    c.bases.forEach((b, j) => {
+      const byRatio = [...runs].sort((x, y) => x.f.rps / x.b[j].rps - y.f.rps / y.b[j].rps);
+      const { f: fw, b: bs } = byRatio[Math.floor(byRatio.length / 2)];
+      const base = bs[j];
+      const ratio = fw.rps / base.rps;
+      const low = byRatio[0].f.rps / byRatio[0].b[j].rps;
+      const high = byRatio[byRatio.length - 1].f.rps / byRatio[byRatio.length - 1].b[j].rps;
+      const verdict = b.target
+        ? b.target === 1
+          ? `> 1× ${ratio > 1 ? '✓' : '✗'}` // ahead, not level
+          : `≥ ${b.target}× ${ratio >= b.target ? '✓' : '✗'}`
+        : 'reported';
+      const bad = c.fw.path === '/versioned' ? 0 : fw.errors + base.errors; // 304s count as non-2xx
+      rows.push(
+        `| ${c.name} | ${Math.round(fw.rps)} | ${fw.p99} ms | ${b.label} | ${Math.round(base.rps)} | **${ratio.toFixed(2)}×** | ${low.toFixed(2)}–${high.toFixed(2)} | ${verdict} |${bad ? ` errors ${fw.errors}/${base.errors}` : ''}`,
+      );
+      console.error(rows[rows.length - 1]);
+    });
   }
   return rows;
 }
@@ -276,39 +325,86 @@ async function clientCase(port: number): Promise<string[]> {
     [...runs].sort((x, y) => by(x) - by(y))[Math.floor(runs.length / 2)];
   const u = median((r) => r.fw / r.undici);
   const g = median((r) => r.fw / r.fetch);
+  const range = (by: (r: (typeof runs)[number]) => number) => {
+    const xs = runs.map(by).sort((a, b) => a - b);
+    return `${xs[0].toFixed(2)}–${xs[xs.length - 1].toFixed(2)}`;
+  };
   const row = (
     r: (typeof runs)[number],
     base: number,
     label: string,
+    spread: string,
     target: string,
     met: boolean,
   ) =>
-    `| ${CLIENT_CASE} | ${Math.round(r.fw)} | | ${label} | ${Math.round(base)} | **${(r.fw / base).toFixed(2)}×** | ${target} ${met ? '✓' : '✗'} |`;
+    `| ${CLIENT_CASE} | ${Math.round(r.fw)} | | ${label} | ${Math.round(base)} | **${(r.fw / base).toFixed(2)}×** | ${spread} | ${target} ${met ? '✓' : '✗'} |`;
   return [
-    row(u, u.undici, 'undici.request', '≥ 0.95×', u.fw / u.undici >= 0.95),
-    row(g, g.fetch, 'global fetch', '> 1×', g.fw > g.fetch),
+    row(
+      u,
+      u.undici,
+      'undici.request',
+      range((r) => r.fw / r.undici),
+      '≥ 0.95×',
+      u.fw / u.undici >= 0.95,
+    ),
+    row(
+      g,
+      g.fetch,
+      'global fetch',
+      range((r) => r.fw / r.fetch),
+      '> 1×',
+      g.fw > g.fetch,
+    ),
   ];
 }
 
 async function main(): Promise<void> {
-  const child = fork(join(__dirname, 'servers.js'), { stdio: 'inherit' });
+  const footprint: FootprintRow[] = [];
+  // First, on a machine the bench has not loaded yet: the fresh processes.
+  if (chosen('cold start')) footprint.push(...(await coldStart(spawns)));
+  if (chosen('RSS')) footprint.push(...(await memory(3, seconds)));
+
   const rows: string[] = [];
+  const needRedis = CASES.some((c) => c.redis && chosen(c.name));
+  const started = needRedis ? await startRedis() : null;
+  const redis =
+    started === null ? 'not asked for' : 'missing' in started ? started.missing : started;
+  const servers = {
+    fw: new ServerProcess('fw', typeof redis === 'string' ? null : redis.url),
+    raw: new ServerProcess('raw'),
+    fastify: new ServerProcess('fastify'),
+  };
   try {
-    const ports = await new Promise<Ports>((resolve) =>
-      child.once('message', (m) => resolve(m as Ports)),
-    );
-    rows.push(...(await httpCases(ports)));
-    if (!process.env.BENCH_ONLY || CLIENT_CASE.includes(process.env.BENCH_ONLY))
-      rows.push(...(await clientCase(ports.raw)));
+    const ports: Ports = {
+      fw: await servers.fw.port,
+      raw: await servers.raw.port,
+      fastify: await servers.fastify.port,
+    };
+    rows.push(...(await httpCases(ports, redis)));
+    if (chosen(CLIENT_CASE)) rows.push(...(await clientCase(ports.raw)));
   } finally {
-    child.kill();
+    await Promise.all(Object.values(servers).map((s) => s.stop()));
+    if (typeof redis !== 'string') await redis.stop();
   }
   const perRecord = await bytesPerRecord();
-  console.log('\n| case | fw req/s | fw p99 | baseline | baseline req/s | ratio | target |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log(
+    '\n| case | fw req/s | fw p99 | baseline | baseline req/s | ratio | rounds | target |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
+  if (footprint.length > 0) {
+    console.log('\n| case | fw | baseline | baseline | ratio | target |');
+    console.log('|---|---|---|---|---|---|');
+    for (const f of footprint)
+      console.log(
+        `| ${f.name} | ${f.fw} | ${f.base} | ${f.baseValue} | **${f.ratio.toFixed(2)}×** | ${f.verdict} |`,
+      );
+  }
   console.log(
     `\nMemory per kept record (MemoryStore, typical order answer): ${Math.round(perRecord)} bytes`,
+  );
+  console.log(
+    `\n${rounds} rounds of ${seconds} s per case; cold start: median of ${spawns} fresh processes each; RSS: median of 3.`,
   );
 }
 

@@ -1,10 +1,14 @@
-// The servers under test, in a child process so the load generator has the other core.
-// Each case pairs an fw route with a raw node:http handler doing the same work by hand.
-import 'reflect-metadata';
+// One server under test per process (`node servers.js fw|raw|fastify [redis-url]`), so the load
+// generator has the other core and each server's memory can be read apart. Each case pairs an fw
+// route with a raw node:http handler doing the same work by hand (or Fastify's way). The process
+// sends its port once listening and answers 'rss' with its resident set size. Only the chosen
+// server's code is loaded: raw node:http loads nothing but node:http and zlib, Fastify nothing of fw.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { BIG, KIB, SMALL, benchApp } from './app';
+import type { benchApp as BenchApp } from './app';
+import { BIG, KIB, SMALL } from './data';
+import type { fastifyApp as FastifyApp } from './fastify';
 
 // The answer a replay sends, as the raw server writes it by hand.
 const REPLAY = JSON.stringify({ sku: 'abc-123', qty: 3 });
@@ -99,12 +103,39 @@ function fail(res: ServerResponse, message: string): void {
   res.end(body);
 }
 
+/** What the parent learns of a server process. */
+export type ServerMessage = { readonly port: number } | { readonly rss: number };
+export type ServerKind = 'fw' | 'raw' | 'fastify';
+
+async function listen(kind: ServerKind, redisUrl: string | null): Promise<number> {
+  switch (kind) {
+    case 'fw': {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the fw process loads fw
+      const { benchApp } = require('./app') as { benchApp: typeof BenchApp };
+      return (await benchApp(redisUrl).listen({ port: 0 })).port;
+    }
+    case 'fastify': {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the Fastify process loads Fastify
+      const { fastifyApp } = require('./fastify') as { fastifyApp: typeof FastifyApp };
+      const app = fastifyApp();
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      return (app.server.address() as AddressInfo).port;
+    }
+    case 'raw': {
+      const raw = createServer({ keepAliveTimeout: 5000 }, rawHandler);
+      await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+      return (raw.address() as AddressInfo).port;
+    }
+  }
+}
+
 async function main(): Promise<void> {
-  const app = benchApp();
-  const fw = await app.listen({ port: 0 });
-  const raw = createServer({ keepAliveTimeout: 5000 }, rawHandler);
-  await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
-  process.send!({ fw: fw.port, raw: (raw.address() as AddressInfo).port });
+  const [kind, redisUrl] = process.argv.slice(2) as [ServerKind, string | undefined];
+  const port = await listen(kind, redisUrl ?? null);
+  process.on('message', (m) => {
+    if (m === 'rss') process.send!({ rss: process.memoryUsage().rss } satisfies ServerMessage);
+  });
+  process.send!({ port } satisfies ServerMessage);
 }
 
 void main();

@@ -1,4 +1,4 @@
-import { Agent } from 'undici';
+import type { Agent as UndiciAgent } from 'undici';
 import { CallGuard } from './call-guard';
 import type { ResolvedClientSettings } from './client-settings';
 import { FetchTelemetry } from './telemetry';
@@ -20,7 +20,7 @@ export class Engine {
   readonly settings: ResolvedClientSettings;
   readonly permits: Gate;
   readonly active = new Set<CallGuard>();
-  #agent: Agent | null = null;
+  #agent: UndiciAgent | null = null;
   #state: State = 'idle';
   /** Spans and metrics of calls, resolved at `start()`: null while no OpenTelemetry SDK is registered. */
   telemetry: FetchTelemetry | null = null;
@@ -46,6 +46,10 @@ export class Engine {
     // undici spreads `connect` into net.connect(), which takes highWaterMark (undici sets its own
     // 64 KiB there); its types do not list it, hence the variable rather than a literal.
     const connect = { keepAlive: true, highWaterMark: this.settings.readBufferSize };
+    // undici (about 110 modules) loads with the first client started, not with `fw-http`: an app
+    // that calls nothing out never pays for it at start or in memory.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred until a client starts
+    const { Agent } = require('undici') as { Agent: typeof UndiciAgent };
     this.#agent = new Agent({
       // Our deadline and stall bound are the only clocks (see Transfer); undici's would fire
       // with its own errors at 300 s and make `timeoutMs: 0` a lie.
@@ -68,7 +72,7 @@ export class Engine {
   }
 
   /** The agent of a started client; otherwise `NotStarted` (or `Canceled` once closed). */
-  get dispatcher(): Agent {
+  get dispatcher(): UndiciAgent {
     if (this.#agent) return this.#agent;
     if (this.#state === 'closed') throw new FetchError('Canceled', 'the client is closed');
     throw new FetchError(

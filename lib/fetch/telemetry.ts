@@ -1,18 +1,5 @@
-import {
-  context,
-  createNoopMeter,
-  metrics,
-  propagation,
-  ProxyTracerProvider,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Histogram,
-  type Span,
-  type TextMapSetter,
-  type Tracer,
-} from '@opentelemetry/api';
+import type * as OtelApi from '@opentelemetry/api';
+import type { Attributes, Histogram, Meter, Span, TextMapSetter, Tracer } from '@opentelemetry/api';
 import { performance } from 'node:perf_hooks';
 import type { Scope } from './scope';
 
@@ -24,20 +11,40 @@ export const DURATION_BUCKETS = [
   0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
 ];
 
+// @opentelemetry/api (44 modules) is loaded once the program has registered something with it,
+// not with fw: the API keeps whatever is registered (tracer and meter providers, propagator,
+// context manager) in one object under this global symbol, so while it is absent no SDK is there
+// and fw would record nothing, exactly as the API's no-ops would. lib/http's telemetry asks the same.
+const REGISTERED = Symbol.for('opentelemetry.js.api.1');
+let api: typeof OtelApi | null = null;
 /** The API's own no-op provider: what a proxy delegates to while no SDK is registered. */
-const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+let noopTracerProvider: unknown = null;
+
+/** The API, once anything is registered with it; null before (nothing would be recorded). */
+function registeredApi(): typeof OtelApi | null {
+  if (api !== null) return api;
+  if ((globalThis as Record<symbol, unknown>)[REGISTERED] === undefined) return null;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred until something is registered with the API
+  api = require('@opentelemetry/api') as typeof OtelApi;
+  noopTracerProvider = new api.ProxyTracerProvider().getDelegate();
+  return api;
+}
 
 /** A tracer when an SDK's tracer provider is registered, else null (the API would only hand out no-op spans). */
 export function activeTracer(): Tracer | null {
-  const p = trace.getTracerProvider();
-  const real = p instanceof ProxyTracerProvider ? p.getDelegate() : p;
-  return real === NOOP_TRACER_PROVIDER ? null : trace.getTracer(INSTRUMENTATION);
+  const a = registeredApi();
+  if (a === null) return null;
+  const p = a.trace.getTracerProvider();
+  const real = p instanceof a.ProxyTracerProvider ? p.getDelegate() : p;
+  return real === noopTracerProvider ? null : a.trace.getTracer(INSTRUMENTATION);
 }
 
 /** A meter when an SDK's meter provider is registered, else null. */
-export function activeMeter(): ReturnType<typeof metrics.getMeter> | null {
-  const meter = metrics.getMeter(INSTRUMENTATION);
-  return meter === createNoopMeter() ? null : meter;
+export function activeMeter(): Meter | null {
+  const a = registeredApi();
+  if (a === null) return null;
+  const meter = a.metrics.getMeter(INSTRUMENTATION);
+  return meter === a.createNoopMeter() ? null : meter;
 }
 
 /** Appends to the flat `[name, value, …]` header list undici takes. */
@@ -62,10 +69,12 @@ export interface CallFacts {
  * meter provider is registered, so a call without an SDK pays one null check.
  */
 export class FetchTelemetry {
+  readonly #api: typeof OtelApi;
   readonly #tracer: Tracer | null;
   readonly #duration: Histogram | null;
 
-  private constructor(tracer: Tracer | null, duration: Histogram | null) {
+  private constructor(api: typeof OtelApi, tracer: Tracer | null, duration: Histogram | null) {
+    this.#api = api;
     this.#tracer = tracer;
     this.#duration = duration;
   }
@@ -73,14 +82,14 @@ export class FetchTelemetry {
   static resolve(): FetchTelemetry | null {
     const tracer = activeTracer();
     const meter = activeMeter();
-    if (tracer === null && meter === null) return null;
+    if ((tracer === null && meter === null) || api === null) return null;
     const duration =
       meter?.createHistogram('http.client.request.duration', {
         description: 'Duration of outbound HTTP calls, per Target',
         unit: 's',
         advice: { explicitBucketBoundaries: DURATION_BUCKETS },
       }) ?? null;
-    return new FetchTelemetry(tracer, duration);
+    return new FetchTelemetry(api, tracer, duration);
   }
 
   /**
@@ -97,12 +106,13 @@ export class FetchTelemetry {
       'server.port': port,
     };
     if (facts.target !== null) base['fw.target'] = facts.target;
+    const { context, propagation, trace } = this.#api;
     if (this.#tracer !== null) {
       const parent = facts.scope.traceContext?.() ?? context.active();
       span = this.#tracer.startSpan(
         facts.target === null ? facts.method : `${facts.method} ${facts.target}`,
         {
-          kind: SpanKind.CLIENT,
+          kind: this.#api.SpanKind.CLIENT,
           attributes: { ...base, 'url.full': facts.origin + facts.path },
         },
         parent,
@@ -114,7 +124,7 @@ export class FetchTelemetry {
       if (parent !== null && !hasHeader(headers, 'traceparent'))
         propagation.inject(parent, headers, FLAT_SETTER);
     }
-    return new CallWatch(span, this.#duration, base);
+    return new CallWatch(span, this.#duration, base, this.#api.SpanStatusCode.ERROR);
   }
 }
 
@@ -128,12 +138,20 @@ export class CallWatch {
   readonly #span: Span | null;
   readonly #duration: Histogram | null;
   readonly #attributes: Attributes;
+  /** `SpanStatusCode.ERROR`, from the API the telemetry loaded. */
+  readonly #error: OtelApi.SpanStatusCode;
   readonly #start = performance.now();
 
-  constructor(span: Span | null, duration: Histogram | null, attributes: Attributes) {
+  constructor(
+    span: Span | null,
+    duration: Histogram | null,
+    attributes: Attributes,
+    error: OtelApi.SpanStatusCode,
+  ) {
     this.#span = span;
     this.#duration = duration;
     this.#attributes = attributes;
+    this.#error = error;
   }
 
   /** The call got an answer with `status`. */
@@ -143,7 +161,7 @@ export class CallWatch {
     const span = this.#span;
     if (span !== null) {
       span.setAttribute('http.response.status_code', status);
-      if (status >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
+      if (status >= 400) span.setStatus({ code: this.#error });
     }
     this.#end();
   }
@@ -158,7 +176,7 @@ export class CallWatch {
       span.setAttribute('error.type', this.#attributes['error.type'] as string);
       if (err instanceof Error) span.recordException(err);
       span.setStatus({
-        code: SpanStatusCode.ERROR,
+        code: this.#error,
         message: err instanceof Error ? err.message : String(err),
       });
     }

@@ -7,6 +7,7 @@ import {
   type EnumSpelling,
   type UnionSpelling,
 } from './marks';
+import { transformerStorage } from './transformer';
 
 /** What a property holds, as far as its declaration tells. `null`: nothing the spelling cares about. */
 export type FieldType =
@@ -15,19 +16,6 @@ export type FieldType =
   | { readonly kind: 'enum'; readonly spelling: EnumSpelling }
   | { readonly kind: 'array'; readonly items: FieldType | null }
   | { readonly kind: 'date' };
-
-// class-transformer keeps @Type in a storage it does not export from its index (see
-// lib/http/schema/read-shape.ts for the same reach); its package has no "exports" map.
-interface TypeStorage {
-  findTypeMetadata(
-    target: Function,
-    property: string,
-  ): { typeFunction: (o?: unknown) => Function } | undefined;
-}
-const typeStorage =
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- class-transformer exports no path to its storage
-  (require('class-transformer/cjs/storage') as { defaultMetadataStorage: TypeStorage })
-    .defaultMetadataStorage;
 
 const NOT_CLASSES: readonly unknown[] = [
   Object,
@@ -93,7 +81,7 @@ function fieldType(cls: Function, name: string, metas: readonly Meta[]): FieldTy
   const design = Reflect.getMetadata('design:type', cls.prototype as object, name) as unknown;
   let declared: unknown;
   try {
-    declared = typeStorage.findTypeMetadata(cls, name)?.typeFunction();
+    declared = transformerStorage().findTypeMetadata(cls, name)?.typeFunction();
   } catch {
     declared = undefined;
   }

@@ -1,6 +1,6 @@
-import { plainToInstance } from 'class-transformer';
 import { blank, declaredFields, reachesMarker, type FieldType } from './fields';
 import { classSpelling, unionOf, type EnumSpelling, type UnionSpelling } from './marks';
+import { toInstance } from './transformer';
 
 /** Builds a value of a declared type from parsed JSON. */
 export type Unspell = (parsed: unknown) => unknown;
@@ -33,8 +33,7 @@ function classReader(cls: Function): Unspell {
   let r = classReaders.get(cls);
   if (r !== undefined) return r;
   if (!reachesMarker(cls)) {
-    r = (v) =>
-      v !== null && typeof v === 'object' ? plainToInstance(cls as new () => object, v) : v;
+    r = (v) => (v !== null && typeof v === 'object' ? toInstance(cls, v) : v);
     classReaders.set(cls, r);
     return r;
   }

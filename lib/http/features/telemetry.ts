@@ -1,23 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import {
-  context,
-  createNoopMeter,
-  metrics,
-  propagation,
-  ProxyTracerProvider,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Context,
-  type Counter,
-  type Histogram,
-  type Meter,
-  type Span,
-  type Tracer,
-  type UpDownCounter,
+import type * as OtelApi from '@opentelemetry/api';
+import type {
+  Attributes,
+  Context,
+  Counter,
+  Histogram,
+  Meter,
+  Span,
+  Tracer,
+  UpDownCounter,
 } from '@opentelemetry/api';
 import { MemoryStore } from '../../cache';
 import type { Ctx, RequestTelemetry } from '../request/ctx';
@@ -30,18 +22,32 @@ const DURATION_BUCKETS = [
   0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
 ];
 
+// @opentelemetry/api is loaded once the program has registered something with it, not with fw:
+// the API keeps whatever is registered in one object under this global symbol, so while it is
+// absent no SDK is there and nothing would be recorded (lib/fetch/telemetry.ts does the same).
+const REGISTERED = Symbol.for('opentelemetry.js.api.1');
+let api: typeof OtelApi | null = null;
 /** The API's own no-op provider: what a proxy delegates to while no SDK is registered. */
-const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+let noopTracerProvider: unknown = null;
 
-function activeTracer(): Tracer | null {
-  const p = trace.getTracerProvider();
-  const real = p instanceof ProxyTracerProvider ? p.getDelegate() : p;
-  return real === NOOP_TRACER_PROVIDER ? null : trace.getTracer(INSTRUMENTATION);
+function registeredApi(): typeof OtelApi | null {
+  if (api !== null) return api;
+  if ((globalThis as Record<symbol, unknown>)[REGISTERED] === undefined) return null;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred until something is registered with the API
+  api = require('@opentelemetry/api') as typeof OtelApi;
+  noopTracerProvider = new api.ProxyTracerProvider().getDelegate();
+  return api;
 }
 
-function activeMeter(): Meter | null {
-  const meter = metrics.getMeter(INSTRUMENTATION);
-  return meter === createNoopMeter() ? null : meter;
+function activeTracer(a: typeof OtelApi): Tracer | null {
+  const p = a.trace.getTracerProvider();
+  const real = p instanceof a.ProxyTracerProvider ? p.getDelegate() : p;
+  return real === noopTracerProvider ? null : a.trace.getTracer(INSTRUMENTATION);
+}
+
+function activeMeter(a: typeof OtelApi): Meter | null {
+  const meter = a.metrics.getMeter(INSTRUMENTATION);
+  return meter === a.createNoopMeter() ? null : meter;
 }
 
 /** Instruments of the server side, made once per app. */
@@ -101,20 +107,24 @@ function instruments(meter: Meter, provided: readonly unknown[]): Instruments {
  * with no SDK's provider registered by then it is null and a request pays one null check.
  */
 export class ServerTelemetry {
+  readonly api: typeof OtelApi;
   readonly tracer: Tracer | null;
   readonly instruments: Instruments | null;
 
-  private constructor(tracer: Tracer | null, instruments: Instruments | null) {
+  private constructor(api: typeof OtelApi, tracer: Tracer | null, instruments: Instruments | null) {
+    this.api = api;
     this.tracer = tracer;
     this.instruments = instruments;
   }
 
   /** The app's telemetry, or null when neither a tracer nor a meter provider is registered. */
   static resolve(provided: readonly unknown[]): ServerTelemetry | null {
-    const tracer = activeTracer();
-    const meter = activeMeter();
+    const a = registeredApi();
+    if (a === null) return null;
+    const tracer = activeTracer(a);
+    const meter = activeMeter(a);
     if (tracer === null && meter === null) return null;
-    return new ServerTelemetry(tracer, meter === null ? null : instruments(meter, provided));
+    return new ServerTelemetry(a, tracer, meter === null ? null : instruments(meter, provided));
   }
 
   /** Starts the request's span and books; returns the context to run it in (null: no tracer). */
@@ -131,7 +141,8 @@ export class ServerTelemetry {
 
   /** Runs `fn(c)` with the request's context active (so spans the handler starts are children). */
   static run<T>(ctx: Context, fn: (c: Ctx) => T, c: Ctx): T {
-    return context.with(ctx, fn, undefined, c);
+    // A context exists only where a ServerTelemetry resolved, so the API is loaded.
+    return api!.context.with(ctx, fn, undefined, c);
   }
 }
 
@@ -156,6 +167,7 @@ class RequestWatch implements RequestTelemetry {
     const req = c.req;
     const tracer = owner.tracer;
     if (tracer !== null) {
+      const { propagation, ROOT_CONTEXT, SpanKind, trace } = owner.api;
       const parent = propagation.extract(ROOT_CONTEXT, req.headers);
       const host = req.headers.host ?? '';
       const colon = host.lastIndexOf(':');
@@ -212,7 +224,7 @@ class RequestWatch implements RequestTelemetry {
     this.#errored = true;
     span.recordException(err instanceof Error ? err : String(err));
     span.setStatus({
-      code: SpanStatusCode.ERROR,
+      code: this.#owner.api.SpanStatusCode.ERROR,
       message: err instanceof Error ? err.message : String(err),
     });
   }
@@ -225,7 +237,7 @@ class RequestWatch implements RequestTelemetry {
       if (status !== NO_ANSWER) span.setAttribute('http.response.status_code', status);
       if ((status >= 500 || status === NO_ANSWER) && !this.#errored) {
         span.setStatus({
-          code: SpanStatusCode.ERROR,
+          code: this.#owner.api.SpanStatusCode.ERROR,
           ...(status === NO_ANSWER ? { message: 'connection closed before the answer' } : {}),
         });
       }

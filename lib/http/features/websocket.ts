@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { WebSocketServer, type WebSocket as Peer } from 'ws';
+import type { WebSocketServer, WebSocket as Peer } from 'ws';
 import type { AroundFactory, Capability } from '../route/extensions';
 import type { Ctx } from '../request/ctx';
 import { DetachedRequest, type DetachedTimes } from './detached-request';
@@ -195,7 +195,7 @@ export class Upgrades {
       // One server per route: `ws` applies maxPayload per server. No compression (a deflate bomb
       // would grow past any message bound before it is counted).
       route = {
-        wss: new WebSocketServer({
+        wss: new (loadWs().WebSocketServer)({
           noServer: true,
           maxPayload: limits.maxMessageBytes,
           perMessageDeflate: false,
@@ -337,10 +337,23 @@ function closeCodeOf(e: Error): number {
   return typeof code === 'number' ? code : 1002;
 }
 
+type WsModule = { readonly WebSocketServer: typeof WebSocketServer };
+let wsModule: WsModule | null = null;
+
+/**
+ * `ws`, loaded when the first `@WebSocket` route is compiled rather than with `fw-http`: an app
+ * without one never loads it, and an app with one has it before its first handshake.
+ */
+function loadWs(): WsModule {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred until a @WebSocket route is compiled
+  return (wsModule ??= require('ws') as WsModule);
+}
+
 // A WebSocket route reached without an admitted handshake is answered before its handler runs:
 // the handshake's refusal (400/403), or 400 for a plain GET and every app.inject (EVENTS-05).
 const around: AroundFactory = (record) => {
   if (!record.marks.has(UPGRADE)) return null;
+  loadWs(); // at compile, so the first handshake does not wait for it
   return (c, proceed) => {
     const verdict = handshakes.get(c.req);
     if (verdict === undefined) throw fail.badRequest('not a WebSocket upgrade');

@@ -1,6 +1,6 @@
-import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import type { ValidationError } from 'class-validator';
+import { toInstance } from '../../json/transformer';
 import { KIND_WHY, REQUIRED, SINGLE_VALUE, pathPart, stripProperty } from './messages';
 import { NOT_CONVERTED, convertQueryScalar } from './query-value';
 import { isKindConstraint, readShape } from './read-shape';
@@ -30,7 +30,7 @@ export function readWithClassValidator(
     }
     plain = converted;
   }
-  const instance = plainToInstance(shape.target as new () => object, plain) as object;
+  const instance = toInstance(shape.target, plain);
   const errors = validateSync(instance, { whitelist: true, forbidUnknownValues: false });
   if (errors.length > 0) return firstError(errors[0]);
   const missing = findMissing(shape, instance as Record<string, unknown>);

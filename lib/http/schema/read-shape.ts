@@ -30,7 +30,7 @@ import {
   ValidationTypes,
 } from 'class-validator';
 import type { MetadataStorage } from 'class-validator';
-import { TransformationType } from 'class-transformer';
+import { PLAIN_TO_CLASS, transformerStorage } from '../../json/transformer';
 import { readConstraints, type Constraint, type CustomMessage } from './read-constraints';
 
 export type { Constraint, CustomMessage } from './read-constraints';
@@ -79,25 +79,6 @@ export interface ClassShape {
    */
   readonly unseenNested: readonly string[];
 }
-
-// class-transformer keeps @Type/@Transform/@Expose in a storage it does not export from its
-// index; its package has no "exports" map, so the deep path is stable for 0.5.x.
-interface TransformerStorage {
-  findTypeMetadata(
-    target: Function,
-    property: string,
-  ): { typeFunction: (o?: unknown) => Function; options?: { discriminator?: unknown } } | undefined;
-  findTransformMetadatas(target: Function, property: string, type: TransformationType): unknown[];
-  getStrategy(target: Function): string;
-  getExposedMetadatas(
-    target: Function,
-  ): { propertyName: string; options?: Record<string, unknown> }[];
-  getExcludedMetadatas(target: Function): unknown[];
-}
-const transformerStorage =
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- class-transformer exports no path to its storage
-  (require('class-transformer/cjs/storage') as { defaultMetadataStorage: TransformerStorage })
-    .defaultMetadataStorage;
 
 // Types that class-transformer converts (or that JSON cannot carry): the compiled reader does
 // not guess their conversion, the class falls back.
@@ -174,11 +155,12 @@ function buildShape(cls: Function): ClassShape {
     else list.push(m);
   }
   const reasons: string[] = [];
-  const strategy = transformerStorage.getStrategy(cls);
+  // class-transformer's decorators, when the program loaded it (none can exist otherwise).
+  const transformer = transformerStorage();
+  const strategy = transformer.getStrategy(cls);
   if (strategy !== 'none') reasons.push(`class-transformer strategy "${strategy}" on the class`);
-  if (transformerStorage.getExcludedMetadatas(cls).length > 0)
-    reasons.push('@Exclude on a property');
-  for (const e of transformerStorage.getExposedMetadatas(cls)) {
+  if (transformer.getExcludedMetadatas(cls).length > 0) reasons.push('@Exclude on a property');
+  for (const e of transformer.getExposedMetadatas(cls)) {
     if (e.options !== undefined && Object.keys(e.options).length > 0)
       reasons.push(`@Expose with options on ${e.propertyName}`);
   }
@@ -277,17 +259,14 @@ function readProperty(
       reasons.push(`custom constraint ${constraintName(m)} on ${name}`);
     }
   }
-  for (const t of transformerStorage.findTransformMetadatas(
-    cls,
-    name,
-    TransformationType.PLAIN_TO_CLASS,
-  )) {
+  const transformer = transformerStorage();
+  for (const t of transformer.findTransformMetadatas(cls, name, PLAIN_TO_CLASS)) {
     if (t !== undefined) {
       reasons.push(`@Transform on ${name}`);
       break;
     }
   }
-  const typeMeta = transformerStorage.findTypeMetadata(cls, name);
+  const typeMeta = transformer.findTypeMetadata(cls, name);
   if (typeMeta?.options?.discriminator !== undefined)
     reasons.push(`@Type discriminator on ${name}`);
   let typeClass: Function | undefined;

@@ -1,0 +1,116 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const ROOT = resolve(__dirname, '../..');
+// Inside the project (tmp/ is ignored by git) so the compiled files resolve node_modules.
+const DIR = join(ROOT, 'tmp', `lazy-loading-${process.pid}`);
+const OUT = join(DIR, 'out');
+
+/**
+ * What a fresh node loads: lib and the scenarios of lazy-loading.fixture.ts are compiled with the
+ * build's settings (tsc, as `npm run build` does) and each scenario runs in a process of its own,
+ * so require.cache holds only what that scenario made fw load. ioredis, undici, ws and
+ * class-transformer are loaded only by the feature that needs them; an app using none of those
+ * features loads none of them, which keeps its cold start and idle memory down (issue 18 §3).
+ */
+describe('optional packages load with their feature, not with fw', () => {
+  beforeAll(async () => {
+    rmSync(DIR, { recursive: true, force: true });
+    mkdirSync(DIR, { recursive: true });
+    writeFileSync(
+      join(DIR, 'tsconfig.json'),
+      JSON.stringify({
+        extends: join(ROOT, 'tsconfig.build.json'),
+        // The build's options but not its incremental build info (which lives in dist/).
+        compilerOptions: {
+          rootDir: ROOT,
+          outDir: OUT,
+          sourceMap: false,
+          inlineSources: false,
+          declaration: false,
+          incremental: false,
+          tsBuildInfoFile: null,
+        },
+        include: [join(ROOT, 'lib'), join(__dirname, 'lazy-loading.fixture.ts')],
+      }),
+    );
+    // Exit code 2 is "type errors, files written": `npm run typecheck` owns those, this test only
+    // needs the files. Anything else (nothing written) fails here, with tsc's report.
+    await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', DIR]).catch(
+      (e: { code?: number; stdout?: string }) => {
+        if (e.code !== 2) throw new Error(`tsc failed:\n${e.stdout ?? String(e)}`);
+      },
+    );
+  }, 120_000);
+  afterAll(() => rmSync(DIR, { recursive: true, force: true }));
+
+  /** Runs `code` in a fresh node (with `out` the compiled root) and returns what it printed, parsed. */
+  async function inFreshNode<T>(code: string): Promise<T> {
+    const { stdout } = await run(process.execPath, ['-e', code], {
+      cwd: ROOT,
+      env: { ...process.env, OUT },
+    });
+    return JSON.parse(stdout) as T;
+  }
+  const scenario = (name: string) =>
+    inFreshNode<{ seen: unknown[]; loaded: string[] }>(
+      `require(process.env.OUT + '/spec/http/lazy-loading.fixture.js').run(${JSON.stringify(name)})` +
+        `.then((r) => process.stdout.write(JSON.stringify(r)), (e) => { console.error(e); process.exit(1); })`,
+    );
+
+  it.each(['http', 'cache', 'fetch'])(
+    'requiring the %s door loads none of ioredis, undici, ws, class-transformer, @opentelemetry/api',
+    async (door) => {
+      const loaded = await inFreshNode<string[]>(
+        `require(process.env.OUT + '/lib/${door}/index.js');` +
+          `const files = Object.keys(require.cache);` +
+          `process.stdout.write(JSON.stringify(['ioredis', 'undici', 'ws', 'class-transformer', '@opentelemetry/api']` +
+          `.filter((n) => files.some((f) => f.includes('/node_modules/' + n + '/')))))`,
+      );
+      expect(loaded).toEqual([]);
+    },
+  );
+
+  it('the fixture sees what it loads: requiring it alone loads none of them', async () => {
+    expect(await scenario('required')).toEqual({ seen: [], loaded: [] });
+  });
+
+  it('an app serving a GET, validated POSTs and idempotent POSTs (memory store) loads none of them', async () => {
+    const r = await scenario('plain app');
+    expect(r.seen).toEqual([200, 201, 400, 201, null, 201, 'true']);
+    expect(r.loaded).toEqual([]);
+  });
+
+  it('a Client started loads undici, and only undici', async () => {
+    expect((await scenario('client built')).loaded).toEqual(['undici']);
+  });
+
+  it('an app with a @WebSocket route built loads ws, and only ws', async () => {
+    expect((await scenario('websocket route')).loaded).toEqual(['ws']);
+  });
+
+  it('a body read by the class-transformer fallback loads class-transformer, and only it', async () => {
+    const r = await scenario('fallback body');
+    expect(r.seen).toEqual([201, 400]);
+    expect(r.loaded).toEqual(['class-transformer']);
+  });
+
+  it('class-transformer loaded by the program after fw: its decorators are seen (a @Transform runs)', async () => {
+    const r = await scenario('transformer loaded late');
+    expect(r.seen).toEqual([201, '{"name":"bob"}']);
+    expect(r.loaded).toEqual(['class-transformer']);
+  });
+
+  it('an OpenTelemetry SDK registered after fw loaded: the app built then records its spans', async () => {
+    const r = await scenario('sdk registered');
+    expect(r.seen).toEqual([200, ['GET /small']]);
+    expect(r.loaded).toEqual(['@opentelemetry/api']);
+  });
+
+  it('a RedisStore built loads ioredis, and only ioredis', async () => {
+    expect((await scenario('redis store')).loaded).toEqual(['ioredis']);
+  });
+});
