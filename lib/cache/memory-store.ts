@@ -11,13 +11,13 @@ export interface MemoryStoreOptions {
 /** An entry, linked into the recency list (most recently used at the head). */
 interface Entry {
   readonly key: string;
-  readonly value: Buffer;
+  value: Buffer;
   /** On the `performance.now()` clock, which never jumps when the wall clock is set. */
-  readonly expiresAt: number;
+  expiresAt: number;
   /** What this entry counts against the budget. */
-  readonly size: number;
+  size: number;
   /** Written by putIfAbsent or a compare-and-set: never evicted, and not in the recency list. */
-  readonly held: boolean;
+  held: boolean;
   newer: Entry | null;
   older: Entry | null;
 }
@@ -94,24 +94,44 @@ export class MemoryStore implements Store {
   }
 
   async putIfAbsent(key: string, value: Buffer, ttlMs: number): Promise<boolean> {
+    return this.putIfAbsentNow(key, value, ttlMs, false);
+  }
+
+  /**
+   * @internal `putIfAbsent`, answered at once (it throws what `putIfAbsent` rejects with). With
+   * `handed`, `value` is memory of its own that the caller never writes into again: kept as it is.
+   */
+  putIfAbsentNow(key: string, value: Buffer, ttlMs: number, handed: boolean): boolean {
     this.#open(key);
     checkBytes(value, key);
     const ms = checkTtlMs(ttlMs, key);
     if (this.#live(key) !== undefined) return false;
-    return this.#insert(key, value, ms, true);
+    return this.#insert(key, value, ms, true, undefined, handed);
   }
 
   async put(key: string, value: Buffer, ttlMs: number, opts?: ExpectOptions): Promise<boolean> {
+    return this.putNow(key, value, ttlMs, opts, false);
+  }
+
+  /** @internal `put`, answered at once; `handed` as for `putIfAbsentNow`. */
+  putNow(
+    key: string,
+    value: Buffer,
+    ttlMs: number,
+    opts: ExpectOptions | undefined,
+    handed: boolean,
+  ): boolean {
     this.#open(key);
     checkBytes(value, key);
     const ms = checkTtlMs(ttlMs, key);
     const expect = opts?.expect;
+    let old: Entry | undefined;
     if (expect !== undefined) {
       checkBytes(expect, key, 'expect');
-      const entry = this.#live(key);
-      if (entry === undefined || !entry.value.equals(expect)) return false;
-    }
-    return this.#insert(key, value, ms, expect !== undefined);
+      old = this.#live(key);
+      if (old === undefined || !old.value.equals(expect)) return false;
+    } else old = this.#entries.get(key);
+    return this.#insert(key, value, ms, expect !== undefined, old, handed);
   }
 
   /** Answers at once unless the store is closed. */
@@ -120,6 +140,11 @@ export class MemoryStore implements Store {
   }
 
   async del(key: string, opts?: ExpectOptions): Promise<boolean> {
+    return this.delNow(key, opts);
+  }
+
+  /** @internal `del`, answered at once. */
+  delNow(key: string, opts?: ExpectOptions): boolean {
     this.#open(key);
     const expect = opts?.expect;
     if (expect !== undefined) checkBytes(expect, key, 'expect');
@@ -152,11 +177,18 @@ export class MemoryStore implements Store {
     return entry;
   }
 
-  #insert(key: string, value: Buffer, ttlMs: number, held: boolean): boolean {
+  /** Writes `key`; `old` is what the Map holds under it now (looked up by the caller). */
+  #insert(
+    key: string,
+    value: Buffer,
+    ttlMs: number,
+    held: boolean,
+    old: Entry | undefined,
+    handed: boolean,
+  ): boolean {
     const size = Buffer.byteLength(key) + value.length + MemoryStore.entryOverheadBytes;
     // Refused before anything is touched, so an entry that can never fit leaves the store as it was.
     if (size > this.bytes) return false;
-    let old = this.#entries.get(key);
     let room =
       this.bytes - this.#used + this.#evictable + (old !== undefined && old.held ? old.size : 0);
     // Held entries that lapsed unread still take room; eviction never reaches them, so look for
@@ -174,23 +206,32 @@ export class MemoryStore implements Store {
         `MemoryStore: no room for "${key}" (${size} bytes): the budget of ${this.bytes} bytes is held by claims and kept answers, which are never evicted`,
       );
     }
-    if (old !== undefined) this.#remove(key, old);
+    // The old entry leaves the count and the recency list but keeps its Map slot and is rewritten
+    // below: a delete and re-insert would leave a hole that makes V8 rehash a large Map.
+    if (old !== undefined) this.#release(old);
     while (this.#used + size > this.bytes && this.#oldest !== null)
       this.#remove(this.#oldest.key, this.#oldest);
-    // Copied into memory of its own: the caller may reuse its buffer, and a small Buffer is often
-    // a view into an 8 KiB shared pool that keeping the view would keep alive whole.
-    const own = Buffer.allocUnsafeSlow(value.length);
-    value.copy(own);
-    const entry: Entry = {
-      key,
-      value: own,
-      expiresAt: performance.now() + ttlMs,
-      size,
-      held,
-      newer: null,
-      older: null,
-    };
-    this.#entries.set(key, entry);
+    // Copied into memory of its own (unless handed over so): the caller may reuse its buffer, and a
+    // small Buffer is often a view into an 8 KiB shared pool that keeping the view would keep alive whole.
+    let own = value;
+    if (!handed) {
+      own = Buffer.allocUnsafeSlow(value.length);
+      value.copy(own);
+    }
+    const expiresAt = performance.now() + ttlMs;
+    let entry = old;
+    if (entry === undefined)
+      this.#entries.set(
+        key,
+        (entry = { key, value: own, expiresAt, size, held, newer: null, older: null }),
+      );
+    else {
+      // Rewritten in place, in its Map slot: the Map is not touched at all.
+      entry.value = own;
+      entry.expiresAt = expiresAt;
+      entry.size = size;
+      entry.held = held;
+    }
     this.#used += size;
     if (!held) {
       this.#link(entry);
@@ -206,6 +247,11 @@ export class MemoryStore implements Store {
 
   #remove(key: string, entry: Entry): void {
     this.#entries.delete(key);
+    this.#release(entry);
+  }
+
+  /** Takes an entry out of the count and the recency list (not out of the Map). */
+  #release(entry: Entry): void {
     this.#used -= entry.size;
     if (!entry.held) {
       this.#unlink(entry);

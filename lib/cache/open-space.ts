@@ -1,5 +1,6 @@
 import { checkBytes, checkTtlMs } from './check-args';
 import { CacheError } from './errors';
+import { MemoryStore } from './memory-store';
 import type { ExpectOptions, Store } from './store';
 
 /** A declared space: its name and options (defaults filled in), opened on a store with `open`. Frozen. */
@@ -34,8 +35,13 @@ export class OpenSpace {
   readonly leaseMs: number;
   readonly maxBytesPerCaller: number;
   readonly #store: Store;
+  /** The store when it is a `MemoryStore`, whose writes can answer at once (see `putIfAbsentNow`). */
+  readonly #memory: MemoryStore | null;
   readonly #prefix: string;
   readonly #ttlMs: number;
+  /** The last key asked and its store key: one request asks about one key several times in a row. */
+  #lastKey = '';
+  #lastStoreKey = '';
 
   constructor(space: SpaceDecl, store: Store) {
     const ops = ['get', 'putIfAbsent', 'put', 'del'] as const;
@@ -54,7 +60,9 @@ export class OpenSpace {
     this.leaseMs = space.leaseMs;
     this.maxBytesPerCaller = space.maxBytesPerCaller;
     this.#store = store;
+    this.#memory = store instanceof MemoryStore ? store : null;
     this.#prefix = `${space.name.length}:${space.name}:`;
+    this.#lastStoreKey = this.#prefix; // the store key of '', the last key until one is asked
     this.#ttlMs = Math.ceil(space.ttlSeconds * 1000);
   }
 
@@ -100,7 +108,7 @@ export class OpenSpace {
     const peek = this.#store.peek;
     if (peek === undefined) return undefined;
     try {
-      return peek.call(this.#store, this.#prefix + key);
+      return peek.call(this.#store, this.#storeKey(key));
     } catch (err) {
       throw this.#unavailable('peek', key, err);
     }
@@ -129,6 +137,57 @@ export class OpenSpace {
     return this.#call('del', key, (k) => this.#store.del(k, opts));
   }
 
+  // The writes below answer at once on a MemoryStore whose operations are its own (a subclass
+  // that replaces one is asked through it), so an idempotent route on it waits for nothing;
+  // `undefined` otherwise: use the promise form. They throw what the promise form rejects with.
+
+  /** @internal `putIfAbsent` at once; `value` is handed over: memory of its own, never written into again. */
+  putIfAbsentNow(key: string, value: Buffer, ttlMs?: number): boolean | undefined {
+    const m = this.#memory;
+    if (m === null || m.putIfAbsent !== MEMORY.putIfAbsent) return undefined;
+    if (!this.#fits(key, value)) return false;
+    try {
+      return m.putIfAbsentNow(this.#storeKey(key), value, this.#ttl(ttlMs, key), true);
+    } catch (err) {
+      throw this.#unavailable('putIfAbsent', key, err);
+    }
+  }
+
+  /** @internal `put` at once; `value` is handed over as for `putIfAbsentNow`. */
+  putNow(key: string, value: Buffer, ttlMs?: number, opts?: ExpectOptions): boolean | undefined {
+    const m = this.#memory;
+    if (m === null || m.put !== MEMORY.put) return undefined;
+    if (!this.#fits(key, value)) return false;
+    try {
+      return m.putNow(this.#storeKey(key), value, this.#ttl(ttlMs, key), opts, true);
+    } catch (err) {
+      throw this.#unavailable('put', key, err);
+    }
+  }
+
+  /** @internal `del` at once. */
+  delNow(key: string, opts?: ExpectOptions): boolean | undefined {
+    const m = this.#memory;
+    if (m === null || m.del !== MEMORY.del) return undefined;
+    try {
+      return m.delNow(this.#storeKey(key), opts);
+    } catch (err) {
+      throw this.#unavailable('del', key, err);
+    }
+  }
+
+  /**
+   * `<prefix><key>`, the same string again for the key asked last: a store keeping a Map looks it
+   * up without building, flattening and hashing it anew.
+   */
+  #storeKey(key: string): string {
+    if (key !== this.#lastKey) {
+      this.#lastKey = key;
+      this.#lastStoreKey = this.#prefix + key;
+    }
+    return this.#lastStoreKey;
+  }
+
   /** The TTL given, checked here so a program's own store never gets another (an options object in its place is refused), or the space's. */
   #ttl(ttlMs: number | undefined, key: string): number {
     return ttlMs === undefined ? this.#ttlMs : checkTtlMs(ttlMs, `${this.space.name}/${key}`);
@@ -142,7 +201,7 @@ export class OpenSpace {
   /** A program's own store may fail with any error; it leaves here as `Unavailable`, naming the space and key. */
   async #call<T>(op: string, key: string, run: (storeKey: string) => Promise<T>): Promise<T> {
     try {
-      return await run(this.#prefix + key);
+      return await run(this.#storeKey(key));
     } catch (err) {
       throw this.#unavailable(op, key, err);
     }
@@ -158,3 +217,5 @@ export class OpenSpace {
     );
   }
 }
+
+const MEMORY = MemoryStore.prototype;

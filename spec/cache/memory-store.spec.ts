@@ -202,3 +202,56 @@ describe('MemoryStore', () => {
     }
   });
 });
+
+describe('issue 18: writes answered at once, entries rewritten in place', () => {
+  const cost = (key: string, valueBytes: number): number =>
+    Buffer.byteLength(key) + valueBytes + MemoryStore.entryOverheadBytes;
+
+  it('an opened space files every key under its own prefix: the empty key, and one key asked several times in a row', async () => {
+    const store = new MemoryStore({ bytes: 1 << 20 });
+    const a = Space('a', { ttlSeconds: 60, maxBytes: 100 }).open(store);
+    const b = Space('b', { ttlSeconds: 60, maxBytes: 100 }).open(store);
+    expect(a.peek('')).toBeNull();
+    expect(await a.putIfAbsent('', Buffer.from('A'))).toBe(true);
+    expect(await b.get('')).toBeNull();
+    expect(await store.get('1:a:')).toEqual(Buffer.from('A'));
+    expect(await a.put('k', Buffer.from('1'))).toBe(true);
+    expect(await a.put('k', Buffer.from('2'), undefined, { expect: Buffer.from('1') })).toBe(true);
+    expect(await b.putIfAbsent('k', Buffer.from('3'))).toBe(true);
+    expect([a.peek('k'), b.peek('k'), a.peek('')]).toEqual([
+      Buffer.from('2'),
+      Buffer.from('3'),
+      Buffer.from('A'),
+    ]);
+  });
+
+  it('a value rewritten under its key counts once, at its new size, held or not, and a held one is never evicted after', async () => {
+    const store = new MemoryStore({ bytes: cost('k', 100) + cost('x', 10) });
+    expect(await store.put('k', Buffer.alloc(50), 60_000)).toBe(true);
+    expect(await store.put('k', Buffer.alloc(100), 60_000)).toBe(true);
+    expect(store.bytesUsed).toBe(cost('k', 100));
+    expect(await store.put('k', Buffer.alloc(20), 60_000)).toBe(true);
+    expect(await store.put('k', Buffer.alloc(30), 60_000, { expect: Buffer.alloc(20) })).toBe(true);
+    expect(store.bytesUsed).toBe(cost('k', 30));
+    // 'k' is held now: filling the store evicts plain entries only.
+    expect(await store.put('x', Buffer.alloc(10), 60_000)).toBe(true);
+    expect(await store.put('y', Buffer.alloc(70), 60_000)).toBe(true);
+    expect(await store.get('x')).toBeNull();
+    expect(await store.get('k')).toEqual(Buffer.alloc(30));
+    expect(store.bytesUsed).toBe(cost('k', 30) + cost('y', 70));
+    expect(await store.del('k')).toBe(true);
+    expect(store.bytesUsed).toBe(cost('y', 70));
+  });
+
+  it('a value written by the store is its own copy: the caller writing into its Buffer afterwards changes nothing kept', async () => {
+    const store = new MemoryStore({ bytes: 1 << 20 });
+    const v = Buffer.from('abc');
+    await store.putIfAbsent('p', v, 60_000);
+    await store.put('q', v, 60_000);
+    v.fill(0x7a);
+    expect([await store.get('p'), await store.get('q')]).toEqual([
+      Buffer.from('abc'),
+      Buffer.from('abc'),
+    ]);
+  });
+});

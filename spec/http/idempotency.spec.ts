@@ -1316,3 +1316,132 @@ describe('the per-caller count and the kept answers, exactly', () => {
     expect(again!.answer.fp).toBe('rec-1');
   });
 });
+
+describe('issue 18: the first POST on an in-process store', () => {
+  const Now = Space('now', { ttlSeconds: 60, maxBytes: 4096 });
+  @Controller()
+  class NowController {
+    @Post('/now')
+    @Idempotent(Now)
+    @Returns(Status(201, NewOrder))
+    now(@Body() o: NewOrder) {
+      return o;
+    }
+  }
+  const send = (app: App, key: string, qty = 1) =>
+    app.inject({
+      method: 'POST',
+      url: '/now',
+      headers: { 'idempotency-key': key },
+      body: { sku: 'a', qty },
+    });
+
+  it('IDEM-01 a synchronous handler on a MemoryStore is answered without waiting for the store: claim, run and keep before inject() returns', async () => {
+    const app = new App({ log: () => {} })
+      .controllers(NowController)
+      .provide(Now.open(new MemoryStore({ bytes: 1 << 20 })));
+    app.build();
+    let first: { status: number; body: string } | null = null;
+    void send(app, 'k1').then((r) => (first = r));
+    await null; // one turn of the promise queue: enough only for an answer already written
+    expect(first).toMatchObject({ status: 201, body: '{"sku":"a","qty":1}' });
+    const again = await send(app, 'k1');
+    expect([again.status, again.body, again.headers['idempotent-replayed']]).toEqual([
+      201,
+      first!.body,
+      'true',
+    ]);
+    expect((await send(app, 'k1', 2)).status).toBe(422);
+  });
+
+  it('a store extending MemoryStore with its own operations is still asked for each of them', async () => {
+    const calls: string[] = [];
+    class Watched extends MemoryStore {
+      override async putIfAbsent(k: string, v: Buffer, ttl: number) {
+        calls.push('putIfAbsent');
+        return super.putIfAbsent(k, v, ttl);
+      }
+      override async put(k: string, v: Buffer, ttl: number, o?: { expect?: Buffer }) {
+        calls.push('put');
+        return super.put(k, v, ttl, o);
+      }
+    }
+    const app = new App({ log: () => {} })
+      .controllers(NowController)
+      .provide(Now.open(new Watched({ bytes: 1 << 20 })));
+    expect((await send(app, 'w1')).status).toBe(201);
+    expect(calls).toEqual(['putIfAbsent', 'put']);
+    expect((await send(app, 'w1')).headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('every claim is its own: no two claims carry the same owner, in one app or two on one store', async () => {
+    const store = new MemoryStore({ bytes: 1 << 20 });
+    const claims: string[] = [];
+    const seen: Store = {
+      get: (k) => store.get(k),
+      putIfAbsent: (k, v, t) => (
+        claims.push(JSON.parse(v.toString('utf8', 4)).owner),
+        store.putIfAbsent(k, v, t)
+      ),
+      put: (k, v, t, o) => store.put(k, v, t, o),
+      del: (k, o) => store.del(k, o),
+      close: () => store.close(),
+    };
+    const a = new App({ log: () => {} }).controllers(NowController).provide(Now.open(seen));
+    const b = new App({ log: () => {} }).controllers(NowController).provide(Now.open(seen));
+    for (let i = 0; i < 20; i++) await send(i % 2 ? a : b, `o${i}`);
+    expect(claims).toHaveLength(20);
+    expect(new Set(claims).size).toBe(20);
+    for (const owner of claims) expect(owner).toMatch(/^[A-Za-z0-9_-]{16,}$/);
+  });
+
+  it('IDEM-26 claims of handlers in flight together are each renewed, the later one after the first is done; none once all are done', async () => {
+    const Leased = Space('leased18', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 150 });
+    const runs = new Map<string, number>();
+    @Controller()
+    class Long {
+      @Post('/long/{ms}')
+      @Idempotent(Leased)
+      @Returns(Object)
+      async long(@Param('ms') ms: string) {
+        runs.set(ms, (runs.get(ms) ?? 0) + 1);
+        await new Promise((r) => setTimeout(r, Number(ms)));
+        return { ms };
+      }
+    }
+    const store = new MemoryStore({ bytes: 1 << 20 });
+    let renewals = 0;
+    const seen: Store = {
+      get: (k) => store.get(k),
+      putIfAbsent: (k, v, t) => store.putIfAbsent(k, v, t),
+      put: (k, v, t, o) => (o?.expect?.equals(v) && renewals++, store.put(k, v, t, o)),
+      del: (k, o) => store.del(k, o),
+      close: async () => {},
+    };
+    const app = new App({ log: () => {} }).controllers(Long).provide(Leased.open(seen));
+    const post = (ms: number) =>
+      app.inject({ method: 'POST', url: `/long/${ms}`, headers: { 'idempotency-key': `k${ms}` } });
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const a = post(250);
+    await sleep(100);
+    const b = post(500); // claimed at 100 ms; its first lease would lapse at 250 ms, as a finishes
+    await sleep(350);
+    expect((await post(500)).status).toBe(409); // at 450 ms: b's claim still held
+    expect([(await a).status, (await b).status]).toEqual([200, 200]);
+    expect([runs.get('250'), runs.get('500')]).toEqual([1, 1]);
+    const after = renewals;
+    expect(after).toBeGreaterThanOrEqual(4);
+    await sleep(200); // more than a lease: nothing in flight, nothing renewed
+    expect(renewals).toBe(after);
+  });
+
+  it('a memory store closed under a route answers 503 StoreUnavailable', async () => {
+    const store = new MemoryStore({ bytes: 1 << 20 });
+    const app = new App({ log: () => {} }).controllers(NowController).provide(Now.open(store));
+    expect((await send(app, 'u1')).status).toBe(201);
+    await store.close();
+    const down = await send(app, 'u2');
+    expect(down.status).toBe(503);
+    expect(down.json<{ error: string }>().error).toMatch(/idempotency store unavailable/);
+  });
+});

@@ -79,14 +79,35 @@ interface Meta {
   readonly own?: readonly [string, string][];
 }
 
-function encodeRecord(meta: Meta, body: Uint8Array | null): Buffer {
-  const head = Buffer.from(JSON.stringify(meta));
-  const out = Buffer.allocUnsafe(4 + head.length + (body?.length ?? 0));
-  out.writeUInt32BE(head.length, 0);
-  head.copy(out, 4);
-  if (body) out.set(body, 4 + head.length);
+/**
+ * The record in one Buffer of its own, written in place (a string body as UTF-8): it is handed to
+ * an in-process store as it is (`putIfAbsentNow`), and nothing writes into it afterwards.
+ */
+function encodeRecord(head: string, body: Uint8Array | string | null): Buffer {
+  const n = Buffer.byteLength(head);
+  const size = body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  const out = Buffer.allocUnsafeSlow(4 + n + size);
+  out.writeUInt32BE(n, 0);
+  out.write(head, 4, 'utf8');
+  if (typeof body === 'string') out.write(body, 4 + n, 'utf8');
+  else if (body !== null) out.set(body, 4 + n);
   return out;
 }
+
+// The meta of a claim and of a kept answer: the text `JSON.stringify` gives for a `Meta` (fp and
+// owner are base64url, with nothing to escape), spelled out so no object is built to be serialised.
+const claimMeta = (fp: string, owner: string): string =>
+  `{"k":"claim","fp":"${fp}","owner":"${owner}"}`;
+const keptMeta = (fp: string, a: CapturedAnswer, own: readonly [string, string][]): string =>
+  `{"k":"kept","fp":"${fp}","status":${a.status},"type":${a.type === null ? 'null' : JSON.stringify(a.type)},"own":${own.length === 0 ? '[]' : JSON.stringify(own)}}`;
+
+/**
+ * A claim's owner: this process's random prefix and a count, so no two claims anywhere are the
+ * same bytes (a compare-and-set on one never matches another), without a random draw per request.
+ */
+const OWNER_PREFIX = randomBytes(12).toString('base64url');
+let owners = 0;
+const nextOwner = (): string => OWNER_PREFIX + (owners++).toString(36);
 
 /** The kept answer a record holds, or null when it is an in-flight claim. */
 function decodeKept(bytes: Buffer): KeptAnswer | null {
@@ -137,20 +158,28 @@ const NOT_LATIN1 = /[^\u0000-\u00ff]/;
 export const recordKey = (caller: string, key: string): string =>
   `${caller.length}:${caller}:${key}`;
 
-/** SHA-256 over method, path, query and the raw body bytes, in one call (no Hash object per request). */
+/**
+ * SHA-256 over method, path, query and the raw body bytes, in one call (no Hash object per
+ * request), written into a scratch Buffer that is reused when they fit (the hash is taken at once).
+ */
 function fingerprint(p: RequestParts): string {
   const head = `${p.method}\0${p.path}\0${p.rawQuery}\0`;
   const n = Buffer.byteLength(head);
-  const all = Buffer.allocUnsafe(n + p.body.length);
+  const size = n + p.body.length;
+  const all = size <= SCRATCH.length ? SCRATCH : Buffer.allocUnsafe(size);
   all.write(head, 0, 'utf8');
   all.set(p.body, n);
-  return hash('sha256', all, 'base64url');
+  return hash('sha256', size === all.length ? all : all.subarray(0, size), 'base64url');
 }
+const SCRATCH = Buffer.allocUnsafeSlow(4096);
 
 /** An idempotency outcome for the request's span and the outcome counter (telemetry on only). */
 function note(c: Ctx, outcome: string): void {
   if (c.telemetry !== null) c.telemetry.note('idempotency', outcome);
 }
+
+/** Why a keep failed, for the error line. */
+const why = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 const unavailable = (e: unknown, c?: Ctx): never => {
   if (e instanceof CacheError) {
@@ -159,10 +188,6 @@ const unavailable = (e: unknown, c?: Ctx): never => {
   }
   throw e;
 };
-
-function toBytes(body: Uint8Array | string | null): Uint8Array | null {
-  return typeof body === 'string' ? Buffer.from(body) : body;
-}
 
 const around: AroundFactory = (record, services) => {
   const mark = record.marks.get(IDEMPOTENT);
@@ -255,17 +280,20 @@ const around: AroundFactory = (record, services) => {
     );
   }
 
+  // The first request under a key runs in steps (claim, handler, keep, send), each going on at
+  // once when the store answered at once (a MemoryStore): then nothing waits, as on a plain route.
+  // A store over the network makes each step a promise of the next.
+
   /** No record yet: claim the key, run the handler, keep its answer, send it. */
-  async function first(
+  function first(
     c: Ctx,
     proceed: () => unknown,
     caller: string,
     id: string,
     parts: RequestParts,
-  ): Promise<void> {
+  ): unknown {
     const fp = fingerprint(parts);
-    const owner = randomBytes(12).toString('base64url');
-    const claim = encodeRecord({ k: 'claim', fp, owner }, null);
+    const claim = encodeRecord(claimMeta(fp, nextOwner()), null);
     const wait =
       callers === null
         ? 0
@@ -277,113 +305,219 @@ const around: AroundFactory = (record, services) => {
         `${label}: this caller already holds ${space!.maxBytesPerCaller} bytes of kept answers: retry later`,
       );
     }
-    let won: boolean;
+    let won: boolean | undefined;
     try {
-      won = await space!.putIfAbsent(id, claim, leaseMs);
+      won = space!.putIfAbsentNow(id, claim, leaseMs);
     } catch (e) {
-      callers?.drop(caller, id);
-      if (e instanceof CacheError && e.code === 'Full') {
-        c.setHeader('retry-after', '1');
-        throw new HttpError('StoreFull', 'idempotency store full');
-      }
-      return unavailable(e, c);
+      return claimFailed(c, caller, id, e);
     }
+    if (won === undefined)
+      return space!.putIfAbsent(id, claim, leaseMs).then(
+        (w) => claimed(c, proceed, caller, id, parts, fp, claim, w),
+        (e: unknown) => claimFailed(c, caller, id, e),
+      );
+    return claimed(c, proceed, caller, id, parts, fp, claim, won);
+  }
+
+  function claimFailed(c: Ctx, caller: string, id: string, e: unknown): never {
+    callers?.drop(caller, id);
+    if (e instanceof CacheError && e.code === 'Full') {
+      c.setHeader('retry-after', '1');
+      throw new HttpError('StoreFull', 'idempotency store full');
+    }
+    return unavailable(e, c);
+  }
+
+  /** The claim was written (`won`) or found taken: run the handler, or answer what is there. */
+  function claimed(
+    c: Ctx,
+    proceed: () => unknown,
+    caller: string,
+    id: string,
+    parts: RequestParts,
+    fp: string,
+    claim: Buffer,
+    won: boolean,
+  ): unknown {
     if (!won) {
       callers?.drop(caller, id);
-      const now = await space!.get(id).catch((e: unknown) => unavailable(e, c));
-      if (now === null) throw inFlight(c); // taken and gone in between: let the client retry
-      return answerExisting(c, id, now, parts);
+      return space!
+        .get(id)
+        .catch((e: unknown) => unavailable(e, c))
+        .then((now) => {
+          if (now === null) throw inFlight(c); // taken and gone in between: let the client retry
+          return answerExisting(c, id, now, parts);
+        });
     }
-    let answer: CapturedAnswer;
     // The headers set before the handler (middleware's): those the handler adds through the Ctx
     // (setHeader, setCookie, a Session write) are part of its answer and kept with it.
     const before = copyBag(c.headers());
     c.capture = true;
+    let running: unknown;
     try {
-      const running = proceed();
-      if (isThenable(running)) await renewWhile(c, id, claim, running);
-      answer = c.captured!;
+      running = proceed();
     } catch (e) {
-      c.capture = false;
-      callers?.drop(caller, id);
-      await space!
-        .del(id, { expect: claim })
-        .catch(() =>
-          c.core.log(
-            `${label}: idempotency claim not released (store unavailable); it lapses in ${Math.ceil(leaseMs / 1000)} s`,
-          ),
-        );
-      throw e;
+      return release(c, caller, id, claim, e);
     }
+    if (isThenable(running))
+      return renewWhile(c, id, claim, running).then(
+        () => keep(c, caller, id, fp, claim, before),
+        (e: unknown) => release(c, caller, id, claim, e),
+      );
+    return keep(c, caller, id, fp, claim, before);
+  }
+
+  /** The handler failed: give the key back (if the store still has this claim) and fail with its error. */
+  function release(c: Ctx, caller: string, id: string, claim: Buffer, e: unknown): Promise<never> {
     c.capture = false;
-    const body = toBytes(answer.body);
-    const own = [
-      ...added(before, c.headers()),
-      ...(answer.own ?? []).map((h): [string, string] => [h.name, h.value]),
-    ];
-    const kept = encodeRecord(
-      { k: 'kept', fp, status: answer.status, type: answer.type, own },
-      body,
+    callers?.drop(caller, id);
+    let gone: boolean | undefined;
+    try {
+      gone = space!.delNow(id, { expect: claim });
+    } catch {
+      gone = false;
+      notReleased(c);
+    }
+    if (gone !== undefined) throw e;
+    // Rejected with the handler's error once the store has released the claim (or failed to).
+    return space!.del(id, { expect: claim }).then(
+      () => Promise.reject(e),
+      () => {
+        notReleased(c);
+        return Promise.reject(e);
+      },
     );
+  }
+
+  function notReleased(c: Ctx): void {
+    c.core.log(
+      `${label}: idempotency claim not released (store unavailable); it lapses in ${Math.ceil(leaseMs / 1000)} s`,
+    );
+  }
+
+  /** The handler answered (captured): keep its answer over the claim, then send it. */
+  function keep(
+    c: Ctx,
+    caller: string,
+    id: string,
+    fp: string,
+    claim: Buffer,
+    before: HeaderBag | null,
+  ): unknown {
+    const answer = c.captured!;
+    c.capture = false;
+    const own = added(before, c.headers());
+    if (answer.own !== null) for (const h of answer.own) own.push([h.name, h.value]);
+    const kept = encodeRecord(keptMeta(fp, answer, own), answer.body);
     if (kept.length > space!.maxBytes) {
       c.core.log(
         `${label}: answer of ${kept.length} bytes is larger than the space's maxBytes (${space!.maxBytes}): sent, not kept`,
       );
       note(c, 'not_kept');
       callers?.drop(caller, id);
-      await space!.del(id, { expect: claim }).catch(() => undefined);
-    } else {
-      let why = 'the claim lapsed';
-      const stored = await space!.put(id, kept, ttlMs, { expect: claim }).catch((e: unknown) => {
-        why = e instanceof Error ? e.message : String(e);
-        return false;
-      });
-      if (stored) {
-        callers?.set(caller, id, id.length + kept.length, performance.now() + ttlMs);
-        answers.kept(id, kept, decodeKept(kept)!, parts);
-        note(c, 'stored');
-      } else {
-        note(c, 'not_kept');
-        // Sent but not kept: a retry must not run the handler again. The claim (if the store still
-        // has it) holds the key for at most the lease; this process refuses retries that long itself.
-        if (state.notKept.size >= MAX_NOT_KEPT)
-          state.notKept.delete(state.notKept.keys().next().value!);
-        state.notKept.set(id, performance.now() + leaseMs);
-        c.core.log(
-          `error: ${label}: answer to Idempotency-Key ${JSON.stringify(id)} sent but not kept (${why}); retries are refused 503 for ${Math.ceil(leaseMs / 1000)} s`,
-        );
+      let gone: boolean | undefined;
+      try {
+        gone = space!.delNow(id, { expect: claim });
+      } catch {
+        gone = false;
       }
+      if (gone === undefined)
+        return space!
+          .del(id, { expect: claim })
+          .catch(() => undefined)
+          .then(() => send(c, answer));
+      return send(c, answer);
     }
+    let stored: boolean | undefined;
+    try {
+      stored = space!.putNow(id, kept, ttlMs, { expect: claim });
+    } catch (e) {
+      return settled(c, caller, id, answer, kept, false, why(e));
+    }
+    if (stored === undefined)
+      return space!.put(id, kept, ttlMs, { expect: claim }).then(
+        (s) => settled(c, caller, id, answer, kept, s, 'the claim lapsed'),
+        (e: unknown) => settled(c, caller, id, answer, kept, false, why(e)),
+      );
+    return settled(c, caller, id, answer, kept, stored, 'the claim lapsed');
+  }
+
+  /** The keep is done (`stored`, or not and `why`): count it, remember it, send the answer. */
+  function settled(
+    c: Ctx,
+    caller: string,
+    id: string,
+    answer: CapturedAnswer,
+    kept: Buffer,
+    stored: boolean,
+    why: string,
+  ): void {
+    if (stored) {
+      callers?.set(caller, id, id.length + kept.length, performance.now() + ttlMs);
+      note(c, 'stored');
+    } else {
+      note(c, 'not_kept');
+      // Sent but not kept: a retry must not run the handler again. The claim (if the store still
+      // has it) holds the key for at most the lease; this process refuses retries that long itself.
+      if (state.notKept.size >= MAX_NOT_KEPT)
+        state.notKept.delete(state.notKept.keys().next().value!);
+      state.notKept.set(id, performance.now() + leaseMs);
+      c.core.log(
+        `error: ${label}: answer to Idempotency-Key ${JSON.stringify(id)} sent but not kept (${why}); retries are refused 503 for ${Math.ceil(leaseMs / 1000)} s`,
+      );
+    }
+    send(c, answer);
+  }
+
+  function send(c: Ctx, answer: CapturedAnswer): void {
     c.write(answer.status, answer.type, answer.body, answer.own);
   }
 
-  /** Waits for the handler, renewing the claim every third of the lease so a long handler never loses its key. */
-  async function renewWhile(
+  // Claims whose handlers are running, renewed together by one timer every third of the lease
+  // (a claim made just before a tick is renewed early, which only lengthens its hold); the timer
+  // runs only while a claim is held. No timer and no async frame per request.
+  const holding = new Set<Holding>();
+  let renewer: NodeJS.Timeout | null = null;
+  const renewAll = (): void => {
+    for (const h of holding) renew(h);
+  };
+
+  function renew(h: Holding): void {
+    space!.put(h.id, h.claim, leaseMs, { expect: h.claim }).then(
+      (held) => {
+        if (!held)
+          h.core.log(
+            `error: ${label}: claim on Idempotency-Key ${JSON.stringify(h.id)} was lost while the handler ran`,
+          );
+      },
+      () =>
+        h.core.log(
+          `warning: ${label}: claim on Idempotency-Key ${JSON.stringify(h.id)} not renewed (store unavailable)`,
+        ),
+    );
+  }
+
+  /** Settles as the handler does, the claim renewed meanwhile. */
+  function renewWhile(
     c: Ctx,
     id: string,
     claim: Buffer,
     running: PromiseLike<unknown>,
-  ): Promise<void> {
-    const renew = (): void => {
-      space!.put(id, claim, leaseMs, { expect: claim }).then(
-        (held) => {
-          if (!held)
-            c.core.log(
-              `error: ${label}: claim on Idempotency-Key ${JSON.stringify(id)} was lost while the handler ran`,
-            );
-        },
-        () =>
-          c.core.log(
-            `warning: ${label}: claim on Idempotency-Key ${JSON.stringify(id)} not renewed (store unavailable)`,
-          ),
-      );
+  ): Promise<unknown> {
+    const h: Holding = { id, claim, core: c.core };
+    holding.add(h);
+    renewer ??= setInterval(renewAll, Math.max(1, Math.floor(leaseMs / 3)));
+    const done = (): void => {
+      holding.delete(h);
+      if (holding.size === 0 && renewer !== null) {
+        clearInterval(renewer);
+        renewer = null;
+      }
     };
-    const timer = setInterval(renew, Math.max(1, Math.floor(leaseMs / 3)));
-    try {
-      await running;
-    } finally {
-      clearInterval(timer);
-    }
+    return Promise.resolve(running).then(
+      (v) => (done(), v),
+      (e: unknown) => (done(), Promise.reject(e)),
+    );
   }
 
   function answerExisting(c: Ctx, id: string, bytes: Buffer, parts: RequestParts): void {
@@ -406,6 +540,13 @@ const around: AroundFactory = (record, services) => {
       : withCaller(c, proceed, caller);
   };
 };
+
+/** A claim held while its handler runs. */
+interface Holding {
+  readonly id: string;
+  readonly claim: Buffer;
+  readonly core: Ctx['core'];
+}
 
 function copyBag(bag: HeaderBag | null): HeaderBag | null {
   if (bag === null) return null;

@@ -26,6 +26,9 @@ export interface CompileOptions {
   readonly reading?: ReadingOptions;
 }
 
+/** The arguments of a handler that takes none: one list for every request (`apply` only reads it). */
+const NO_ARGS: unknown[] = [];
+
 export function compileRoute(
   record: RouteRecord,
   instance: object,
@@ -54,7 +57,7 @@ export function compileRoute(
   };
 
   let run =
-    extract.length === 0 ? (c: Ctx) => invoke(c, []) : (c: Ctx) => gather(c, extract, invoke);
+    extract.length === 0 ? (c: Ctx) => invoke(c, NO_ARGS) : (c: Ctx) => gather(c, extract, invoke);
   // Steps around the route run before its arguments are worked out, so a replay or a refusal never
   // pays for reading and validating the body. A route with a step pays one closure per request for
   // `proceed`; the others none.
