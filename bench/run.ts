@@ -90,12 +90,30 @@ const CASES: Case[] = [
   {
     name: 'POST first (claim + handler + keep, memory store)',
     fw: { path: '/idem', method: 'POST', body: ORDER, headers: json, freshKey: true },
-    bases: [{ on: 'fw', label: 'fw validated POST', ...VALIDATED_POST, target: 0.8 }],
+    // The baseline sends a fresh Idempotency-Key too (its route ignores it): autocannon rebuilds
+    // every request once setupRequest is used, and that cost, not the server, capped the ratio.
+    bases: [
+      {
+        on: 'fw',
+        label: 'fw validated POST, same fresh key header',
+        ...VALIDATED_POST,
+        freshKey: true,
+        target: 0.8,
+      },
+    ],
   },
   {
     name: 'POST first (claim + handler + keep, RedisStore)',
     fw: { path: '/idem-redis', method: 'POST', body: ORDER, headers: json, freshKey: true },
-    bases: [{ on: 'fw', label: 'fw validated POST', ...VALIDATED_POST, target: 0 }],
+    bases: [
+      {
+        on: 'fw',
+        label: 'fw validated POST, same fresh key header',
+        ...VALIDATED_POST,
+        freshKey: true,
+        target: 0,
+      },
+    ],
     redis: true,
   },
   {
