@@ -146,7 +146,6 @@ function internalsOf(sourcePath: string, name: string): string[] {
     .map((m) => (m.name === undefined ? 'constructor' : (m.name as ts.Identifier).text));
 }
 
-
 describe('the shipped declarations', () => {
   let build: ts.ParsedCommandLine;
   let declarations: Map<string, string>;
