@@ -1,3 +1,4 @@
+import type { ConnectionOptions } from 'node:tls';
 import type * as IORedis from 'ioredis';
 import type { Cluster, Redis } from 'ioredis';
 import { checkBytes, checkTtlMs } from './check-args';
@@ -17,6 +18,21 @@ interface CommonOptions {
   readonly keyPrefix?: string;
   /** How long one operation may take, connecting included, before it fails `Unavailable`. Default 1000. */
   readonly commandTimeoutMs?: number;
+  /** The ACL user on the Redis servers (not the sentinels). With `url`, only if the URL names none. */
+  readonly username?: string;
+  /** The password of the Redis servers (not the sentinels). With `url`, only if the URL holds none. */
+  readonly password?: string;
+  /**
+   * Connect over TLS: `true` (the system's CAs, the host name checked) or `tls.connect` options such
+   * as `{ ca }`. Behind Sentinel it is used for the sentinels and for the servers alike.
+   */
+  readonly tls?: true | ConnectionOptions;
+}
+
+/** Credentials of the sentinels themselves (their `requirepass`/ACL), not of the servers they watch. */
+interface SentinelAuth {
+  readonly sentinelUsername?: string;
+  readonly sentinelPassword?: string;
 }
 
 /**
@@ -31,6 +47,8 @@ export type RedisStoreOptions = CommonOptions &
         readonly cluster?: never;
         readonly sentinels?: never;
         readonly name?: never;
+        readonly sentinelUsername?: never;
+        readonly sentinelPassword?: never;
       }
     | {
         /** Some nodes of a Redis Cluster (any of them; the others are found from these). */
@@ -38,16 +56,25 @@ export type RedisStoreOptions = CommonOptions &
         readonly url?: never;
         readonly sentinels?: never;
         readonly name?: never;
+        readonly sentinelUsername?: never;
+        readonly sentinelPassword?: never;
       }
-    | {
+    | (SentinelAuth & {
         /** Sentinels watching the master named `name`; the store follows it through a failover. */
         readonly sentinels: readonly RedisNode[];
         /** The master group the sentinels watch (`sentinel monitor <name> …`), e.g. `mymaster`. */
         readonly name: string;
         readonly url?: never;
         readonly cluster?: never;
-      }
+      })
   );
+
+/** The credentials and TLS options, checked; only those given, as ioredis takes them. */
+interface Access {
+  readonly nodes: { readonly username?: string; readonly password?: string };
+  readonly sentinels: { readonly sentinelUsername?: string; readonly sentinelPassword?: string };
+  readonly tls: ConnectionOptions | undefined;
+}
 
 /** Where the store connects, checked. */
 type Target =
@@ -104,6 +131,8 @@ export class RedisStore implements Store, RateStore {
   /** Operations waiting for the connection to become ready. */
   readonly #waiting = new Set<() => void>();
   #lastError: Error | null = null;
+  /** The last error a cluster node reported, kept to explain the cluster's "Failed to refresh slots cache." */
+  #nodeError: Error | null = null;
   readonly #viaSentinels: boolean;
   /** A cluster is ready but its masters' connections are still being made: operations wait. */
   #holding = false;
@@ -111,6 +140,7 @@ export class RedisStore implements Store, RateStore {
 
   constructor(options: RedisStoreOptions) {
     const target = checkTarget(options);
+    const access = checkAccess(options, target);
     const keyPrefix = options.keyPrefix ?? '';
     const commandTimeoutMs = options.commandTimeoutMs ?? 1000;
     if (typeof keyPrefix !== 'string') {
@@ -163,6 +193,8 @@ export class RedisStore implements Store, RateStore {
         // The connections to each node: no retry of their own (the cluster finds the node again
         // from its slots), each connect and command bounded by the store's timeout.
         redisOptions: {
+          ...access.nodes,
+          ...(access.tls === undefined ? {} : { tls: access.tls }),
           autoResendUnfulfilledCommands: false,
           maxRetriesPerRequest: 0,
           commandTimeout: commandTimeoutMs,
@@ -173,6 +205,9 @@ export class RedisStore implements Store, RateStore {
       // A node lost or refusing is told here, not as 'error': keep it for messages.
       redis.on('node error', (err: Error) => {
         this.#lastError = err;
+        // A refused connection is reported twice, why and then "Connection is closed.": keep why.
+        if (this.#nodeError === null || !err.message.startsWith('Connection is closed'))
+          this.#nodeError = err;
       });
       // ioredis connects to a node at its first command and, with no offline queue, refuses
       // every other command sent to it while that connection is being made: connect to each
@@ -183,6 +218,13 @@ export class RedisStore implements Store, RateStore {
     } else if (target.kind === 'sentinels') {
       redis = new ioredis.Redis({
         ...failFast,
+        ...access.nodes,
+        ...access.sentinels,
+        // One TLS setting for the sentinels and the servers: ioredis's enableTLSForSentinelMode
+        // makes it use `tls` for the master it is pointed at, sentinelTLS is for the sentinels.
+        ...(access.tls === undefined
+          ? {}
+          : { tls: access.tls, sentinelTLS: access.tls, enableTLSForSentinelMode: true }),
         retryStrategy: backOff,
         sentinels: target.sentinels,
         name: target.name,
@@ -196,7 +238,12 @@ export class RedisStore implements Store, RateStore {
         this.#lastError = err;
       });
     } else {
-      redis = new ioredis.Redis(target.url, { ...failFast, retryStrategy: backOff });
+      redis = new ioredis.Redis(target.url, {
+        ...failFast,
+        ...access.nodes,
+        ...(access.tls === undefined ? {} : { tls: access.tls }),
+        retryStrategy: backOff,
+      });
     }
     redis.defineCommand('fwPutIfEqual', { numberOfKeys: 1, lua: PUT_IF_EQUAL });
     redis.defineCommand('fwDelIfEqual', { numberOfKeys: 1, lua: DEL_IF_EQUAL });
@@ -205,7 +252,7 @@ export class RedisStore implements Store, RateStore {
       this.#lastError = err;
     });
     const wakeAll = (): void => {
-      this.#lastError = null;
+      this.#lastError = this.#nodeError = null;
       for (const wake of this.#waiting) wake();
       this.#waiting.clear();
     };
@@ -339,6 +386,23 @@ export class RedisStore implements Store, RateStore {
     }
   }
 
+  /**
+   * The last error, for messages. A cluster that reached no node says only "Failed to refresh
+   * slots cache." (and its lastNodeError often "Connection is closed."): why a node refused
+   * (WRONGPASS, a certificate, ECONNREFUSED), told as 'node error', is what the operator needs.
+   */
+  #lastWhy(): string {
+    const e = this.#lastError;
+    if (e === null) return '';
+    const node = this.#nodeError ?? (e as { lastNodeError?: Error | null }).lastNodeError;
+    // Not `instanceof Error`: an error made by node's tls is of another realm under a test runner.
+    const more =
+      typeof node?.message === 'string' && node !== e && !e.message.includes(node.message)
+        ? ` ${node.message}`
+        : '';
+    return ` (last error: ${e.message}${more})`;
+  }
+
   #whenReady<T>(send: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const wake = (): void => {
@@ -361,8 +425,7 @@ export class RedisStore implements Store, RateStore {
       const timer = setTimeout(() => {
         // Taken out of the waiting set, so a long outage does not pile up waiters.
         this.#waiting.delete(wake);
-        const last = this.#lastError === null ? '' : ` (last error: ${this.#lastError.message})`;
-        reject(new Error(`no answer within ${this.#timeoutMs} ms${last}`));
+        reject(new Error(`no answer within ${this.#timeoutMs} ms${this.#lastWhy()}`));
       }, this.#timeoutMs);
       this.#waiting.add(wake);
     });
@@ -425,6 +488,85 @@ function checkTarget(options: RedisStoreOptions): Target {
   }
   if (name !== undefined) throw onlyWithSentinels();
   return { kind: 'url', url };
+}
+
+/**
+ * Checks username, password, sentinelUsername, sentinelPassword and tls. A message names the
+ * option and the type of a bad value, never the value (it may be a password). With `url`, a
+ * username or password also in the URL is refused: which one wins would be a guess.
+ */
+function checkAccess(options: RedisStoreOptions, target: Target): Access {
+  const o = options as unknown as Partial<Record<string, unknown>>;
+  const text = (option: string): string | undefined => {
+    const value = o[option];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string' || value === '') {
+      const kind = value === '' ? 'empty string' : Array.isArray(value) ? 'array' : typeof value;
+      throw new CacheError(
+        'InvalidArgument',
+        `RedisStore: ${option} must be a non-empty string, got ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}`,
+      );
+    }
+    return value;
+  };
+  const username = text('username');
+  const password = text('password');
+  const sentinelUsername = text('sentinelUsername');
+  const sentinelPassword = text('sentinelPassword');
+  if (target.kind !== 'sentinels') {
+    for (const option of ['sentinelPassword', 'sentinelUsername']) {
+      if (o[option] !== undefined) {
+        throw new CacheError(
+          'InvalidArgument',
+          `RedisStore: ${option} is for the sentinels and goes only with sentinels`,
+        );
+      }
+    }
+  }
+  // ioredis takes the URL's user and password over options, both of them as soon as it holds
+  // either (an empty one included): an option beside credentials in the URL would be dropped.
+  if (target.kind === 'url' && urlHasCredentials(target.url)) {
+    const option = password !== undefined ? 'password' : username !== undefined ? 'username' : null;
+    if (option !== null) {
+      throw new CacheError(
+        'InvalidArgument',
+        `RedisStore: ${option} is given as an option but url holds credentials too: give username and password all in url or all as options`,
+      );
+    }
+  }
+  const tls = o.tls;
+  if (
+    tls !== undefined &&
+    tls !== true &&
+    (typeof tls !== 'object' || tls === null || Array.isArray(tls))
+  ) {
+    throw new CacheError(
+      'InvalidArgument',
+      `RedisStore: tls must be true or tls.ConnectionOptions (such as { ca }), got ${Array.isArray(tls) ? 'an array' : String(tls)}`,
+    );
+  }
+  return {
+    nodes: {
+      ...(username === undefined ? {} : { username }),
+      ...(password === undefined ? {} : { password }),
+    },
+    sentinels: {
+      ...(sentinelUsername === undefined ? {} : { sentinelUsername }),
+      ...(sentinelPassword === undefined ? {} : { sentinelPassword }),
+    },
+    // true is TLS with node's defaults (the system's CAs, the name checked): ioredis takes `{}`.
+    tls: tls === undefined ? undefined : tls === true ? {} : { ...(tls as ConnectionOptions) },
+  };
+}
+
+/** Whether the URL holds a user or a password (as ioredis reads it: any scheme, or none). */
+function urlHasCredentials(url: string): boolean {
+  try {
+    const u = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? url : `redis://${url}`);
+    return u.username !== '' || u.password !== '';
+  } catch {
+    return false;
+  }
 }
 
 function onlyWithSentinels(): CacheError {

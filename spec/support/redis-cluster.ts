@@ -2,13 +2,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  cli,
+  accessArgs,
+  cliWith,
   freePort,
   killProcess,
   requireBin,
   startProcess,
   stopProcess,
+  portArgs,
   waitFor,
+  type Access,
   type RedisProcess,
 } from './redis-process';
 
@@ -25,10 +28,11 @@ export interface RedisCluster {
 /**
  * Starts `masters` × `redis-server --cluster-enabled yes`, joins them with `redis-cli --cluster
  * create … --cluster-replicas 0 --cluster-yes` and resolves once every node reports
- * `cluster_state:ok` with all 16384 slots served. Throws (never skips) when redis-server or
+ * `cluster_state:ok` with all 16384 slots served. With `access`, every node asks for its password
+ * (`requirepass`, `masterauth`) and/or speaks TLS only. Throws (never skips) when redis-server or
  * redis-cli is missing.
  */
-export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
+export async function startRedisCluster(masters = 3, access: Access = {}): Promise<RedisCluster> {
   requireBin('redis-server');
   requireBin('redis-cli');
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fw-redis-cluster-'));
@@ -39,9 +43,10 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    for (let i = 0; i < masters; i++) nodes.push(await startNode(dir));
+    for (let i = 0; i < masters; i++) nodes.push(await startNode(dir, access));
     const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
-    await cli(
+    await cliWith(
+      access,
       nodes[0].port,
       '--cluster',
       'create',
@@ -55,7 +60,7 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
       await waitFor(
         `cluster_state:ok on 127.0.0.1:${node.port}`,
         async () => {
-          last = await cli(node.port, 'CLUSTER', 'INFO');
+          last = await cliWith(access, node.port, 'CLUSTER', 'INFO');
           return (
             last.includes('cluster_state:ok') &&
             last.includes('cluster_slots_ok:16384') &&
@@ -79,12 +84,12 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
 }
 
 /** One cluster node; its bus port is a free port of its own (port + 10000 may be past 65535). */
-async function startNode(dir: string): Promise<RedisProcess> {
+async function startNode(dir: string, access: Access): Promise<RedisProcess> {
   let bus = 0;
   return startProcess(
     (port) => [
-      '--port',
-      String(port),
+      ...portArgs(port, access),
+      ...accessArgs(access),
       '--cluster-port',
       String(bus),
       '--bind',
@@ -108,5 +113,6 @@ async function startNode(dir: string): Promise<RedisProcess> {
       while (port === bus) port = await freePort();
       return port;
     },
+    access,
   );
 }

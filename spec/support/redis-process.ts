@@ -1,6 +1,8 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import net from 'node:net';
+import tls from 'node:tls';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -10,7 +12,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /** The path of a Redis binary; throws (never skips) when it is missing, so the Redis tests fail loudly. */
-export function requireBin(name: 'redis-server' | 'redis-cli'): string {
+export function requireBin(name: 'redis-server' | 'redis-cli' | 'openssl'): string {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
     if (dir === '') continue;
     const candidate = path.join(dir, name);
@@ -21,7 +23,7 @@ export function requireBin(name: 'redis-server' | 'redis-cli'): string {
       // not in this directory
     }
   }
-  const pkg = name === 'redis-cli' ? 'redis-tools' : 'redis-server';
+  const pkg = name === 'redis-cli' ? 'redis-tools' : name;
   throw new Error(
     `${name} not found: install it (Debian: apt-get install ${pkg}) — the Redis tests never pass silently`,
   );
@@ -37,6 +39,108 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** Files of a throwaway certificate authority and a server certificate for 127.0.0.1. */
+export interface TlsFiles {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
+/**
+ * How a test reaches a server that asks for them: the `requirepass` (also its `masterauth`) and,
+ * when set, TLS only (`--port 0 --tls-port <port>`, replication and the cluster bus over TLS too).
+ */
+export interface Access {
+  readonly password?: string;
+  readonly tls?: TlsFiles;
+}
+
+/**
+ * Makes a CA and a server certificate signed by it (subjectAltName IP:127.0.0.1) in `dir` with
+ * the openssl command; throws (never skips) when openssl is missing.
+ */
+export async function makeTlsFiles(dir: string): Promise<TlsFiles> {
+  const openssl = requireBin('openssl');
+  const f = (name: string) => path.join(dir, name);
+  const ssl = (...args: string[]) => run(openssl, args, { timeout: 30_000 });
+  await ssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=fw test CA',
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.crt'),
+  );
+  await ssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-keyout',
+    f('server.key'),
+    '-out',
+    f('server.csr'),
+  );
+  await writeFile(f('server.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  await ssl(
+    'x509',
+    '-req',
+    '-in',
+    f('server.csr'),
+    '-CA',
+    f('ca.crt'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    f('server.ext'),
+    '-out',
+    f('server.crt'),
+  );
+  return { ca: f('ca.crt'), cert: f('server.crt'), key: f('server.key') };
+}
+
+/** The redis-server arguments that make it ask for `access` (after `--port <port>`, which TLS replaces). */
+export function accessArgs(access: Access): string[] {
+  const args: string[] = [];
+  if (access.password !== undefined)
+    args.push('--requirepass', access.password, '--masterauth', access.password);
+  if (access.tls !== undefined)
+    args.push(
+      '--tls-cert-file',
+      access.tls.cert,
+      '--tls-key-file',
+      access.tls.key,
+      '--tls-ca-cert-file',
+      access.tls.ca,
+      '--tls-auth-clients',
+      'no',
+      '--tls-replication',
+      'yes',
+      '--tls-cluster',
+      'yes',
+    );
+  return args;
+}
+
+/** `--port <port>`, or with TLS `--port 0 --tls-port <port>` (TLS only). */
+export function portArgs(port: number, access: Access): string[] {
+  return access.tls === undefined
+    ? ['--port', String(port)]
+    : ['--port', '0', '--tls-port', String(port)];
 }
 
 /** One redis-server process of a setup. */
@@ -55,19 +159,25 @@ export interface RedisProcess {
 export async function startProcess(
   args: (port: number) => string[],
   ports: () => Promise<number> = freePort,
+  access: Access = {},
 ): Promise<RedisProcess> {
   const bin = requireBin('redis-server');
   for (let attempt = 1; ; attempt++) {
     const port = await ports();
     try {
-      return await launch(bin, args(port), port);
+      return await launch(bin, args(port), port, access);
     } catch (err) {
       if (attempt >= 3 || !String(err).includes('in use')) throw err;
     }
   }
 }
 
-async function launch(bin: string, args: string[], port: number): Promise<RedisProcess> {
+async function launch(
+  bin: string,
+  args: string[],
+  port: number,
+  access: Access,
+): Promise<RedisProcess> {
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -77,16 +187,22 @@ async function launch(bin: string, args: string[], port: number): Promise<RedisP
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     if (exited) throw new Error(`redis-server on port ${port} exited at start:\n${output}`);
-    if (await answersPing(port)) return { port, child, output: () => output };
+    if (await answersPing(port, access)) return { port, child, output: () => output };
     await sleep(25);
   }
   await stopProcess(child);
   throw new Error(`redis-server on port ${port} did not answer PING within 10 s:\n${output}`);
 }
 
-function answersPing(port: number): Promise<boolean> {
+function answersPing(port: number, access: Access): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = net.connect({ port, host: '127.0.0.1' });
+    const socket =
+      access.tls === undefined
+        ? net.connect({ port, host: '127.0.0.1' })
+        : tls.connect({ port, host: '127.0.0.1', ca: readFileSync(access.tls.ca) });
+    const ready = access.tls === undefined ? 'connect' : 'secureConnect';
+    // With a password, AUTH first: its +OK and then PING's +PONG.
+    const expect = access.password === undefined ? '+PONG\r\n' : '+OK\r\n+PONG\r\n';
     let reply = '';
     const done = (ok: boolean): void => {
       socket.destroy();
@@ -94,21 +210,39 @@ function answersPing(port: number): Promise<boolean> {
     };
     socket.setTimeout(500, () => done(false));
     socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (chunk) => {
+    socket.once(ready, () => {
+      if (access.password !== undefined) socket.write(command('AUTH', access.password));
+      socket.write('PING\r\n');
+    });
+    socket.on('data', (chunk: Buffer) => {
       reply += chunk.toString();
-      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
+      if (reply.length >= expect.length || reply.startsWith('-')) done(reply.startsWith(expect));
     });
   });
 }
 
+/** One command in the Redis protocol (RESP), its arguments as bulk strings. */
+function command(...args: string[]): string {
+  return `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
+}
+
 /** `redis-cli -h 127.0.0.1 -p <port> <args…>`, its output trimmed. */
 export async function cli(port: number, ...args: string[]): Promise<string> {
+  return cliWith({}, port, ...args);
+}
+
+/** `cli` to a server that asks for `access`: the password in REDISCLI_AUTH (not on the command line), TLS with the CA. */
+export async function cliWith(access: Access, port: number, ...args: string[]): Promise<string> {
+  const tlsArgs = access.tls === undefined ? [] : ['--tls', '--cacert', access.tls.ca];
   const { stdout } = await run(
     requireBin('redis-cli'),
-    ['-h', '127.0.0.1', '-p', String(port), ...args],
+    ['-h', '127.0.0.1', '-p', String(port), ...tlsArgs, ...args],
     {
       timeout: 10_000,
+      env:
+        access.password === undefined
+          ? process.env
+          : { ...process.env, REDISCLI_AUTH: access.password },
     },
   );
   return stdout.trim();

@@ -2,13 +2,17 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  cli,
+  accessArgs,
+  cliWith,
   killProcess,
   requireBin,
   startProcess,
   stopProcess,
+  portArgs,
   waitFor,
+  type Access,
   type RedisProcess,
+  type TlsFiles,
 } from './redis-process';
 
 /** One master, one replica and one sentinel watching them, started for a test on loopback ports. */
@@ -34,6 +38,12 @@ export interface StartSentinelOptions {
   readonly downAfterMs?: number;
   /** The sentinel's failover-timeout. Default 3000. */
   readonly failoverTimeoutMs?: number;
+  /** The master's and replica's `requirepass` and `masterauth` (the sentinel's `sentinel auth-pass`). */
+  readonly password?: string;
+  /** The sentinel's own `requirepass`. */
+  readonly sentinelPassword?: string;
+  /** Every server (master, replica, sentinel) speaks TLS only, replication and the sentinel's links included. */
+  readonly tls?: TlsFiles;
 }
 
 /**
@@ -48,6 +58,15 @@ export async function startRedisSentinel(
   requireBin('redis-server');
   requireBin('redis-cli');
   const name = 'fwmaster';
+  const tls = options.tls === undefined ? {} : { tls: options.tls };
+  const data: Access = {
+    ...tls,
+    ...(options.password === undefined ? {} : { password: options.password }),
+  };
+  const watcher: Access = {
+    ...tls,
+    ...(options.sentinelPassword === undefined ? {} : { password: options.sentinelPassword }),
+  };
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fw-redis-sentinel-'));
   const all: RedisProcess[] = [];
   const stop = async (): Promise<void> => {
@@ -57,19 +76,23 @@ export async function startRedisSentinel(
   };
   const server = async (sub: string, extra: string[] = []): Promise<RedisProcess> => {
     await mkdir(path.join(dir, sub));
-    const started = await startProcess((port) => [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      path.join(dir, sub),
-      ...extra,
-    ]);
+    const started = await startProcess(
+      (port) => [
+        ...portArgs(port, data),
+        ...accessArgs(data),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        path.join(dir, sub),
+        ...extra,
+      ],
+      undefined,
+      data,
+    );
     all.push(started);
     return started;
   };
@@ -79,7 +102,9 @@ export async function startRedisSentinel(
     await waitFor(
       `replica 127.0.0.1:${replica.port} linked to its master`,
       async () =>
-        (await cli(replica.port, 'INFO', 'replication')).includes('master_link_status:up'),
+        (await cliWith(data, replica.port, 'INFO', 'replication')).includes(
+          'master_link_status:up',
+        ),
       10_000,
     );
     const conf = path.join(dir, 'sentinel.conf');
@@ -90,25 +115,51 @@ export async function startRedisSentinel(
         `sentinel down-after-milliseconds ${name} ${options.downAfterMs ?? 1000}`,
         `sentinel failover-timeout ${name} ${options.failoverTimeoutMs ?? 3000}`,
         `sentinel parallel-syncs ${name} 1`,
+        ...(options.password === undefined
+          ? []
+          : [`sentinel auth-pass ${name} ${options.password}`]),
+        ...(options.sentinelPassword === undefined
+          ? []
+          : [`requirepass ${options.sentinelPassword}`]),
         '',
       ].join('\n'),
     );
-    const sentinel = await startProcess((port) => [
-      conf,
-      '--sentinel',
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--dir',
-      dir,
-    ]);
+    // The sentinel's TLS files; tls-replication makes it reach the master and replica over TLS.
+    const sentinelTls =
+      options.tls === undefined
+        ? []
+        : [
+            '--tls-cert-file',
+            options.tls.cert,
+            '--tls-key-file',
+            options.tls.key,
+            '--tls-ca-cert-file',
+            options.tls.ca,
+            '--tls-auth-clients',
+            'no',
+            '--tls-replication',
+            'yes',
+          ];
+    const sentinel = await startProcess(
+      (port) => [
+        conf,
+        '--sentinel',
+        ...portArgs(port, watcher),
+        ...sentinelTls,
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+      ],
+      undefined,
+      watcher,
+    );
     all.push(sentinel);
     let last = '';
     await waitFor(
       `sentinel on 127.0.0.1:${sentinel.port} knowing the replica`,
       async () => {
-        last = await cli(sentinel.port, 'SENTINEL', 'REPLICAS', name);
+        last = await cliWith(watcher, sentinel.port, 'SENTINEL', 'REPLICAS', name);
         return last.includes(`127.0.0.1:${replica.port}`) && /flags\nslave\n/.test(last);
       },
       15_000,
@@ -127,8 +178,14 @@ export async function startRedisSentinel(
           async () => {
             const offset = (info: string, field: string) =>
               /\d+/.exec(info.split(`${field}:`)[1] ?? '')?.[0];
-            const m = offset(await cli(master.port, 'INFO', 'replication'), 'master_repl_offset');
-            const r = offset(await cli(replica.port, 'INFO', 'replication'), 'slave_repl_offset');
+            const m = offset(
+              await cliWith(data, master.port, 'INFO', 'replication'),
+              'master_repl_offset',
+            );
+            const r = offset(
+              await cliWith(data, replica.port, 'INFO', 'replication'),
+              'slave_repl_offset',
+            );
             seen = `master ${m}, replica ${r}`;
             return m !== undefined && m === r;
           },
@@ -138,7 +195,9 @@ export async function startRedisSentinel(
       },
       currentMaster: async () =>
         Number(
-          (await cli(sentinel.port, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)).split('\n')[1],
+          (
+            await cliWith(watcher, sentinel.port, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)
+          ).split('\n')[1],
         ),
       stop,
     };
