@@ -41,7 +41,7 @@ import { Dir } from '../features/files/dir';
 import { watchTimeouts } from './socket-timeouts';
 import { ServerTelemetry } from '../features/telemetry';
 import { RATE_STORE } from '../features/rate-limit';
-import type { RateStore } from '../../cache/rate-store';
+import type { RateStore } from '../../cache';
 import {
   addStaticTree,
   type EmbeddedEntry,

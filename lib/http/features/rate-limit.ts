@@ -3,8 +3,14 @@ import type { AroundFactory, Capability } from '../route/extensions';
 import { fail } from '../core/fail';
 import { HttpError } from '../core/errors';
 import type { OperationSink } from '../route/extensions';
-import { RateTable, RATE_ADMITTED, RATE_OVER } from '../../cache/rate-table';
-import type { RateRule, RateStore, RateWindow } from '../../cache/rate-store';
+import {
+  RateTable,
+  RATE_ADMITTED,
+  RATE_OVER,
+  type RateRule,
+  type RateStore,
+  type RateWindow,
+} from '../../cache';
 import type { Ctx } from '../request/ctx';
 import type { RouteRecord } from '../route/route-record';
 import { MarkKey } from '../route/mark-key';

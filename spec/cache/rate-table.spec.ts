@@ -1,4 +1,4 @@
-import { RateTable, RATE_ADMITTED, RATE_FULL, RATE_OVER } from '../../lib/http/features/rate-table';
+import { RateTable, RATE_ADMITTED, RATE_FULL, RATE_OVER } from '../../lib/cache/rate-table';
 
 // The table behind @RateLimit, on its own: the route keys it by the socket's address, which tests
 // over loopback can vary only a little (spec/http/limits.spec.ts does, with 127.0.0.x), so the
