@@ -61,6 +61,11 @@ export class MemoryStore implements Store {
   #evictable = 0;
   #sweptAt = -Infinity;
   #closed = false;
+  /**
+   * The key `peek` last found nothing under, until it is written: a `putIfAbsent` of that key right
+   * after (a claim after its lookup) need not look for it again in a Map as large as the store.
+   */
+  #absent: string | null = null;
 
   constructor(options: MemoryStoreOptions) {
     const bytes = options?.bytes;
@@ -86,7 +91,10 @@ export class MemoryStore implements Store {
   peek(key: string): Buffer | null {
     this.#open(key);
     const entry = this.#live(key);
-    if (entry === undefined) return null;
+    if (entry === undefined) {
+      this.#absent = key;
+      return null;
+    }
     this.#touch(entry);
     // The kept bytes themselves, not a copy: the Store contract has readers treat them as read-only,
     // and a replay then costs no allocation here.
@@ -105,7 +113,7 @@ export class MemoryStore implements Store {
     this.#open(key);
     checkBytes(value, key);
     const ms = checkTtlMs(ttlMs, key);
-    if (this.#live(key) !== undefined) return false;
+    if (key !== this.#absent && this.#live(key) !== undefined) return false;
     return this.#insert(key, value, ms, true, undefined, handed);
   }
 
@@ -186,6 +194,7 @@ export class MemoryStore implements Store {
     old: Entry | undefined,
     handed: boolean,
   ): boolean {
+    if (key === this.#absent) this.#absent = null;
     const size = Buffer.byteLength(key) + value.length + MemoryStore.entryOverheadBytes;
     // Refused before anything is touched, so an entry that can never fit leaves the store as it was.
     if (size > this.bytes) return false;

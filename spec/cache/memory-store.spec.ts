@@ -243,6 +243,24 @@ describe('issue 18: writes answered at once, entries rewritten in place', () => 
     expect(store.bytesUsed).toBe(cost('y', 70));
   });
 
+  it('a key peeked absent and written since is not absent to putIfAbsent, whoever wrote it', async () => {
+    const store = new MemoryStore({ bytes: 1 << 20 });
+    expect(store.peek('k')).toBeNull();
+    expect(await store.put('k', Buffer.from('1'), 60_000)).toBe(true);
+    expect(await store.putIfAbsent('k', Buffer.from('2'), 60_000)).toBe(false);
+    expect(store.peek('j')).toBeNull();
+    expect(await store.putIfAbsent('j', Buffer.from('3'), 60_000)).toBe(true);
+    expect(await store.putIfAbsent('j', Buffer.from('4'), 60_000)).toBe(false);
+    expect(store.peek('h')).toBeNull();
+    expect(store.peek('g')).toBeNull(); // another key peeked since: 'h' is looked up again
+    expect(await store.putIfAbsent('h', Buffer.from('5'), 60_000)).toBe(true);
+    expect([store.peek('k'), store.peek('j'), store.peek('h')]).toEqual([
+      Buffer.from('1'),
+      Buffer.from('3'),
+      Buffer.from('5'),
+    ]);
+  });
+
   it('a value written by the store is its own copy: the caller writing into its Buffer afterwards changes nothing kept', async () => {
     const store = new MemoryStore({ bytes: 1 << 20 });
     const v = Buffer.from('abc');

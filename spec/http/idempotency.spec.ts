@@ -1445,3 +1445,65 @@ describe('issue 18: the first POST on an in-process store', () => {
     expect(down.json<{ error: string }>().error).toMatch(/idempotency store unavailable/);
   });
 });
+
+describe('issue 18 §5: the per-caller count kept in lists (claims by id, kept answers in lapse order)', () => {
+  it('a claim released out of order leaves the records before and after it counted, and they lapse in order', async () => {
+    const budget = new CallerBudget(100);
+    const now = performance.now();
+    expect(budget.admit('a', 'k1', 10, now + 30)).toBe(0);
+    expect(budget.admit('a', 'k2', 20, now + 60_000)).toBe(0);
+    expect(budget.admit('a', 'k3', 30, now + 60_000)).toBe(0);
+    budget.set('a', 'k3', 40, now + 60_000); // k3 kept: its claim is no longer at hand for k2
+    budget.drop('a', 'k2'); // the middle one, looked up by id
+    expect(budget.used('a')).toBe(50);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(budget.admit('a', 'k4', 60, performance.now() + 60_000)).toBe(0); // k1 lapsed: 40 + 60
+    expect(budget.used('a')).toBe(100);
+    const wait = budget.admit('a', 'k5', 1, performance.now() + 60_000);
+    expect(wait).toBeGreaterThan(59_000); // the oldest live record is k3, kept for a minute
+    budget.drop('a', 'k4'); // the newest
+    expect(budget.admit('a', 'k5', 60, performance.now() + 60_000)).toBe(0);
+    expect(budget.used('a')).toBe(100);
+  });
+
+  it('a kept answer is not released by a drop of its id: only a claim is', () => {
+    const budget = new CallerBudget(100);
+    const until = performance.now() + 60_000;
+    expect(budget.admit('a', 'k1', 10, until)).toBe(0);
+    budget.set('a', 'k1', 30, until);
+    budget.drop('a', 'k1');
+    expect(budget.used('a')).toBe(30);
+  });
+
+  it('the claim at hand is the one named: another caller with the same id, or another id, is looked up', () => {
+    const budget = new CallerBudget(100);
+    const until = performance.now() + 60_000;
+    expect(budget.admit('a', 'k', 10, until)).toBe(0);
+    expect(budget.admit('b', 'k', 20, until)).toBe(0); // b's claim is at hand
+    budget.set('a', 'k', 15, until);
+    budget.drop('b', 'x'); // no such claim: nothing changes
+    expect(budget.used('a')).toBe(15);
+    expect(budget.used('b')).toBe(20);
+    budget.drop('b', 'k');
+    expect(budget.used('b')).toBe(0);
+    budget.set('b', 'k', 5, until); // its claim was released: counted anew
+    expect(budget.used('b')).toBe(5);
+  });
+
+  it('a caller whose last claim is released leaves the table, and the sweep goes on round the others', async () => {
+    const budget = new CallerBudget(100);
+    expect(budget.admit('a', 'k', 10, performance.now() + 60_000)).toBe(0);
+    expect(budget.admit('b', 'k', 10, performance.now() + 60_000)).toBe(0);
+    expect(budget.admit('c', 'k', 10, performance.now() + 30)).toBe(0);
+    expect(budget.admit('d', 'k', 10, performance.now() + 30)).toBe(0);
+    budget.drop('b', 'k');
+    budget.drop('a', 'k');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(budget.used('c')).toBe(10);
+    expect(budget.used('d')).toBe(10);
+    for (let i = 0; i < 3; i++) budget.admit('e', `k${i}`, 1, performance.now() + 60_000);
+    expect(budget.used('c')).toBe(0);
+    expect(budget.used('d')).toBe(0);
+    expect(budget.used('e')).toBe(3);
+  });
+});
