@@ -92,7 +92,7 @@ export function benchApp(redisUrl: string | null = null): App {
   // maxParams lifted so that the 1 MiB forms are read in full rather than refused at 10,000.
   const app = new App({ log: () => {}, maxParams: 1 << 20 })
     .controllers(BenchController)
-    .provide(Kept.open(new MemoryStore({ bytes: 3 << 30 })))
+    .provide(Kept.open(new MemoryStore({ bytes: 3 * 2 ** 30 })))
     .compress();
   if (redisUrl !== null)
     app.controllers(RedisController).provide(KeptInRedis.open(new RedisStore({ url: redisUrl })));

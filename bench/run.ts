@@ -271,7 +271,7 @@ class NewOrder {
 /** Bytes one kept record costs in the memory store: 1000 first POSTs through the real pipeline. */
 async function bytesPerRecord(): Promise<number> {
   const Records = Space('records', { ttlSeconds: 3600, maxBytes: 64 * 1024 });
-  const store = new MemoryStore({ bytes: 3 << 30 });
+  const store = new MemoryStore({ bytes: 3 * 2 ** 30 });
   @Controller()
   class C {
     @Post('/o')
