@@ -1,18 +1,8 @@
-import { CacheError, MemoryStore, OpenSpace, RedisStore, Space, type Store } from 'fw-http/cache';
+import { MemoryStore, OpenSpace, RedisStore, Space, type Store } from 'fw-http/cache';
+import { cacheError } from '../support/redis-auth';
 import { sleep } from './store-contract';
 
 // Found by mutation testing (npm run mutate): what fw/cache refuses, and what its errors say.
-
-/** The CacheError a call throws or rejects with; fails the test when it succeeds. */
-async function cacheError(run: () => unknown): Promise<CacheError> {
-  try {
-    await run();
-  } catch (err) {
-    expect(err).toBeInstanceOf(CacheError);
-    return err as CacheError;
-  }
-  throw new Error('expected a CacheError, the call succeeded');
-}
 
 describe('fw/cache arguments and error messages', () => {
   it('CacheError is named CacheError', async () => {

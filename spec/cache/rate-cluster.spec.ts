@@ -1,19 +1,12 @@
 import { RedisStore } from 'fw-http/cache';
-import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
+import { clusterForThisFile } from '../support/redis-cluster';
 import { describeRateStoreContract, rule } from './rate-store-contract';
 
 // The rate scripts on a real three-master Redis Cluster: each reads and writes one key, so each
 // runs whole on the master owning it (a script over keys in two slots would fail CROSSSLOT).
 
-let cluster: RedisCluster;
+const cluster = clusterForThisFile(3);
 let prefixes = 0;
-
-beforeAll(async () => {
-  cluster = await startRedisCluster(3);
-}, 60_000);
-afterAll(async () => {
-  await cluster?.stop();
-});
 
 describeRateStoreContract(
   'RedisStore on a three-master Redis Cluster',

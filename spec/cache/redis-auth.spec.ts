@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { RedisStore, type RedisStoreOptions } from 'fw-http/cache';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
-import { cacheError, connected, shortContract, shown } from '../support/redis-auth';
+import { cacheError, closingStores, connected, shortContract, shown } from '../support/redis-auth';
 import { cliWith } from '../support/redis-process';
 import { startRedisSentinel, type RedisSentinelSetup } from '../support/redis-sentinel';
 
@@ -17,7 +17,7 @@ const WRONG = `wrong-pw-${randomUUID()}`;
 
 let cluster: RedisCluster;
 let sentinel: RedisSentinelSetup;
-let stores: RedisStore[] = [];
+const open = closingStores();
 
 beforeAll(async () => {
   [cluster, sentinel] = await Promise.all([
@@ -28,16 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([cluster?.stop(), sentinel?.stop()]);
 });
-afterEach(async () => {
-  await Promise.all(stores.map((s) => s.close()));
-  stores = [];
-});
-
-function open(options: RedisStoreOptions): RedisStore {
-  const store = new RedisStore(options);
-  stores.push(store);
-  return store;
-}
 
 describe('RedisStore credentials and TLS options, refused before connecting', () => {
   it('sentinelUsername and sentinelPassword go only with sentinels', async () => {

@@ -1,31 +1,20 @@
-import { IsInt, IsString, Min } from 'class-validator';
-import { App, Body, Controller, Idempotent, Post, Returns, Status } from 'fw-http';
+import type { App } from 'fw-http';
 import { CacheError, RedisStore, Space } from 'fw-http/cache';
-import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
+import { ordersApp, postOrder } from '../support/idempotent-orders';
+import { closingStores, connected } from '../support/redis-auth';
+import { clusterForThisFile } from '../support/redis-cluster';
 import { cli } from '../support/redis-process';
 import { describeStoreContract } from './store-contract';
 
 // A real three-master Redis Cluster (redis-server --cluster-enabled yes ×3, joined by
 // redis-cli --cluster create), started once for this file and stopped by pid.
 
-let cluster: RedisCluster;
-let stores: RedisStore[] = [];
+const cluster = clusterForThisFile(3);
+const closedAfterEach = closingStores();
 let prefixes = 0;
 
-beforeAll(async () => {
-  cluster = await startRedisCluster(3);
-}, 60_000);
-afterAll(async () => {
-  await cluster?.stop();
-});
-afterEach(async () => {
-  await Promise.all(stores.map((s) => s.close()));
-  stores = [];
-});
-
 async function open(keyPrefix: string, commandTimeoutMs = 1000): Promise<RedisStore> {
-  const store = new RedisStore({ cluster: cluster.nodes, keyPrefix, commandTimeoutMs });
-  stores.push(store);
+  const store = closedAfterEach({ cluster: cluster.nodes, keyPrefix, commandTimeoutMs });
   await connected(store);
   return store;
 }
@@ -52,51 +41,11 @@ describeStoreContract('RedisStore on a three-master Redis Cluster', async () => 
   return store;
 });
 
-/** Resolves once `store` answers PING, trying for up to 10 s. */
-async function connected(store: RedisStore): Promise<void> {
-  for (const deadline = Date.now() + 10_000; ;) {
-    try {
-      return await store.ping();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-    }
-  }
-}
-
-class NewOrder {
-  @IsString() sku!: string;
-  @IsInt() @Min(1) qty!: number;
-}
-
 const Answers = Space('cluster-orders', { ttlSeconds: 60, maxBytes: 4096 });
 
 /** An app instance named `name`; `runs` counts handler runs per sku (each request's sku is its key). */
-function instance(name: string, store: RedisStore, runs: Map<string, number>): App {
-  @Controller()
-  class Orders {
-    @Post('/orders')
-    @Idempotent(Answers)
-    @Returns(Status(201, NewOrder))
-    create(@Body() order: NewOrder) {
-      runs.set(order.sku, (runs.get(order.sku) ?? 0) + 1);
-      return { sku: `${order.sku} made by ${name}`, qty: order.qty };
-    }
-  }
-  return new App({ log: () => {} }).controllers(Orders).provide(Answers.open(store));
-}
-
-async function post(url: string, key: string) {
-  const res = await fetch(`${url}/orders`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'idempotency-key': key },
-    body: JSON.stringify({ sku: key, qty: 1 }),
-  });
-  return {
-    status: res.status,
-    replayed: res.headers.get('idempotent-replayed'),
-    body: await res.text(),
-  };
-}
+const instance = (name: string, store: RedisStore, runs: Map<string, number>): App =>
+  ordersApp(Answers, store, runs, (sku) => `${sku} made by ${name}`);
 
 /** The keys matching `pattern` that the node on `port` holds itself. */
 const keysOn = async (port: number, pattern: string): Promise<string[]> =>
@@ -135,8 +84,8 @@ describe('RedisStore on a Redis Cluster', () => {
       const keys = Array.from({ length: 12 }, (_, i) => `two-apps-${Date.now()}-${i}`);
       for (const [i, key] of keys.entries()) {
         const [first, other] = i % 2 === 0 ? [atA, atB] : [atB, atA];
-        const made = await post(first.url, key);
-        const again = await post(other.url, key);
+        const made = await postOrder(first.url, key);
+        const again = await postOrder(other.url, key);
         expect(made.status).toBe(201);
         expect(made.replayed).toBeNull();
         expect(again).toEqual({ status: 201, replayed: 'true', body: made.body });
@@ -147,7 +96,7 @@ describe('RedisStore on a Redis Cluster', () => {
       }
       // The same fresh key at both at once: one runs it, the other is 409 or the replay.
       const raced = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => post(i % 2 === 0 ? atA.url : atB.url, 'raced')),
+        Array.from({ length: 10 }, (_, i) => postOrder(i % 2 === 0 ? atA.url : atB.url, 'raced')),
       );
       expect(raced.filter((r) => r.status === 201 && r.replayed === null)).toHaveLength(1);
       for (const r of raced) expect([201, 409]).toContain(r.status);
@@ -159,11 +108,10 @@ describe('RedisStore on a Redis Cluster', () => {
   });
 
   it('OPEN-59 built while no node answers: an operation fails Unavailable naming the cluster, and never hangs', async () => {
-    const nowhere = new RedisStore({
+    const nowhere = closedAfterEach({
       cluster: [{ host: '127.0.0.1', port: 1 }],
       commandTimeoutMs: 300,
     });
-    stores.push(nowhere);
     const outcome = await orHung(
       nowhere.putIfAbsent('k', Buffer.from('v'), 60_000).then(
         () => 'resolved',

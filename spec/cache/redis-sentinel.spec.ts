@@ -1,6 +1,6 @@
-import { IsInt, IsString, Min } from 'class-validator';
-import { App, Body, Controller, Idempotent, Post, Returns, Status } from 'fw-http';
+import type { App } from 'fw-http';
 import { CacheError, RedisStore, Space } from 'fw-http/cache';
+import { ordersApp, postOrder } from '../support/idempotent-orders';
 import { startRedisSentinel, type RedisSentinelSetup } from '../support/redis-sentinel';
 import { sleep } from '../support/redis-process';
 
@@ -16,28 +16,11 @@ afterAll(async () => {
   await setup?.stop();
 });
 
-class NewOrder {
-  @IsString() sku!: string;
-  @IsInt() @Min(1) qty!: number;
-}
-
 const Answers = Space('sentinel-orders', { ttlSeconds: 60, maxBytes: 4096 });
 
 /** The app; `runs` counts handler runs per sku (each request's sku is its Idempotency-Key). */
-function instance(store: RedisStore, runs: Map<string, number>): App {
-  @Controller()
-  class Orders {
-    @Post('/orders')
-    @Idempotent(Answers)
-    @Returns(Status(201, NewOrder))
-    create(@Body() order: NewOrder) {
-      const n = (runs.get(order.sku) ?? 0) + 1;
-      runs.set(order.sku, n);
-      return { sku: `${order.sku} run ${n}`, qty: order.qty };
-    }
-  }
-  return new App({ log: () => {} }).controllers(Orders).provide(Answers.open(store));
-}
+const instance = (store: RedisStore, runs: Map<string, number>): App =>
+  ordersApp(Answers, store, runs, (sku, n) => `${sku} run ${n}`);
 
 interface Answer {
   readonly key: string;
@@ -46,19 +29,10 @@ interface Answer {
   readonly body: string;
 }
 
-async function post(url: string, key: string): Promise<Answer> {
-  const res = await fetch(`${url}/orders`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'idempotency-key': key },
-    body: JSON.stringify({ sku: key, qty: 1 }),
-  });
-  return {
-    key,
-    status: res.status,
-    replayed: res.headers.get('idempotent-replayed'),
-    body: await res.text(),
-  };
-}
+const post = async (url: string, key: string): Promise<Answer> => ({
+  key,
+  ...(await postOrder(url, key)),
+});
 
 /** The two 503s of an idempotent route in the failure shape: the store did not answer, or (a retry of
  *  a request the dying master took) the answer was sent but could not be kept. */

@@ -3,14 +3,11 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { RedisStore, type RedisStoreOptions } from 'fw-http/cache';
-import { cacheError, connected, shortContract, shown } from '../support/redis-auth';
+import { cacheError, closingStores, connected, shortContract, shown } from '../support/redis-auth';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
 import {
-  accessArgs,
   makeTlsFiles,
-  portArgs,
-  startProcess,
+  startServer,
   stopProcess,
   type Access,
   type RedisProcess,
@@ -31,29 +28,14 @@ let ca: Buffer;
 let one: RedisProcess;
 let cluster: RedisCluster;
 let sentinel: RedisSentinelSetup;
-let stores: RedisStore[] = [];
+const open = closingStores();
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'fw-redis-tls-'));
   access = { password: PASSWORD, tls: await makeTlsFiles(dir) };
   ca = readFileSync(access.tls.ca);
   [one, cluster, sentinel] = await Promise.all([
-    startProcess(
-      (port) => [
-        ...portArgs(port, access),
-        ...accessArgs(access),
-        '--bind',
-        '127.0.0.1',
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--dir',
-        dir,
-      ],
-      undefined,
-      access,
-    ),
+    startServer(dir, { access }),
     startRedisCluster(3, access),
     startRedisSentinel({ ...access, sentinelPassword: SENTINEL_PASSWORD }),
   ]);
@@ -66,16 +48,6 @@ afterAll(async () => {
   ]);
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
-afterEach(async () => {
-  await Promise.all(stores.map((s) => s.close()));
-  stores = [];
-});
-
-function open(options: RedisStoreOptions): RedisStore {
-  const store = new RedisStore(options);
-  stores.push(store);
-  return store;
-}
 
 describe('RedisStore over TLS (servers speaking TLS only)', () => {
   it('url redis://… with tls: { ca } and the password: get, the claim and compare-and-set work', async () => {

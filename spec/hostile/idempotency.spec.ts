@@ -1,7 +1,7 @@
-import { request } from 'node:http';
 import { App, Controller, Ctx, Idempotent, Post, Returns, Status } from 'fw-http';
 import { MemoryStore, Space } from 'fw-http/cache';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
+import { send } from '../support/post';
 
 // An eviction flood: one caller fills the idempotency store through its own answers, over real
 // sockets, to push out another caller's kept answer and in-flight claim. Bounded: 600 requests,
@@ -14,38 +14,16 @@ class Account {
   }
 }
 
-function post(
+async function post(
   port: number,
   who: string,
   key: string,
 ): Promise<{ status: number; replayed: boolean; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/orders',
-        method: 'POST',
-        agent: false,
-        timeout: 10_000,
-        headers: { authorization: `Bearer ${who}`, 'idempotency-key': key, 'content-length': '0' },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            replayed: res.headers['idempotent-replayed'] === 'true',
-            body: Buffer.concat(chunks).toString(),
-          }),
-        );
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('no answer')));
-    req.on('error', reject);
-    req.end();
+  const { status, headers, body } = await send(port, '/orders', {
+    timeoutMs: 10_000,
+    headers: { authorization: `Bearer ${who}`, 'idempotency-key': key, 'content-length': '0' },
   });
+  return { status, replayed: headers['idempotent-replayed'] === 'true', body };
 }
 
 describe('hostile: idempotency eviction flood', () => {

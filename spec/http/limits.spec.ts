@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { App, Controller, Ctx, Get, Post, RateLimit, fail, Returns } from 'fw-http';
 import { connect } from 'node:net';
+import { post } from '../support/post';
 import { exchange, parseResponses, raw } from '../support/raw';
 
 class Problem {
@@ -152,54 +152,27 @@ class BoundedRateController {
   }
 }
 
-/** A POST from a chosen loopback source address (the whole of 127.0.0.0/8 is loopback on Linux). */
-function postFrom(
-  port: number,
-  localAddress: string,
-  path: string,
-): Promise<{ status: number; retryAfter: string | undefined; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port, path, method: 'POST', localAddress, agent: false, timeout: 5_000 },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            retryAfter: res.headers['retry-after'],
-            body: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('no answer')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 describe('rate-limit table bound', () => {
   it('FAIL-27 OPEN-49 over real sockets: maxAddresses windows are kept; a new address past them is 503 with Retry-After, a known one still 429', async () => {
     const app = new App({ log: () => {} }).controllers(BoundedRateController);
     const { port } = await app.listen();
     try {
-      expect((await postFrom(port, '127.0.0.1', '/signin')).status).toBe(200);
-      expect((await postFrom(port, '127.0.0.2', '/signin')).status).toBe(200);
-      const full = await postFrom(port, '127.0.0.3', '/signin');
+      expect((await post(port, '/signin', '127.0.0.1')).status).toBe(200);
+      expect((await post(port, '/signin', '127.0.0.2')).status).toBe(200);
+      const full = await post(port, '/signin', '127.0.0.3');
       expect(full.status).toBe(503);
       expect(Number(full.retryAfter)).toBeGreaterThanOrEqual(59);
       expect(JSON.parse(full.body)).toEqual({
         error: 'POST /signin is rate-limiting as many addresses as it keeps (2); try again later',
         status: 503,
       });
-      const over = await postFrom(port, '127.0.0.1', '/signin');
+      const over = await post(port, '/signin', '127.0.0.1');
       expect([over.status, JSON.parse(over.body)]).toEqual([
         429,
         { error: 'at most 1 requests per 60 s', status: 429 },
       ]);
       expect(Number(over.retryAfter)).toBeGreaterThanOrEqual(59);
-      expect((await postFrom(port, '127.0.0.2', '/signin')).status).toBe(429);
+      expect((await post(port, '/signin', '127.0.0.2')).status).toBe(429);
     } finally {
       await app.close();
     }

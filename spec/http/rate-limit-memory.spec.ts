@@ -1,78 +1,15 @@
-import { request as httpRequest } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { App, Controller, Post, RateLimit, Returns } from 'fw-http';
+import { App, Controller, Post, RateLimit } from 'fw-http';
 import { MemoryRateStore, type RateStore } from 'fw-http/cache';
+import { post } from '../support/post';
+import { limitedRoutes, serve, sleep } from '../support/rate-apps';
 
 // @RateLimit's settings besides the Redis store: a sliding window counted in this process, a
 // store of the program's own (MemoryRateStore) given as the app's rateStore, the settings it
 // refuses, and what the API description lists.
 
 let runs = 0;
-
-@Controller()
-class Limited {
-  @Returns(Object)
-  @Post('/sliding')
-  @RateLimit({ max: 2, perSeconds: 60, window: 'sliding' })
-  sliding() {
-    return { ok: true };
-  }
-
-  @Returns(Object)
-  @Post('/open')
-  @RateLimit({ max: 1, perSeconds: 60 })
-  open() {
-    runs++;
-    return { ok: true };
-  }
-
-  @Returns(Object)
-  @Post('/closed')
-  @RateLimit({ max: 1, perSeconds: 60, storeDown: 'closed' })
-  closed() {
-    runs++;
-    return { ok: true };
-  }
-}
-
-interface Answer {
-  status: number;
-  retryAfter: string | undefined;
-  body: string;
-}
-
-function post(port: number, path: string, localAddress = '127.0.0.1'): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port, path, method: 'POST', localAddress, agent: false, timeout: 5_000 },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            retryAfter: res.headers['retry-after'],
-            body: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('no answer')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function serve(app: App, use: (port: number) => Promise<void>): Promise<void> {
-  const { port } = await app.listen({ port: 0 });
-  try {
-    await use(port);
-  } finally {
-    await app.close();
-  }
-}
+const Limited = limitedRoutes({ sliding: 2, open: 1, closed: 1 }, () => runs++);
 
 describe('@RateLimit in this process', () => {
   it('FAIL-27 sliding window at its edge without a store: max passes, one past is 429, Retry-After a half into the next window', async () => {

@@ -1,6 +1,7 @@
-import { request as httpRequest } from 'node:http';
 import { App, Controller, Post, RateLimit, Returns } from 'fw-http';
 import { RedisStore } from 'fw-http/cache';
+import { post } from '../support/post';
+import { limitedRoutes, sleep } from '../support/rate-apps';
 import { startRedis, type RedisServer } from '../support/redis';
 
 // @RateLimit over a RedisStore shared by several App instances: one allowance for all of them,
@@ -10,7 +11,7 @@ import { startRedis, type RedisServer } from '../support/redis';
 let runs = 0;
 
 @Controller()
-class LimitedController {
+class LoginController {
   @Returns(Object)
   @Post('/login')
   @RateLimit({ max: 5, perSeconds: 60 })
@@ -25,61 +26,8 @@ class LimitedController {
   short() {
     return { ok: true };
   }
-
-  @Returns(Object)
-  @Post('/sliding')
-  @RateLimit({ max: 3, perSeconds: 60, window: 'sliding' })
-  sliding() {
-    return { ok: true };
-  }
-
-  @Returns(Object)
-  @Post('/open')
-  @RateLimit({ max: 2, perSeconds: 60 })
-  open() {
-    runs++;
-    return { ok: true };
-  }
-
-  @Returns(Object)
-  @Post('/closed')
-  @RateLimit({ max: 2, perSeconds: 60, storeDown: 'closed' })
-  closed() {
-    runs++;
-    return { ok: true };
-  }
 }
-
-interface Answer {
-  status: number;
-  retryAfter: string | undefined;
-  body: string;
-}
-
-/** A POST over its own connection from a chosen loopback source address (all of 127.0.0.0/8 is loopback on Linux). */
-function post(port: number, path: string, localAddress = '127.0.0.1'): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port, path, method: 'POST', localAddress, agent: false, timeout: 5_000 },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            retryAfter: res.headers['retry-after'],
-            body: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('no answer')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const Limited = limitedRoutes({ sliding: 3, open: 2, closed: 2 }, () => runs++);
 
 let server: RedisServer;
 let prefixes = 0;
@@ -102,7 +50,8 @@ async function instances(n: number, lines: string[] = []) {
   for (let i = 0; i < n; i++) {
     const store = new RedisStore({ url: server.url, keyPrefix: prefix, commandTimeoutMs: 300 });
     const app = new App({ log: (l) => lines.push(l), rateStore: store }).controllers(
-      LimitedController,
+      LoginController,
+      Limited,
     );
     ports.push((await app.listen({ port: 0 })).port);
     closing.push(
@@ -111,6 +60,16 @@ async function instances(n: number, lines: string[] = []) {
     );
   }
   return ports;
+}
+
+/** Posts every 100 ms, up to 40 times, until one is admitted (the store answers again); the last status. */
+async function untilAdmitted(port: number, path: string, address: string): Promise<number> {
+  let status = 0;
+  for (let i = 0; i < 40 && status !== 200; i++) {
+    await sleep(100);
+    status = (await post(port, path, address)).status;
+  }
+  return status;
 }
 
 describe('@RateLimit over a shared RedisStore', () => {
@@ -184,12 +143,7 @@ describe('@RateLimit over a shared RedisStore', () => {
     expect(down).toHaveLength(2);
     expect(JSON.parse(down[0]!)).toMatchObject({ level: 50 });
     // Back: the allowance is counted again, across both.
-    let status = 0;
-    for (let i = 0; i < 40 && status !== 200; i++) {
-      await sleep(100);
-      status = (await post(a!, '/open', '127.0.0.3')).status;
-    }
-    expect(status).toBe(200);
+    expect(await untilAdmitted(a!, '/open', '127.0.0.3')).toBe(200);
     expect((await post(b!, '/open', '127.0.0.3')).status).toBe(200);
     expect((await post(a!, '/open', '127.0.0.3')).status).toBe(429);
     expect(lines.filter((l) => l.includes('rate-limit store unreachable'))).toHaveLength(2);
@@ -213,12 +167,7 @@ describe('@RateLimit over a shared RedisStore', () => {
     } finally {
       await server.restart();
     }
-    let status = 0;
-    for (let i = 0; i < 40 && status !== 200; i++) {
-      await sleep(100);
-      status = (await post(b!, '/closed', '127.0.0.4')).status;
-    }
-    expect(status).toBe(200);
+    expect(await untilAdmitted(b!, '/closed', '127.0.0.4')).toBe(200);
     expect((await post(a!, '/closed', '127.0.0.4')).status).toBe(200);
     expect((await post(b!, '/closed', '127.0.0.4')).status).toBe(429);
     expect(runs).toBe(2);

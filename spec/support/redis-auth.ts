@@ -1,8 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
-import { CacheError, type RedisStore } from 'fw-http/cache';
+import { CacheError, RedisStore, type RedisStoreOptions } from 'fw-http/cache';
 
-// What the specs of RedisStore's credentials and TLS options share.
+// What the specs of RedisStore's credentials, TLS options and Cluster share (and cacheError, the
+// fw/cache argument checks).
+
+/** A RedisStore maker for a spec file: each store it makes is closed after the test that made it. */
+export function closingStores(): (options: RedisStoreOptions) => RedisStore {
+  let stores: RedisStore[] = [];
+  afterEach(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    stores = [];
+  });
+  return (options) => {
+    const store = new RedisStore(options);
+    stores.push(store);
+    return store;
+  };
+}
 
 /** Resolves once `store` answers PING, trying for up to 10 s (connecting is not what is tested). */
 export async function connected(store: RedisStore): Promise<void> {

@@ -1,17 +1,13 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import {
-  accessArgs,
   cliWith,
   freePort,
   killProcess,
+  processGroup,
   requireBin,
-  startProcess,
-  stopProcess,
-  portArgs,
+  serverArgs,
   waitFor,
   type Access,
+  type ProcessGroup,
   type RedisProcess,
 } from './redis-process';
 
@@ -35,15 +31,11 @@ export interface RedisCluster {
 export async function startRedisCluster(masters = 3, access: Access = {}): Promise<RedisCluster> {
   requireBin('redis-server');
   requireBin('redis-cli');
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'fw-redis-cluster-'));
+  const group = await processGroup('cluster');
   const nodes: RedisProcess[] = [];
-  const stop = async (): Promise<void> => {
-    await Promise.all(nodes.map((n) => stopProcess(n.child)));
-    nodes.length = 0;
-    await rm(dir, { recursive: true, force: true });
-  };
+  const stop = group.stop;
   try {
-    for (let i = 0; i < masters; i++) nodes.push(await startNode(dir, access));
+    for (let i = 0; i < masters; i++) nodes.push(await startNode(group, access));
     const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
     await cliWith(
       access,
@@ -83,29 +75,45 @@ export async function startRedisCluster(masters = 3, access: Access = {}): Promi
   }
 }
 
+/**
+ * A cluster of `masters` started before the spec file's tests (beforeAll) and stopped after them
+ * (afterAll); what it answers reads the cluster once started.
+ */
+export function clusterForThisFile(masters = 3): RedisCluster {
+  let cluster: RedisCluster | undefined;
+  beforeAll(async () => {
+    cluster = await startRedisCluster(masters);
+  }, 60_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+  const started = (): RedisCluster => {
+    if (cluster === undefined) throw new Error('the cluster is started in beforeAll');
+    return cluster;
+  };
+  return {
+    get nodes() {
+      return started().nodes;
+    },
+    kill: (port) => started().kill(port),
+    stop: () => started().stop(),
+  };
+}
+
 /** One cluster node; its bus port is a free port of its own (port + 10000 may be past 65535). */
-async function startNode(dir: string, access: Access): Promise<RedisProcess> {
+async function startNode(group: ProcessGroup, access: Access): Promise<RedisProcess> {
   let bus = 0;
-  return startProcess(
+  return group.start(
     (port) => [
-      ...portArgs(port, access),
-      ...accessArgs(access),
+      ...serverArgs(port, group.dir, access),
       '--cluster-port',
       String(bus),
-      '--bind',
-      '127.0.0.1',
       '--cluster-enabled',
       'yes',
       '--cluster-config-file',
       `nodes-${port}.conf`,
       '--cluster-node-timeout',
       '2000',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
     ],
     async () => {
       bus = await freePort();

@@ -1,13 +1,15 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
 import tls from 'node:tls';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-// What the cluster and sentinel setups share: finding the binaries, free ports, starting one
-// redis-server process and waiting for its PONG, asking it things through redis-cli, stopping it by pid.
+// What every Redis setup of the tests shares (one server, a cluster, a sentinel): finding the
+// binaries, free ports, starting one redis-server process and waiting for its PONG, asking it
+// things through redis-cli, stopping it by pid.
 
 const run = promisify(execFile);
 
@@ -118,22 +120,24 @@ export function accessArgs(access: Access): string[] {
   const args: string[] = [];
   if (access.password !== undefined)
     args.push('--requirepass', access.password, '--masterauth', access.password);
-  if (access.tls !== undefined)
-    args.push(
-      '--tls-cert-file',
-      access.tls.cert,
-      '--tls-key-file',
-      access.tls.key,
-      '--tls-ca-cert-file',
-      access.tls.ca,
-      '--tls-auth-clients',
-      'no',
-      '--tls-replication',
-      'yes',
-      '--tls-cluster',
-      'yes',
-    );
+  if (access.tls !== undefined) args.push(...tlsArgs(access.tls), '--tls-cluster', 'yes');
   return args;
+}
+
+/** A server's TLS files; clients need no certificate; replication (and a sentinel's links) over TLS. */
+export function tlsArgs(files: TlsFiles): string[] {
+  return [
+    '--tls-cert-file',
+    files.cert,
+    '--tls-key-file',
+    files.key,
+    '--tls-ca-cert-file',
+    files.ca,
+    '--tls-auth-clients',
+    'no',
+    '--tls-replication',
+    'yes',
+  ];
 }
 
 /** `--port <port>`, or with TLS `--port 0 --tls-port <port>` (TLS only). */
@@ -141,6 +145,82 @@ export function portArgs(port: number, access: Access): string[] {
   return access.tls === undefined
     ? ['--port', String(port)]
     : ['--port', '0', '--tls-port', String(port)];
+}
+
+/**
+ * A plain server's arguments: on 127.0.0.1 only, asking for `access`, its files in `dir`, nothing
+ * persisted unless `appendonly` (the append-only file, so entries survive a restart).
+ */
+export function serverArgs(
+  port: number,
+  dir: string,
+  access: Access = {},
+  appendonly = false,
+): string[] {
+  return [
+    ...portArgs(port, access),
+    ...accessArgs(access),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    appendonly ? 'yes' : 'no',
+    '--dir',
+    dir,
+  ];
+}
+
+export interface ServerOptions {
+  readonly access?: Access;
+  readonly appendonly?: boolean;
+  /** The port to start on (a restart); default a free one. */
+  readonly port?: number;
+  /** More arguments after `serverArgs`. */
+  readonly args?: readonly string[];
+}
+
+/** Starts a plain server (`serverArgs`) with its files in `dir`; resolves once it answers PING. */
+export function startServer(dir: string, options: ServerOptions = {}): Promise<RedisProcess> {
+  const access = options.access ?? {};
+  const fixed = options.port;
+  return startProcess(
+    (port) => [...serverArgs(port, dir, access, options.appendonly), ...(options.args ?? [])],
+    fixed === undefined ? freePort : () => Promise.resolve(fixed),
+    access,
+  );
+}
+
+/** The processes of one setup, with a temp dir of their own, stopped together. */
+export interface ProcessGroup {
+  readonly dir: string;
+  /** `startProcess`, the process kept to be stopped with the group. */
+  readonly start: (
+    args: (port: number) => string[],
+    ports?: () => Promise<number>,
+    access?: Access,
+  ) => Promise<RedisProcess>;
+  /** Stops every process (SIGTERM by pid) and removes the dir. Safe to call twice. */
+  readonly stop: () => Promise<void>;
+}
+
+/** A group whose dir is a new temp dir named after `name`. */
+export async function processGroup(name: string): Promise<ProcessGroup> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), `fw-redis-${name}-`));
+  const all: RedisProcess[] = [];
+  return {
+    dir,
+    start: async (args, ports, access) => {
+      const started = await startProcess(args, ports, access);
+      all.push(started);
+      return started;
+    },
+    stop: async () => {
+      await Promise.all(all.map((p) => stopProcess(p.child)));
+      all.length = 0;
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** One redis-server process of a setup. */

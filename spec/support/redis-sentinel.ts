@@ -1,14 +1,13 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
-  accessArgs,
   cliWith,
   killProcess,
-  requireBin,
-  startProcess,
-  stopProcess,
   portArgs,
+  processGroup,
+  requireBin,
+  serverArgs,
+  tlsArgs,
   waitFor,
   type Access,
   type RedisProcess,
@@ -67,34 +66,15 @@ export async function startRedisSentinel(
     ...tls,
     ...(options.sentinelPassword === undefined ? {} : { password: options.sentinelPassword }),
   };
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'fw-redis-sentinel-'));
-  const all: RedisProcess[] = [];
-  const stop = async (): Promise<void> => {
-    await Promise.all(all.map((p) => stopProcess(p.child)));
-    all.length = 0;
-    await rm(dir, { recursive: true, force: true });
-  };
+  const group = await processGroup('sentinel');
+  const { dir, stop } = group;
   const server = async (sub: string, extra: string[] = []): Promise<RedisProcess> => {
     await mkdir(path.join(dir, sub));
-    const started = await startProcess(
-      (port) => [
-        ...portArgs(port, data),
-        ...accessArgs(data),
-        '--bind',
-        '127.0.0.1',
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--dir',
-        path.join(dir, sub),
-        ...extra,
-      ],
+    return group.start(
+      (port) => [...serverArgs(port, path.join(dir, sub), data), ...extra],
       undefined,
       data,
     );
-    all.push(started);
-    return started;
   };
   try {
     const master = await server('master');
@@ -125,27 +105,12 @@ export async function startRedisSentinel(
       ].join('\n'),
     );
     // The sentinel's TLS files; tls-replication makes it reach the master and replica over TLS.
-    const sentinelTls =
-      options.tls === undefined
-        ? []
-        : [
-            '--tls-cert-file',
-            options.tls.cert,
-            '--tls-key-file',
-            options.tls.key,
-            '--tls-ca-cert-file',
-            options.tls.ca,
-            '--tls-auth-clients',
-            'no',
-            '--tls-replication',
-            'yes',
-          ];
-    const sentinel = await startProcess(
+    const sentinel = await group.start(
       (port) => [
         conf,
         '--sentinel',
         ...portArgs(port, watcher),
-        ...sentinelTls,
+        ...(options.tls === undefined ? [] : tlsArgs(options.tls)),
         '--bind',
         '127.0.0.1',
         '--dir',
@@ -154,7 +119,6 @@ export async function startRedisSentinel(
       undefined,
       watcher,
     );
-    all.push(sentinel);
     let last = '';
     await waitFor(
       `sentinel on 127.0.0.1:${sentinel.port} knowing the replica`,

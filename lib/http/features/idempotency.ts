@@ -399,21 +399,34 @@ const around: AroundFactory = (record, services) => {
   function release(c: Ctx, caller: string, id: string, claim: Buffer, e: unknown): Promise<never> {
     c.capture = false;
     callers?.drop(caller, id);
+    const answered = dropClaim(id, claim);
+    if (answered === true) throw e;
+    if (answered === false) {
+      notReleased(c);
+      throw e;
+    }
+    // Rejected with the handler's error once the store has released the claim (or failed to).
+    return answered.then((ok) => {
+      if (!ok) notReleased(c);
+      return Promise.reject(e);
+    });
+  }
+
+  /**
+   * Deletes the claim if the store still holds it. Whether the store answered: at once when it
+   * can (a memory store), else once it has.
+   */
+  function dropClaim(id: string, claim: Buffer): boolean | Promise<boolean> {
     let gone: boolean | undefined;
     try {
       gone = space!.delNow(id, { expect: claim });
     } catch {
-      gone = false;
-      notReleased(c);
+      return false;
     }
-    if (gone !== undefined) throw e;
-    // Rejected with the handler's error once the store has released the claim (or failed to).
+    if (gone !== undefined) return true;
     return space!.del(id, { expect: claim }).then(
-      () => Promise.reject(e),
-      () => {
-        notReleased(c);
-        return Promise.reject(e);
-      },
+      () => true,
+      () => false,
     );
   }
 
@@ -443,17 +456,8 @@ const around: AroundFactory = (record, services) => {
       );
       note(c, 'not_kept');
       callers?.drop(caller, id);
-      let gone: boolean | undefined;
-      try {
-        gone = space!.delNow(id, { expect: claim });
-      } catch {
-        gone = false;
-      }
-      if (gone === undefined)
-        return space!
-          .del(id, { expect: claim })
-          .catch(() => undefined)
-          .then(() => send(c, answer));
+      const answered = dropClaim(id, claim);
+      if (typeof answered !== 'boolean') return answered.then(() => send(c, answer));
       return send(c, answer);
     }
     let stored: boolean | undefined;

@@ -12,43 +12,8 @@ import type {
   UpDownCounter,
 } from '@opentelemetry/api';
 import { MemoryStore } from '../../cache';
+import { activeMeter, activeTracer, DURATION_BUCKETS, registeredApi } from '../../otel';
 import type { Ctx, RequestTelemetry } from '../request/ctx';
-
-/** The instrumentation scope fw's spans and metrics are recorded under (fw/fetch uses the same). */
-const INSTRUMENTATION = 'fw-http';
-
-/** Seconds buckets the OTel HTTP semantic conventions advise for request durations. */
-const DURATION_BUCKETS = [
-  0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
-];
-
-// @opentelemetry/api is loaded once the program has registered something with it, not with fw:
-// the API keeps whatever is registered in one object under this global symbol, so while it is
-// absent no SDK is there and nothing would be recorded (lib/fetch/telemetry.ts does the same).
-const REGISTERED = Symbol.for('opentelemetry.js.api.1');
-let api: typeof OtelApi | null = null;
-/** The API's own no-op provider: what a proxy delegates to while no SDK is registered. */
-let noopTracerProvider: unknown = null;
-
-function registeredApi(): typeof OtelApi | null {
-  if (api !== null) return api;
-  if ((globalThis as Record<symbol, unknown>)[REGISTERED] === undefined) return null;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred until something is registered with the API
-  api = require('@opentelemetry/api') as typeof OtelApi;
-  noopTracerProvider = new api.ProxyTracerProvider().getDelegate();
-  return api;
-}
-
-function activeTracer(a: typeof OtelApi): Tracer | null {
-  const p = a.trace.getTracerProvider();
-  const real = p instanceof a.ProxyTracerProvider ? p.getDelegate() : p;
-  return real === noopTracerProvider ? null : a.trace.getTracer(INSTRUMENTATION);
-}
-
-function activeMeter(a: typeof OtelApi): Meter | null {
-  const meter = a.metrics.getMeter(INSTRUMENTATION);
-  return meter === a.createNoopMeter() ? null : meter;
-}
 
 /** Instruments of the server side, made once per app. */
 interface Instruments {
@@ -142,7 +107,7 @@ export class ServerTelemetry {
   /** Runs `fn(c)` with the request's context active (so spans the handler starts are children). */
   static run<T>(ctx: Context, fn: (c: Ctx) => T, c: Ctx): T {
     // A context exists only where a ServerTelemetry resolved, so the API is loaded.
-    return api!.context.with(ctx, fn, undefined, c);
+    return registeredApi()!.context.with(ctx, fn, undefined, c);
   }
 }
 
