@@ -72,6 +72,16 @@ async function untilAdmitted(port: number, path: string, address: string): Promi
   return status;
 }
 
+/** Until every instance has logged that its rate store answers again (at most 4 s), prodding each from an address of its own. */
+async function untilCounting(ports: number[], lines: string[]): Promise<void> {
+  const back = () => lines.filter((l) => l.includes('rate-limit store answers again')).length;
+  for (let i = 0; i < 40 && back() < ports.length; i++) {
+    await sleep(100);
+    for (const port of ports) await post(port, '/open', '127.0.0.9');
+  }
+  expect(back()).toBe(ports.length);
+}
+
 describe('@RateLimit over a shared RedisStore', () => {
   it('FAIL-27 two App instances on two ports sharing one redis-server enforce one allowance', async () => {
     const [a, b] = await instances(2);
@@ -142,8 +152,10 @@ describe('@RateLimit over a shared RedisStore', () => {
     const down = lines.filter((l) => l.includes('rate-limit store unreachable'));
     expect(down).toHaveLength(2);
     expect(JSON.parse(down[0]!)).toMatchObject({ level: 50 });
-    // Back: the allowance is counted again, across both.
-    expect(await untilAdmitted(a!, '/open', '127.0.0.3')).toBe(200);
+    // Back: the allowance is counted again, across both. A 200 alone cannot say an instance is
+    // counting again (failing open admits too), so wait for each to log that its store answers.
+    await untilCounting([a!, b!], lines);
+    expect((await post(a!, '/open', '127.0.0.3')).status).toBe(200);
     expect((await post(b!, '/open', '127.0.0.3')).status).toBe(200);
     expect((await post(a!, '/open', '127.0.0.3')).status).toBe(429);
     expect(lines.filter((l) => l.includes('rate-limit store unreachable'))).toHaveLength(2);
@@ -167,7 +179,11 @@ describe('@RateLimit over a shared RedisStore', () => {
     } finally {
       await server.restart();
     }
-    expect(await untilAdmitted(b!, '/closed', '127.0.0.4')).toBe(200);
+    // Failing closed, a 200 does say a store answers: wait for both (each has its own connection).
+    expect(await untilAdmitted(a!, '/closed', '127.0.0.8')).toBe(200);
+    expect(await untilAdmitted(b!, '/closed', '127.0.0.9')).toBe(200);
+    runs = 0;
+    expect((await post(b!, '/closed', '127.0.0.4')).status).toBe(200);
     expect((await post(a!, '/closed', '127.0.0.4')).status).toBe(200);
     expect((await post(b!, '/closed', '127.0.0.4')).status).toBe(429);
     expect(runs).toBe(2);
