@@ -1,7 +1,8 @@
-import { connect } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { createHash } from 'node:crypto';
 import { App, Controller, Ctx, Post } from 'fw-http';
-import { parseResponses, raw } from '../support/raw';
+import { exchange, parseResponses, raw } from '../support/raw';
 
 // How a body reaches c.body() over a real socket: in the head's packet (taken in one read), in pieces
 // after the head, chunked, larger than a stream buffer, pipelined behind another request.
@@ -11,7 +12,16 @@ class BodyController {
     const body = await c.body();
     c.sendJson(200, { bytes: body.length, sha: createHash('sha256').update(body).digest('hex') });
   }
+
+  @Post('/held') async held(c: Ctx) {
+    const body = await c.body();
+    heldRequests.push(c.req);
+    c.sendJson(200, { bytes: body.length });
+  }
 }
+
+/** The requests /held answered, to see what node:http still holds of them afterwards. */
+const heldRequests: IncomingMessage[] = [];
 
 const ALL_BYTES = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
 const digest = (b: Buffer) => ({
@@ -124,5 +134,31 @@ describe('c.body() over a real socket', () => {
       error: 'request body is larger than 1048576 bytes',
       status: 413,
     });
+  });
+
+  it('CORE-52 a body taken whole from the head’s packet leaves nothing held on the open connection', async () => {
+    // node:http lets go of a request (its socket's parser drops it) once the request stream has
+    // ended. A body read in one go before the parser had marked the message complete left the
+    // stream short of 'end': each keep-alive connection kept its last request, headers and all,
+    // until the next one, and under load those young objects grew the heap's new space.
+    const socket: Socket = connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    try {
+      const body = Buffer.from(JSON.stringify({ sku: 'abc-123', qty: 3 }));
+      const { text, closed } = await exchange(
+        socket,
+        Buffer.concat([Buffer.from(head(body.length).replace('/digest', '/held')), body]),
+        { keepOpen: true, quietMs: 100 },
+      );
+      expect(closed).toBe(false);
+      expect(JSON.parse(parseResponses(text)[0].body)).toEqual({ bytes: body.length });
+      const [req] = heldRequests.splice(0);
+      expect(req.readableEnded).toBe(true);
+      expect(
+        (req.socket as unknown as { parser: { incoming: unknown } | null }).parser?.incoming,
+      ).not.toBe(req);
+    } finally {
+      socket.destroy();
+    }
   });
 });

@@ -26,6 +26,11 @@ export function bufferedBody(req: IncomingMessage, limit: number): Buffer | null
 function readBuffered(req: IncomingMessage, limit: number): Buffer {
   const body = (req.read() as Buffer | null) ?? EMPTY;
   if (body.length > limit) throw tooLarge(limit);
+  // Every declared byte is here but the parser has not marked the message complete yet: its end
+  // comes after this read, and a paused stream never emits 'end' for it. node:http lets go of a
+  // request (its socket's parser drops it) only once 'end' has fired, so each keep-alive connection
+  // would keep its last request until the next one. Flowing, the stream ends as soon as it can.
+  if (!req.complete) req.resume();
   return body;
 }
 
