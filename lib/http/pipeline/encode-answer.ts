@@ -11,6 +11,7 @@ import { fail } from '../core/fail';
 import { JSON_TYPE, OCTET_STREAM, TEXT_TYPE } from '../core/media-types';
 import { compileWriter, spell } from '../../json';
 import type { Encoder, EncoderExtensions } from '../route/extensions';
+import { shapeWriter } from './shape-writer';
 
 /**
  * Writes a handler's result as the contract says. `status` and `own` come from wrappers (Status, Reply).
@@ -48,10 +49,17 @@ export function compileEncoder(
           c.write(status, JSON_TYPE, JSON.stringify(spell(v)) ?? 'null', own);
       // A type that reaches no JSON marker keeps the plain path; a marked one is spelled first (JSON-12).
       const spelled = compileWriter(contract.type);
+      // The text is JSON.stringify's, written faster on the shape the route keeps answering.
+      const json = shapeWriter();
       if (spelled === null)
-        return (c, v, status, own) => c.write(status, JSON_TYPE, JSON.stringify(v) ?? 'null', own);
-      return (c, v, status, own) =>
-        c.write(status, JSON_TYPE, JSON.stringify(spelled(v)) ?? 'null', own);
+        return (c, v, status, own) => {
+          const text = json.text(v);
+          c.write(status, JSON_TYPE, text, own, json.ascii ? text.length : -1);
+        };
+      return (c, v, status, own) => {
+        const text = json.text(spelled(v));
+        c.write(status, JSON_TYPE, text, own, json.ascii ? text.length : -1);
+      };
     }
     case 'text':
       return (c, v, status, own) => c.write(status, TEXT_TYPE, String(v), own);

@@ -517,13 +517,15 @@ export class Ctx implements Scope {
 
   /**
    * @internal Writes a whole answer: status, content type (null: none), body (null: none) and the
-   * answer's own headers. The one place buffered answers reach the wire.
+   * answer's own headers. The one place buffered answers reach the wire. `bytes`: the body's size
+   * when the caller knows it (an ASCII text's length), so a string need not be counted again.
    */
   write(
     status: number,
     type: string | null,
     body: Uint8Array | string | null,
     own: readonly HeaderEntry[] | null,
+    bytes = -1,
   ): void {
     if (this.capture) {
       if (this.captured !== null)
@@ -548,7 +550,11 @@ export class Ctx implements Scope {
       payload = this.core.compress(this, bag, type, payload);
     if (payload !== null)
       bag['content-length'] = String(
-        typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
+        typeof payload !== 'string'
+          ? payload.length
+          : bytes >= 0 && payload === body
+            ? bytes
+            : Buffer.byteLength(payload),
       );
     else if (status !== 204 && status !== 304 && !(status < 200)) bag['content-length'] = '0';
     this.head(status, bag);
