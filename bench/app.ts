@@ -65,6 +65,7 @@ class BenchController {
 
   // Bound keeps every field as sent, so both forms are read and kept in full.
   @Post('/form')
+  @Returns(Object)
   form(@Form(Tags) b: Bound<Tags>) {
     return { ok: b.ok, tags: b.value?.tag?.length ?? 0 };
   }
