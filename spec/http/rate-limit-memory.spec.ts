@@ -121,6 +121,10 @@ describe('@RateLimit settings and description', () => {
     expect(build({ perSeconds: 0.0001 }, new MemoryRateStore())).toThrow(
       /POST \/x.*max and perSeconds × 1000 must be positive whole numbers/s,
     );
+    // Counting in the process too: the route is named, not just the table's setting.
+    expect(build({ max: 0 })).toThrow(
+      /POST \/x.*max and perSeconds × 1000 must be positive whole numbers/s,
+    );
   });
 
   it('OpenAPI lists 429 with Retry-After on every limited route, and 503 with it on a limit that fails closed', () => {

@@ -89,23 +89,24 @@ const around: AroundFactory = (record, services) => {
       `${label}: @RateLimit storeDown must be 'open' or 'closed', got ${String(storeDown)}`,
     );
   const spanMs = mark.perSeconds * 1000;
+  // Checked here for both paths, so the Refusal names the route (the table's own check cannot).
+  if (
+    !Number.isSafeInteger(spanMs) ||
+    spanMs < 1 ||
+    !Number.isSafeInteger(mark.max) ||
+    mark.max < 1
+  )
+    throw new TypeError(
+      `${label}: @RateLimit max and perSeconds × 1000 must be positive whole numbers, got ${String(mark.max)} and ${String(spanMs)}`,
+    );
   const route = `${record.method} ${record.path}`;
   const store = services.get(RATE_STORE) as RateStore | undefined;
   if (store !== undefined) {
-    if (typeof store?.hit !== 'function')
+    if (typeof store.hit !== 'function')
       throw new TypeError(
         `${label}: the app's rateStore has no hit(rule, key) method (a RedisStore or a MemoryRateStore has one)`,
       );
     const rule: RateRule = { name: route, max: mark.max, windowMs: spanMs, window, maxKeys };
-    if (
-      !Number.isSafeInteger(spanMs) ||
-      spanMs < 1 ||
-      !Number.isSafeInteger(mark.max) ||
-      mark.max < 1
-    )
-      throw new TypeError(
-        `${label}: @RateLimit max and perSeconds × 1000 must be positive whole numbers, got ${String(mark.max)} and ${String(spanMs)}`,
-      );
     return overStore(store, rule, mark, storeDown === 'closed', route);
   }
   const table = new RateTable({ max: mark.max, spanMs, maxKeys, window });
