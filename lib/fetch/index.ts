@@ -24,3 +24,7 @@ export { FetchError, FETCH_ERRORS, isFetchError } from './errors';
 export type { FetchErrorCode } from './errors';
 export { CodedError, type ErrorRow } from '../errors';
 export type { Scope } from './scope';
+
+// Retries on Targets
+export { RETRY_ON, retryAfterMs } from './retry-policy';
+export type { RetryOptions } from './retry-policy';

@@ -29,6 +29,8 @@ export interface CallSpec {
   readonly gate: Gate | null;
   /** The Target's name (its calls' metrics and spans carry it), or null for a plain client call. */
   readonly target?: string | null;
+  /** Which retry of the call this is (0 or absent: the first try); its span carries it. */
+  readonly resend?: number;
 }
 
 /**
@@ -57,6 +59,7 @@ export async function sendCall(engine: Engine, spec: CallSpec): Promise<Response
           origin: spec.origin,
           path: spec.path,
           target: spec.target ?? null,
+          resend: spec.resend ?? 0,
         },
         headers,
       );

@@ -18,7 +18,8 @@ import { callHeaders, checkHeader, type HeaderLine } from './header-line';
 import { fillTemplate, type PathArgs, type TemplateIsPlain } from './path-template';
 import type { Response } from './response';
 import type { Scope } from './scope';
-import { sendCall } from './send-call';
+import { RetryPolicy, type RetryOptions } from './retry-policy';
+import { sendCall, type CallSpec } from './send-call';
 
 /** How a service is declared: `Target(name, options)` (FETCH-46..51). */
 export interface TargetOptions {
@@ -32,6 +33,8 @@ export interface TargetOptions {
   readonly maxBody?: number;
   /** A path GET on every health probe, 2xx meaning ready; null: started means ready. Default null. */
   readonly ready?: string | null;
+  /** Retries of calls that are safe to send twice (see `RetryOptions`). Default none. */
+  readonly retry?: RetryOptions;
 }
 
 /** Where and as whom an opened target calls (FETCH-53..61). */
@@ -93,6 +96,8 @@ function parseBase(base: string): { origin: string; prefix: string } {
 export class TargetType {
   readonly name: string;
   readonly options: Readonly<TargetOptions>;
+  /** @internal the checked retry settings, or null */
+  readonly retry: RetryPolicy | null;
 
   constructor(name: string, options: TargetOptions) {
     checkLimit(`target ${name}`, 'maxInFlight', options.maxInFlight);
@@ -106,6 +111,7 @@ export class TargetType {
         `target ${name} ready must be a path starting with "/", got ${JSON.stringify(ready)}`,
       );
     }
+    this.retry = options.retry === undefined ? null : new RetryPolicy(name, options.retry);
     this.name = name;
     this.options = Object.freeze({ ...options, ready });
   }
@@ -146,6 +152,7 @@ export class OpenTarget {
   readonly #prefix: string;
   readonly #gate: Gate | null;
   readonly #limits: Limits;
+  readonly #retry: RetryPolicy | null;
   readonly #standing: {
     headers: readonly HeaderLine[];
     authorization: string | null;
@@ -171,6 +178,7 @@ export class OpenTarget {
     this.#prefix = prefix;
     const max = type.options.maxInFlight ?? 0;
     this.#gate = max > 0 ? new Gate(max) : null;
+    this.#retry = type.retry;
     this.#limits = {
       timeoutMs: type.options.timeoutMs ?? engine.settings.timeoutMs,
       stallMs: type.options.stallMs ?? engine.settings.stallMs,
@@ -366,7 +374,7 @@ export class OpenTarget {
     call: Call,
     contentType: string | null,
   ): Promise<Response> {
-    return sendCall(this.#engine, {
+    const spec: CallSpec = {
       scope: c,
       method,
       origin: this.#origin,
@@ -378,6 +386,17 @@ export class OpenTarget {
       standing: this.#standing,
       gate: this.#gate,
       target: this.name,
-    });
+    };
+    const retried = {
+      scope: c,
+      method,
+      headers: [call.headers, this.#standing.headers],
+      timeoutMs: spec.limits.timeoutMs,
+    };
+    if (this.#retry === null || !this.#retry.covers(retried)) return sendCall(this.#engine, spec);
+    // Every try shares the call's deadline: each is given what is left of it.
+    return this.#retry.run(retried, (timeoutMs, resend) =>
+      sendCall(this.#engine, { ...spec, limits: { ...spec.limits, timeoutMs }, resend }),
+    );
   }
 }

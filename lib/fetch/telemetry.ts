@@ -19,6 +19,8 @@ export interface CallFacts {
   readonly path: string;
   /** The Target's name, or null for a plain client call. */
   readonly target: string | null;
+  /** Which retry this try is (OpenTelemetry's `http.request.resend_count`); 0 for a first try. */
+  readonly resend?: number;
 }
 
 /**
@@ -65,6 +67,7 @@ export class FetchTelemetry {
       'server.port': port,
     };
     if (facts.target !== null) base['fw.target'] = facts.target;
+    const resend = facts.resend ? { 'http.request.resend_count': facts.resend } : {};
     const { context, propagation, trace } = this.#api;
     if (this.#tracer !== null) {
       const parent = facts.scope.traceContext?.() ?? context.active();
@@ -72,7 +75,7 @@ export class FetchTelemetry {
         facts.target === null ? facts.method : `${facts.method} ${facts.target}`,
         {
           kind: this.#api.SpanKind.CLIENT,
-          attributes: { ...base, 'url.full': facts.origin + facts.path },
+          attributes: { ...base, ...resend, 'url.full': facts.origin + facts.path },
         },
         parent,
       );

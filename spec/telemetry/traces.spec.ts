@@ -14,6 +14,8 @@ import {
 import { request } from 'undici';
 import { App, Controller, Ctx, Get, Idempotent, Param, Post, Returns, Status } from 'fw-http';
 import { MemoryStore, Space } from 'fw-http/cache';
+import { Client, Target } from 'fw-http/fetch';
+import { httpPeer } from '../fetch/loopback';
 import { shop } from '../../sample/shop/shop';
 import { warehouse } from '../../sample/warehouse/warehouse';
 
@@ -212,5 +214,33 @@ describe('server spans (OTEL-01, OTEL-04)', () => {
     expect(res.status).toBe(422);
     const all = await spans(2);
     expect(all.map((s) => s.attributes['fw.idempotency.outcome'])).toEqual(['stored', 'mismatch']);
+  });
+});
+
+describe('retried calls (I27.2)', () => {
+  it('I27.2 each try of a retried call is its own client span, retries with http.request.resend_count', async () => {
+    let n = 0;
+    const peer = await httpPeer((_req, res) => {
+      res.statusCode = ++n < 3 ? 503 : 200;
+      res.end();
+    });
+    const client = new Client();
+    client.start();
+    try {
+      exporter.reset();
+      const up = Target('flaky', { retry: { attempts: 3, backoff: { baseMs: 1, maxMs: 2 } } });
+      const res = await up.open(client, { base: peer.origin }).get({ requestId: () => null }, '/x');
+      expect(res.status).toBe(200);
+      const tries = (await spans(3)).filter((s) => s.kind === SpanKind.CLIENT);
+      expect(tries.map((s) => s.attributes['http.request.resend_count'])).toEqual([
+        undefined,
+        1,
+        2,
+      ]);
+      expect(tries.map((s) => s.attributes['http.response.status_code'])).toEqual([503, 503, 200]);
+    } finally {
+      await client.close();
+      await peer.close();
+    }
   });
 });
