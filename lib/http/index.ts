@@ -91,3 +91,7 @@ export {
 } from './features/websocket';
 export type { LogLevel, LevelSetting, Logger as FwLogger } from './core/log';
 export type { ErrorInfo } from './app/app';
+
+// API versions and deprecation
+export { ApiVersion, Deprecated } from './features/api-versions';
+export type { VersionsOptions, DeprecatedOptions } from './features/api-versions';

@@ -8,7 +8,18 @@ import {
   type Histogram,
   type MetricData,
 } from '@opentelemetry/sdk-metrics';
-import { App, Controller, Ctx, Get, Idempotent, Post, RateLimit, Returns, Status } from 'fw-http';
+import {
+  App,
+  Controller,
+  Ctx,
+  Deprecated,
+  Get,
+  Idempotent,
+  Post,
+  RateLimit,
+  Returns,
+  Status,
+} from 'fw-http';
 import { MemoryStore, Space } from 'fw-http/cache';
 import { Client, OpenTarget, Target } from 'fw-http/fetch';
 
@@ -181,5 +192,28 @@ describe('metrics (OTEL-10..15)', () => {
       'http.response.status_code': 200,
     });
     expect((p.value as Histogram).count).toBe(1);
+  });
+});
+
+describe('deprecated routes (I27.3)', () => {
+  it('I27.3 fw.deprecated.requests counts the use of a @Deprecated route, by route', async () => {
+    @Controller()
+    class Old {
+      @Get('/old-thing')
+      @Deprecated()
+      @Returns(String)
+      old(): string {
+        return 'old';
+      }
+    }
+    const app = new App({ log: () => {} }).controllers(Old);
+    const { url } = await app.listen({ port: 0 });
+    try {
+      const before = await sum('fw.deprecated.requests', { 'http.route': '/old-thing' });
+      for (let i = 0; i < 3; i++) await (await fetch(`${url}/old-thing`)).text();
+      expect(await sum('fw.deprecated.requests', { 'http.route': '/old-thing' })).toBe(before + 3);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -41,6 +41,14 @@ import { Dir } from '../features/files/dir';
 import { watchTimeouts } from './socket-timeouts';
 import { ServerTelemetry } from '../features/telemetry';
 import { RATE_STORE } from '../features/rate-limit';
+import {
+  defaultVersionOf,
+  dispatchByVersion,
+  routeKey,
+  versionRecords,
+  type Served,
+  type VersionsOptions,
+} from '../features/api-versions';
 import type { RateStore } from '../../cache';
 import {
   addStaticTree,
@@ -107,6 +115,13 @@ export interface AppOptions {
    * @example new App({ rateStore: new RedisStore({ url: process.env.REDIS_URL! }) })
    */
   readonly rateStore?: RateStore | undefined;
+  /**
+   * How `@ApiVersion` routes are told apart: `{ by: 'uri' }` serves them under `/v{version}/…`,
+   * `{ by: 'header' }` at their own path by the request's `Accept-Version` (`header`), a request
+   * without it getting `default` (else the highest version declared). Default: none, and a
+   * `@ApiVersion` route is refused.
+   */
+  readonly versions?: VersionsOptions | undefined;
 }
 
 /**
@@ -136,6 +151,7 @@ export class App {
   #sealed = false;
   #clientsStarted = false;
   readonly #fallbacks: ((c: Ctx) => unknown)[] = [];
+  #defaultVersion: string | null = null;
   readonly #onClose: (() => unknown)[] = [];
   /** Answers holding an in-flight slot (only counted with `maxRequestsInFlight`). */
   readonly #inFlight = new Set<ServerResponse>();
@@ -366,6 +382,11 @@ export class App {
     this.#fallbacks.push(fn);
   }
 
+  /** With `versions: { by: 'header' }`, the version a request without the header gets (after `build()`). */
+  get defaultVersion(): string | null {
+    return this.#defaultVersion;
+  }
+
   /** The route records the app serves (and describes), after `build()`. */
   get routes(): readonly RouteRecord[] {
     return this.#records;
@@ -428,13 +449,18 @@ export class App {
       services,
       reading: this.options,
     };
+    const versions = this.options.versions;
     const all = [
-      ...records.map((r) => ({ record: r, instance: instances.get(r.controller) })),
+      ...versionRecords(records, versions, problems).map((r) => ({
+        record: r,
+        instance: instances.get(r.controller),
+      })),
       ...this.#builtIns,
     ];
     const taken = new Map<string, string>();
+    const served = new Map<string, Served[]>();
     for (const { record, instance } of all) {
-      const key = `${record.method} ${record.path.replace(/\{[^}]*\}/g, '{}')}`;
+      const key = routeKey(record, versions);
       const other = taken.get(key);
       if (other !== undefined) {
         problems.push(
@@ -445,10 +471,21 @@ export class App {
       taken.set(key, record.label);
       if (!instance || problems.length) continue;
       try {
-        router.add(record.method, record.path, compileRoute(record, instance, options));
+        const route = compileRoute(record, instance, options);
+        const at = `${record.method} ${record.path.replace(/\{[^}]*\}/g, '{}')}`;
+        served.set(at, [...(served.get(at) ?? []), route]);
       } catch (e) {
         problems.push(e instanceof Error ? e.message : String(e));
       }
+    }
+    const defaultVersion = defaultVersionOf(
+      all.map((a) => a.record),
+      versions,
+    );
+    this.#defaultVersion = defaultVersion;
+    for (const routes of served.values()) {
+      const route = dispatchByVersion(routes, versions, defaultVersion);
+      router.add(route.record.method, route.record.path, route);
     }
     for (const fn of this.#atBuild) fn(problems);
     for (const p of this.#provided)

@@ -1,4 +1,5 @@
 import type { Capability } from '../route/extensions';
+import { apiVersions } from '../features/api-versions';
 import { idempotency } from '../features/idempotency';
 import { rateLimits } from '../features/rate-limit';
 import { versioned } from '../features/versioned';
@@ -8,6 +9,7 @@ import { websockets } from '../features/websocket';
 
 /** The capabilities every app is built with, in the order their steps wrap a handler. */
 export const CAPABILITIES: readonly Capability[] = [
+  apiVersions,
   websockets,
   rateLimits,
   idempotency,

@@ -22,6 +22,7 @@ interface Instruments {
   readonly shed: Counter;
   readonly rateLimited: Counter;
   readonly idempotency: Counter;
+  readonly deprecated: Counter;
 }
 
 function instruments(meter: Meter, provided: readonly unknown[]): Instruments {
@@ -56,6 +57,10 @@ function instruments(meter: Meter, provided: readonly unknown[]): Instruments {
     }),
     rateLimited: meter.createCounter('fw.rate_limit.refused', {
       description: 'Requests refused by @RateLimit (429 over the limit, 503 table full)',
+      unit: '{request}',
+    }),
+    deprecated: meter.createCounter('fw.deprecated.requests', {
+      description: 'Requests to @Deprecated routes',
       unit: '{request}',
     }),
     idempotency: meter.createCounter('fw.idempotency.outcomes', {
@@ -168,9 +173,13 @@ class RequestWatch implements RequestTelemetry {
     span.setAttribute('http.route', route);
   }
 
-  note(feature: 'idempotency' | 'rate_limit', outcome: string): void {
+  note(feature: 'idempotency' | 'rate_limit' | 'deprecated', outcome: string): void {
     const i = this.#owner.instruments;
     const route = this.#route ?? '';
+    if (feature === 'deprecated') {
+      i?.deprecated.add(1, { 'http.route': route });
+      return;
+    }
     if (feature === 'idempotency') {
       this.#span?.setAttributes({
         'fw.idempotency.outcome': outcome,

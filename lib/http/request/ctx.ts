@@ -61,7 +61,7 @@ export interface RequestTelemetry {
   /** The request was routed to `route` (`POST /orders/{id}/cancel`). */
   routed(route: string): void;
   /** An fw feature's outcome on this request (`idempotency`: `replayed`, `stored`, …). */
-  note(feature: 'idempotency' | 'rate_limit', outcome: string): void;
+  note(feature: 'idempotency' | 'rate_limit' | 'deprecated', outcome: string): void;
   /** A thrown value became the answer `status` (or failed after answering). */
   failed(err: unknown, status: number): void;
 }

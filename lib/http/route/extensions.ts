@@ -77,6 +77,10 @@ export interface OperationSink {
   ): this;
   failure(status: number, reason?: string, headers?: Record<string, HeaderObject>): this;
   header(status: number, name: string, header: HeaderObject): this;
+  /** Marks the operation `deprecated: true`. */
+  deprecated(): this;
+  /** Sets an `x-` member of the operation (a value JSON can write). */
+  extension(name: `x-${string}`, value: unknown): this;
 }
 
 /** A piece of the framework that a capability adds (idempotency, files, versioned answers), kept next to its own code. */
@@ -105,6 +109,8 @@ export interface Host {
   readonly failureShape: FailureShape | null;
   /** Every capability of the framework, for the API description. */
   readonly capabilities: readonly Capability[];
+  /** The version a request without a version header gets (header strategy), or null. */
+  readonly defaultVersion?: string | null;
   log(line: string): void;
   /** Adds a route the framework owns. */
   addBuiltIn(record: RouteRecord, instance: object): void;

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Bytes } from '../../core/answers';
 import { HttpError } from '../../core/errors';
-import { addHiddenRoute, cacheFor } from './serve';
+import { addHiddenRoute, cacheFor, versionDocumentPath } from './serve';
+import { versionsIn } from '../api-versions';
 import type { Host } from '../../route/extensions';
 
 export interface DocsOptions {
@@ -82,10 +83,26 @@ export function addDocsRoutes(app: Host, options: DocsOptions): void {
 </html>
 `,
   );
-  // validatorUrl: null keeps Swagger UI from sending the document to validator.swagger.io.
-  const init = Buffer.from(
-    `window.ui = SwaggerUIBundle({
-  url: ${JSON.stringify(spec)},
+  // validatorUrl: null keeps Swagger UI from sending the document to validator.swagger.io. With
+  // API versions the page offers a document per version (a top-bar switch); which versions there
+  // are is known once the app is built, so the script is made on its first request.
+  let init: Buffer | null = null;
+  const initScript = () => (init ??= Buffer.from(initText(spec, versionsIn(app.routes))));
+  addHiddenRoute(app, { path, name: 'docs', answer: () => new Bytes(page, 'text/html; charset=utf-8') });
+  addHiddenRoute(app, { path: `${base}/init.js`, name: 'docs init.js', answer: () => new Bytes(initScript(), 'text/javascript; charset=utf-8') });
+  const cache = cacheFor(86_400);
+  for (const a of ASSETS) {
+    const body = files.get(a.file)!;
+    addHiddenRoute(app, { path: `${base}/${a.file}`, name: `docs ${a.file}`, answer: () => new Bytes(body, a.type, cache) });
+  }
+}
+
+function initText(spec: string, versions: readonly string[]): string {
+  const source = versions.length
+    ? `urls: ${JSON.stringify([{ url: spec, name: 'all' }, ...versions.map((v) => ({ url: versionDocumentPath(spec, v), name: `v${v}` }))])},`
+    : `url: ${JSON.stringify(spec)},`;
+  return `window.ui = SwaggerUIBundle({
+  ${source}
   dom_id: '#swagger-ui',
   deepLinking: true,
   validatorUrl: null,
@@ -93,13 +110,5 @@ export function addDocsRoutes(app: Host, options: DocsOptions): void {
   plugins: [SwaggerUIBundle.plugins.DownloadUrl],
   layout: 'StandaloneLayout'
 });
-`,
-  );
-  addHiddenRoute(app, { path, name: 'docs', answer: () => new Bytes(page, 'text/html; charset=utf-8') });
-  addHiddenRoute(app, { path: `${base}/init.js`, name: 'docs init.js', answer: () => new Bytes(init, 'text/javascript; charset=utf-8') });
-  const cache = cacheFor(86_400);
-  for (const a of ASSETS) {
-    const body = files.get(a.file)!;
-    addHiddenRoute(app, { path: `${base}/${a.file}`, name: `docs ${a.file}`, answer: () => new Bytes(body, a.type, cache) });
-  }
+`;
 }

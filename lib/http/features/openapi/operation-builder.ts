@@ -53,6 +53,8 @@ export class OperationBuilder implements OperationSink {
   readonly #responses = new Map<number, Response>();
   readonly #security: SecurityScheme[] = [];
   #body: { schema: JsonSchema; contentType: string; required: boolean } | null = null;
+  #deprecated = false;
+  readonly #extensions = new Map<string, unknown>();
 
   constructor(record: RouteRecord, components: Components) {
     this.record = record;
@@ -75,6 +77,18 @@ export class OperationBuilder implements OperationSink {
     const at = this.#parameters.findIndex((q) => key(q) === key(p));
     if (at === -1) this.#parameters.push(p);
     else this.#parameters[at] = p;
+    return this;
+  }
+
+  /** Marks the operation `deprecated: true`. */
+  deprecated(): this {
+    this.#deprecated = true;
+    return this;
+  }
+
+  /** Sets an `x-` member of the operation. */
+  extension(name: `x-${string}`, value: unknown): this {
+    this.#extensions.set(name, value);
     return this;
   }
 
@@ -148,6 +162,7 @@ export class OperationBuilder implements OperationSink {
     const op: Record<string, unknown> = { tags: [r.tag] };
     if (r.summary !== undefined) op.summary = r.summary;
     op.operationId = r.operationId;
+    if (this.#deprecated) op.deprecated = true;
     // Every scheme a route takes must be sent, so they go in one requirement object (AND).
     if (this.#security.length) op.security = [Object.fromEntries(this.#security.map((s) => [s, []]))];
     if (this.#parameters.length) op.parameters = this.#parameters.map(parameterJson);
@@ -155,6 +170,7 @@ export class OperationBuilder implements OperationSink {
     const responses: Record<string, unknown> = {};
     for (const status of this.statuses) responses[String(status)] = responseJson(this.#responses.get(status)!);
     op.responses = responses;
+    for (const [name, value] of this.#extensions) op[name] = value;
     return op;
   }
 }

@@ -5,6 +5,8 @@ import { JSON_TYPE } from '../../core/media-types';
 import type { Host } from '../../route/extensions';
 import { builtInRecord, type RouteRecord } from '../../route/route-record';
 import { buildDocument, type OpenApiDocument } from './build-document';
+import type { Ctx } from '../../request/ctx';
+import { versionOf, versionsIn } from '../api-versions';
 
 export interface OpenApiOptions {
   /** Write the document to this file at startup (directories are made); relative to the working directory. */
@@ -20,28 +22,75 @@ interface Built {
   readonly bytes: Buffer;
 }
 
-const built = new WeakMap<Host, Built>();
+const built = new WeakMap<Host, Map<string | null, Built>>();
 // The routes that serve the description itself (openapi.json, the docs page and its assets) are
 // not part of the API they describe.
 const hidden = new WeakSet<RouteRecord>();
 
-/** The document of a built app, made once from its route records. */
-export function documentOf(app: Host): Built {
-  let b = built.get(app);
+/**
+ * The document of a built app, made once from its route records: every route, or with `version`
+ * the version-neutral routes and that version's. Where two versions share a path (the header
+ * strategy), the whole document describes the default version's.
+ */
+export function documentOf(app: Host, version: string | null = null): Built {
+  let all = built.get(app);
+  if (all === undefined) built.set(app, (all = new Map()));
+  let b = all.get(version);
   if (b === undefined) {
+    const records = app.routes.filter((r) => !hidden.has(r) && inVersion(r, version));
     const doc = deepFreeze(
       buildDocument({
-        records: app.routes.filter((r) => !hidden.has(r)),
+        records: distinctOperations(records, app.defaultVersion ?? null),
         failureShape: app.failureShape,
-        info: { title: app.options.title, version: app.options.version },
+        info: { title: app.options.title, version: version ?? app.options.version },
         capabilities: app.capabilities,
       }),
     );
     const text = JSON.stringify(doc, null, 2) + '\n';
     b = { doc, text, bytes: Buffer.from(text) };
-    built.set(app, b);
+    all.set(version, b);
   }
   return b;
+}
+
+function inVersion(record: RouteRecord, version: string | null): boolean {
+  const own = versionOf(record);
+  return version === null || own === null || own === version;
+}
+
+/** One record per method and path: a versioned one over a neutral one, the default version's over others. */
+function distinctOperations(records: readonly RouteRecord[], preferred: string | null): RouteRecord[] {
+  const chosen = new Map<string, RouteRecord>();
+  for (const r of records) {
+    const key = `${r.method} ${r.path}`;
+    const prior = chosen.get(key);
+    if (prior === undefined || rank(r, preferred) > rank(prior, preferred)) chosen.set(key, r);
+  }
+  return records.filter((r) => chosen.get(`${r.method} ${r.path}`) === r);
+}
+
+const rank = (r: RouteRecord, preferred: string | null) => {
+  const v = versionOf(r);
+  return v === null ? 0 : v === preferred ? 2 : 1;
+};
+
+/** The version documents' paths: `/openapi.json` → `/openapi/v2.json`. */
+export function versionDocumentPath(serve: string, version: string): string {
+  return `${serve.replace(/\.json$/, '')}/v${version}.json`;
+}
+
+/**
+ * Answers `GET /openapi/v{version}.json` for each version the app's routes declare; a fallback,
+ * since the versions are known only once the app is built.
+ */
+function serveVersionDocuments(app: Host, serve: string): void {
+  app.addFallback((c: Ctx) => {
+    if (c.method !== 'GET' && c.method !== 'HEAD') return false;
+    const version = versionsIn(app.routes).find((v) => versionDocumentPath(serve, v) === c.path);
+    if (version === undefined) return false;
+    c.send(200, JSON_TYPE, documentOf(app, version).bytes);
+    return undefined;
+  });
 }
 
 /** `app.openapi(options)`: the file written after build, and the route serving the same bytes. */
@@ -65,6 +114,7 @@ export function addOpenApi(app: Host, options: OpenApiOptions): void {
   const serve = options.serve ?? '/openapi.json';
   if (serve !== false) {
     addHiddenRoute(app, { path: serve, name: 'openapi', answer: () => new Bytes(documentOf(app).bytes, JSON_TYPE) });
+    serveVersionDocuments(app, serve);
   }
 }
 
