@@ -1,0 +1,135 @@
+// The public surface of fw-http's three doors, as text: every export of lib/http, lib/cache and
+// lib/fetch with its kind and type, and each exported class's public members. `npm run api:report`
+// writes it to api/report.md; spec/package/api-report.spec.ts fails while the committed file differs,
+// so a change to the public surface shows as a diff in review.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const DOORS = [
+  ['fw-http', 'lib/http/index.ts'],
+  ['fw-http/cache', 'lib/cache/index.ts'],
+  ['fw-http/fetch', 'lib/fetch/index.ts'],
+];
+const FLAGS =
+  ts.TypeFormatFlags.NoTruncation |
+  ts.TypeFormatFlags.UseFullyQualifiedType |
+  ts.TypeFormatFlags.WriteArrowStyleSignature;
+
+export function apiReport() {
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(ROOT, 'tsconfig.json'),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      },
+    },
+  );
+  const files = DOORS.map(([, file]) => join(ROOT, file));
+  const program = ts.createProgram(files, { ...config.options, noEmit: true });
+  const checker = program.getTypeChecker();
+  const out = [
+    '# The public API of fw-http',
+    '',
+    'Made by `npm run api:report`; checked by `spec/package/api-report.spec.ts`.',
+    '',
+  ];
+  for (const [name, file] of DOORS) {
+    const source = program.getSourceFile(join(ROOT, file));
+    const module = checker.getSymbolAtLocation(source);
+    out.push(`## ${name}`, '', '```ts');
+    const exports = checker.getExportsOfModule(module).sort((a, b) => a.name.localeCompare(b.name));
+    for (const symbol of exports) out.push(...describe(checker, symbol));
+    out.push('```', '');
+  }
+  return out.join('\n');
+}
+
+function describe(checker, exported) {
+  const symbol =
+    exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
+  const name = exported.name;
+  const decl = symbol.declarations?.[0];
+  if (symbol.flags & ts.SymbolFlags.Class) return classLines(checker, name, symbol, decl);
+  if (symbol.flags & (ts.SymbolFlags.Interface | ts.SymbolFlags.TypeAlias)) {
+    const type = checker.getDeclaredTypeOfSymbol(symbol);
+    const kind = symbol.flags & ts.SymbolFlags.Interface ? 'interface' : 'type';
+    const text =
+      kind === 'type' && decl?.type
+        ? decl.type.getText()
+        : checker.typeToString(type, decl, FLAGS | ts.TypeFormatFlags.InTypeAlias);
+    const lines = [`${kind} ${name} = ${oneLine(text)}`];
+    if (kind === 'interface')
+      for (const p of checker.getPropertiesOfType(type))
+        lines.push(
+          `  ${p.name}${p.flags & ts.SymbolFlags.Optional ? '?' : ''}: ${oneLine(checker.typeToString(checker.getTypeOfSymbolAtLocation(p, decl), decl, FLAGS))}`,
+        );
+    return lines;
+  }
+  const kind = symbol.flags & ts.SymbolFlags.Function ? 'function' : 'const';
+  const type = checker.getTypeOfSymbolAtLocation(symbol, decl ?? symbol.valueDeclaration);
+  return [`${kind} ${name}: ${oneLine(checker.typeToString(type, decl, FLAGS))}`];
+}
+
+function classLines(checker, name, symbol, decl) {
+  const lines = [`class ${name}`];
+  const instance = checker.getDeclaredTypeOfSymbol(symbol);
+  const statics = checker.getTypeOfSymbolAtLocation(symbol, decl);
+  for (const sig of statics.getConstructSignatures())
+    lines.push(`  constructor${oneLine(checker.signatureToString(sig, decl, FLAGS))}`);
+  const members = (type, prefix) =>
+    checker
+      .getPropertiesOfType(type)
+      .filter((p) => p.name !== 'prototype' && !p.name.startsWith('#') && !p.name.startsWith('__'))
+      .filter(
+        (p) =>
+          !(
+            ts.getCombinedModifierFlags(p.valueDeclaration ?? p.declarations?.[0] ?? decl) &
+            (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)
+          ),
+      )
+      .filter((p) => !isInternal(p))
+      .map(
+        (p) =>
+          `  ${prefix}${p.name}: ${oneLine(checker.typeToString(checker.getTypeOfSymbolAtLocation(p, decl), decl, FLAGS))}`,
+      );
+  lines.push(...members(statics, 'static '), ...members(instance, ''));
+  return lines;
+}
+
+/** Members marked `@internal` are stripped from the published types, so they are not API. */
+function isInternal(p) {
+  return (p.declarations ?? []).some((d) =>
+    ts.getJSDocTags(d).some((t) => t.tagName.text === 'internal'),
+  );
+}
+
+const oneLine = (text) => text.replace(/\s+/g, ' ');
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  // `--check [file]`: exit 1 naming the first differing line when file (default api/report.md) is stale.
+  const check = process.argv.indexOf('--check');
+  const file = join(ROOT, 'api', 'report.md');
+  const report = apiReport();
+  if (check === -1) {
+    writeFileSync(file, report);
+    console.log('wrote api/report.md');
+  } else {
+    const against = process.argv[check + 1] ?? file;
+    const was = readFileSync(against, 'utf8').split('\n');
+    const now = report.split('\n');
+    const at = now.findIndex((line, i) => line !== was[i]);
+    if (at === -1 && was.length === now.length) console.log(`${against} is the API`);
+    else {
+      const line = at === -1 ? now.length : at;
+      console.error(
+        `${against} is not the API from line ${line + 1}:\n- ${was[line] ?? ''}\n+ ${now[line] ?? ''}\nrun npm run api:report and review the diff`,
+      );
+      process.exitCode = 1;
+    }
+  }
+}
