@@ -114,7 +114,7 @@ export class CallGuard implements CallEnd {
     this.#scopeSignal = null;
     // The client's permit was taken last; hand it back first so a queued caller of another
     // target is not held up behind this target's gate.
-    for (let i = this.#held.length - 1; i >= 0; i--) this.#held[i].release();
+    for (let i = this.#held.length - 1; i >= 0; i--) this.#held[i]!.release();
     this.#held.length = 0;
   }
 

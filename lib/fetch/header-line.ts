@@ -79,13 +79,13 @@ export function callHeaders(plan: CallHeaderPlan): string[] {
   const out: string[] = [];
   const lastSlot = new Map<string, number>();
   for (let i = 0; i < lines.length; i++) {
-    const l = lines[i];
+    const l = lines[i]!;
     checkHeader(l.name, l.value);
     const lower = l.name.toLowerCase();
     if (SLOT_HEADERS.has(lower)) lastSlot.set(lower, i);
   }
   for (let i = 0; i < lines.length; i++) {
-    const l = lines[i];
+    const l = lines[i]!;
     const lower = l.name.toLowerCase();
     if (SLOT_HEADERS.has(lower) && lastSlot.get(lower) !== i) continue;
     out.push(l.name, l.value);
@@ -134,7 +134,7 @@ export function exchangeHeaders(plan: ExchangeHeaderPlan): string[] {
   if (plan.authorization != null) out.push('authorization', plan.authorization);
   if (plan.userAgent != null) out.push('user-agent', plan.userAgent);
   if (plan.contentType != null) out.push('content-type', plan.contentType);
-  for (let i = 0; i < out.length; i += 2) checkHeader(out[i], out[i + 1]);
+  for (let i = 0; i < out.length; i += 2) checkHeader(out[i]!, out[i + 1]!);
   for (const l of lines) {
     checkHeader(l.name, l.value);
     out.push(l.name, l.value);
@@ -160,14 +160,14 @@ export function redirectHeaders(
   const secret = opts.secret;
   const out: string[] = [];
   for (let i = 0; i < flat.length; i += 2) {
-    const lower = flat[i].toLowerCase();
+    const lower = flat[i]!.toLowerCase();
     if (
       opts.crossOrigin &&
       (CROSS_ORIGIN_DROPPED.has(lower) || (secret != null && secret.has(lower)))
     )
       continue;
     if (opts.dropBody && BODY_HEADERS.has(lower)) continue;
-    out.push(flat[i], flat[i + 1]);
+    out.push(flat[i]!, flat[i + 1]!);
   }
   return out;
 }
@@ -176,7 +176,7 @@ export function redirectHeaders(
 export function linesOf(raw: readonly Buffer[]): HeaderLine[] {
   const out: HeaderLine[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2)
-    out.push({ name: raw[i].toString('latin1'), value: raw[i + 1].toString('latin1') });
+    out.push({ name: raw[i]!.toString('latin1'), value: raw[i + 1]!.toString('latin1') });
   return out;
 }
 

@@ -68,7 +68,7 @@ function parse(template: string): ParsedTemplate {
   let last = 0;
   for (const m of template.matchAll(PLACEHOLDER)) {
     parts.push(template.slice(last, m.index));
-    slots.push(m[1]);
+    slots.push(m[1]!);
     last = (m.index ?? 0) + m[0].length;
   }
   parts.push(template.slice(last));
@@ -127,7 +127,7 @@ export function fillTemplate(template: string, args: unknown): string {
         `path template ${template} has ${t.positional} {} segment(s); the tuple has ${list.length}`,
       );
     }
-    let out = t.parts[0];
+    let out = t.parts[0]!;
     for (let i = 0; i < list.length; i++)
       out += segment(list[i], `#${i + 1}`, template) + t.parts[i + 1];
     return out;
@@ -145,10 +145,10 @@ export function fillTemplate(template: string, args: unknown): string {
       );
     return template;
   }
-  let out = t.parts[0];
+  let out = t.parts[0]!;
   const fields = (args ?? {}) as Record<string, unknown>;
   for (let i = 0; i < t.slots.length; i++) {
-    const name = t.slots[i];
+    const name = t.slots[i]!;
     if (!Object.hasOwn(fields, name) || fields[name] === undefined || fields[name] === null) {
       throw new FetchError('BadTemplate', `path template ${template}: missing field "${name}"`);
     }

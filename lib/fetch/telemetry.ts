@@ -91,7 +91,7 @@ export class FetchTelemetry {
 }
 
 function hasHeader(flat: readonly string[], lower: string): boolean {
-  for (let i = 0; i < flat.length; i += 2) if (flat[i].toLowerCase() === lower) return true;
+  for (let i = 0; i < flat.length; i += 2) if (flat[i]!.toLowerCase() === lower) return true;
   return false;
 }
 

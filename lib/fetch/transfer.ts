@@ -272,7 +272,7 @@ export class Transfer implements Dispatcher.DispatchHandler {
 
   #takeAll(): Buffer {
     const all =
-      this.#queue.length === 1 ? this.#queue[0] : Buffer.concat(this.#queue, this.#queued);
+      this.#queue.length === 1 ? this.#queue[0]! : Buffer.concat(this.#queue, this.#queued);
     this.consumed += this.#queued;
     this.#queue = [];
     this.#queued = 0;
