@@ -39,6 +39,7 @@ import { UPGRADE, Upgrades, upgradeConnection } from '../features/websocket';
 import { sendFile } from '../features/files/send-file';
 import { Dir } from '../features/files/dir';
 import { watchTimeouts } from './socket-timeouts';
+import type { StallWatch } from '../core/stall-watch';
 import { ServerTelemetry } from '../features/telemetry';
 import { RATE_STORE } from '../features/rate-limit';
 import type { RateStore } from '../../cache';
@@ -145,6 +146,8 @@ export class App {
   readonly #upgrades = new Upgrades();
   /** Spans and metrics, resolved at build: null while no OpenTelemetry SDK is registered. */
   #telemetry: ServerTelemetry | null = null;
+  /** Cuts connections whose answers stopped leaving (`writeTimeoutMs`), upgraded ones included. */
+  #stalls: StallWatch | null = null;
 
   constructor(options: AppOptions = {}) {
     this.options = options;
@@ -523,6 +526,7 @@ export class App {
       await closed;
     } else this.#shutdown.abort(new Error('server shutting down'));
     await upgraded;
+    this.#stalls?.stop();
     for (const client of this.#clients()) await client.close();
     for (const fn of this.#onClose) await fn();
     this.#logs.flush();
@@ -572,7 +576,7 @@ export class App {
       },
       this.#dispatch,
     );
-    watchTimeouts(server, o.writeTimeoutMs ?? 60_000, o.idleTimeoutMs ?? 120_000);
+    this.#stalls = watchTimeouts(server, o.writeTimeoutMs ?? 60_000, o.idleTimeoutMs ?? 120_000);
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
       this.#beforeRouting(err, socket),
     );
@@ -605,7 +609,6 @@ export class App {
       {
         bodyMs: o.requestTimeoutMs ?? 30_000,
         lingerMs: o.keepAliveTimeoutMs ?? 5_000,
-        writeMs: o.writeTimeoutMs ?? 60_000,
         idleMs: o.idleTimeoutMs ?? 120_000,
       },
     );
