@@ -24,12 +24,15 @@ export interface WebSocketLimits {
   readonly pingIntervalMs: number;
   /** No message either way for this long: close 1001 `idle timeout`. 0: never. */
   readonly idleTimeoutMs: number;
+  /** Bytes sent but not yet taken by the peer past which the socket is closed with 1008 `peer not reading`. */
+  readonly maxBufferedBytes: number;
 }
 
 export const WEBSOCKET_DEFAULTS: WebSocketLimits = Object.freeze({
   maxMessageBytes: 1024 * 1024,
   pingIntervalMs: 30_000,
   idleTimeoutMs: 5 * 60_000,
+  maxBufferedBytes: 4 * 1024 * 1024,
 });
 
 /**
@@ -47,6 +50,7 @@ export interface UpgradeMark {
   readonly maxMessageBytes?: number | undefined;
   readonly pingIntervalMs?: number | undefined;
   readonly idleTimeoutMs?: number | undefined;
+  readonly maxBufferedBytes?: number | undefined;
 }
 
 /** The key of a route's `@WebSocket` mark: `record.marks.get(UPGRADE)`. */
@@ -61,6 +65,12 @@ export interface WebSocketOptions extends RouteOptions {
   readonly pingIntervalMs?: number;
   /** A socket with no message either way for this long is closed with 1001 `idle timeout`. Default 5 min; 0 never. */
   readonly idleTimeoutMs?: number;
+  /**
+   * Bytes sent to the peer and not yet taken by it (`ws.bufferedAmount`) past which the socket is
+   * closed with 1008 `peer not reading`: later sends are dropped, and a peer that still reads
+   * nothing is cut by the app's `writeTimeoutMs`. Default 4 MiB.
+   */
+  readonly maxBufferedBytes?: number;
 }
 
 /**
@@ -71,9 +81,22 @@ export interface WebSocketOptions extends RouteOptions {
  * @example @WebSocket('/ws/echo', { origins: ['https://shop.example'], maxMessageBytes: 64 * 1024 }) echo(c: Ctx) { c.upgrade(echoLoop, null) }
  */
 export function WebSocket(path = '', options: WebSocketOptions = {}): MethodDecorator {
-  const { origins = [], maxMessageBytes, pingIntervalMs, idleTimeoutMs, ...rest } = options;
+  const {
+    origins = [],
+    maxMessageBytes,
+    pingIntervalMs,
+    idleTimeoutMs,
+    maxBufferedBytes,
+    ...rest
+  } = options;
   const get = Get(path, rest);
-  const mark = markRoute(UPGRADE, { origins, maxMessageBytes, pingIntervalMs, idleTimeoutMs });
+  const mark = markRoute(UPGRADE, {
+    origins,
+    maxMessageBytes,
+    pingIntervalMs,
+    idleTimeoutMs,
+    maxBufferedBytes,
+  });
   return (proto, key, descriptor) => {
     get(proto, key, descriptor);
     mark(proto, key, descriptor);
@@ -191,6 +214,7 @@ export class Upgrades {
         maxMessageBytes: mark.maxMessageBytes ?? d.maxMessageBytes,
         pingIntervalMs: mark.pingIntervalMs ?? d.pingIntervalMs,
         idleTimeoutMs: mark.idleTimeoutMs ?? d.idleTimeoutMs,
+        maxBufferedBytes: mark.maxBufferedBytes ?? d.maxBufferedBytes,
       };
       // One server per route: `ws` applies maxPayload per server. No compression (a deflate bomb
       // would grow past any message bound before it is counted).
@@ -317,17 +341,39 @@ function watch(
     alive = true;
     idle?.refresh();
   });
-  if (idle !== null) {
-    const send = ws.send;
-    ws.send = function sent(this: Peer, ...args: Parameters<Peer['send']>) {
-      idle.refresh();
-      return send.apply(this, args);
-    } as Peer['send'];
-  }
+  boundSends(ws, limits.maxBufferedBytes, idle, () =>
+    log(
+      `warning: ${label} WebSocket from ${peer} closed 1008: peer not reading (over ${limits.maxBufferedBytes} bytes buffered)`,
+    ),
+  );
   ws.once('close', () => {
     if (ping !== null) clearInterval(ping);
     if (idle !== null) clearTimeout(idle);
   });
+}
+
+/**
+ * Every send refreshes the idle timer and is checked against `maxBufferedBytes`: a peer that sends
+ * and never reads (an echo loop's peer) would otherwise grow the server by every answer. Past the
+ * bound the socket is closed with 1008: `ws` sends nothing more after `close()` (later sends are
+ * dropped, their callbacks get an error), the close frame waits behind the unread bytes, and a peer
+ * that still reads nothing is cut by the write timeout (or `ws`'s own 30 s close timer).
+ */
+function boundSends(
+  ws: Peer,
+  maxBufferedBytes: number,
+  idle: NodeJS.Timeout | null,
+  over: () => void,
+): void {
+  const send = ws.send;
+  ws.send = function sent(this: Peer, ...args: Parameters<Peer['send']>) {
+    idle?.refresh();
+    send.apply(this, args);
+    if (this.readyState === this.OPEN && this.bufferedAmount > maxBufferedBytes) {
+      this.close(1008, 'peer not reading');
+      over();
+    }
+  } as Peer['send'];
 }
 
 /** The close code `ws` sent for a protocol error (kept on the error under a symbol of its own). */
@@ -371,6 +417,7 @@ const LIMITS: readonly [keyof WebSocketLimits, number][] = [
   ['maxMessageBytes', 1],
   ['pingIntervalMs', 0],
   ['idleTimeoutMs', 0],
+  ['maxBufferedBytes', 1],
 ];
 
 const check: RecordCheck = (record, _services, problems) => {
