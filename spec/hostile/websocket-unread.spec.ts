@@ -11,7 +11,7 @@ import { heapAfterGc } from '../support/hostile';
 
 @Controller('/ws')
 class Echo {
-  @WebSocket('/echo') echo(c: Ctx) {
+  @WebSocket('/echo', { origins: '*' }) echo(c: Ctx) {
     c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null);
   }
 }
@@ -21,7 +21,7 @@ const MiB = 1024 * 1024;
 @Controller('/ws')
 class Flood {
   /** Sends 32 MiB as soon as the peer is in, whether it reads or not. */
-  @WebSocket('/flood', { maxBufferedBytes: 64 * MiB }) flood(c: Ctx) {
+  @WebSocket('/flood', { origins: '*', maxBufferedBytes: 64 * MiB }) flood(c: Ctx) {
     c.upgrade((ws) => ws.send(Buffer.alloc(32 * MiB, 0x62)), null);
   }
 }

@@ -36,11 +36,13 @@ export const WEBSOCKET_DEFAULTS: WebSocketLimits = Object.freeze({
 });
 
 /**
- * The origins a WebSocket route accepts: a list of exact `Origin` values, or a function deciding
- * (it also gets the request's `Host` and the local port, for services that learn their port at
- * listen). An empty list accepts any origin.
+ * The origins a WebSocket route accepts: a list of exact `Origin` values, a function deciding (it
+ * also gets the request's `Host` and the local port, for services that learn their port at
+ * listen), or `'*'` for any origin (and none). A route must say which: a browser sends its cookies
+ * with a handshake from any page, so accepting every origin is a choice the route makes in words.
  */
 export type OriginRule =
+  | '*'
   | readonly string[]
   | ((origin: string, at: { readonly host: string | null; readonly port: number }) => boolean);
 
@@ -57,7 +59,10 @@ export interface UpgradeMark {
 export const UPGRADE = new MarkKey<UpgradeMark>('upgrade');
 
 export interface WebSocketOptions extends RouteOptions {
-  /** Exact `Origin` values, or a function deciding; none named accepts any origin (and none). */
+  /**
+   * Exact `Origin` values, a function deciding, or `'*'` for any origin (and none). Required: a
+   * route that names none (or an empty list) is refused at startup.
+   */
   readonly origins?: OriginRule;
   /** The largest message a peer may send, fragments put together; past it the socket closes with 1009. Default 1 MiB. */
   readonly maxMessageBytes?: number;
@@ -75,7 +80,7 @@ export interface WebSocketOptions extends RouteOptions {
 
 /**
  * A WebSocket route: a GET whose handler calls `c.upgrade(loop, state)`. A handshake whose `Origin`
- * is not named gets 403 (a missing one too, when origins are named); a request that is not a valid
+ * is not named gets 403 (a missing one too, unless the route says `origins: '*'`); a request that is not a valid
  * WebSocket upgrade gets 400. The framework owns the socket's errors and limits: a peer breaking
  * the protocol is closed (1002, 1007, 1009) and logged, never an uncaught error.
  * @example @WebSocket('/ws/echo', { origins: ['https://shop.example'], maxMessageBytes: 64 * 1024 }) echo(c: Ctx) { c.upgrade(echoLoop, null) }
@@ -260,7 +265,7 @@ export class Upgrades {
 
 function originAllowed(rule: OriginRule, req: IncomingMessage): boolean {
   const origin = req.headers.origin;
-  if (Array.isArray(rule) && rule.length === 0) return true; // no origins named: any (and none)
+  if (rule === '*') return true; // any, and none
   if (origin === undefined) return false;
   if (typeof rule === 'function')
     return rule(origin, { host: req.headers.host ?? null, port: req.socket.localPort ?? 0 });
@@ -423,6 +428,12 @@ const LIMITS: readonly [keyof WebSocketLimits, number][] = [
 const check: RecordCheck = (record, _services, problems) => {
   const mark = record.marks.get(UPGRADE);
   if (mark === undefined) return;
+  const o = mark.origins;
+  if (!(o === '*' || typeof o === 'function' || (Array.isArray(o) && o.length > 0))) {
+    problems.push(
+      `${record.label}: @WebSocket names no origins: list them (origins: ['https://shop.example']), pass a function, or say origins: '*' to accept a handshake from any page (the browser sends its cookies with it)`,
+    );
+  }
   for (const [name, least] of LIMITS) {
     const v = mark[name];
     if (v !== undefined && !(Number.isSafeInteger(v) && v >= least)) {
