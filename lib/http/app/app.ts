@@ -617,7 +617,10 @@ export class App {
 
   /** Answers written before a request could be routed keep the default shape and close the connection. */
   #beforeRouting(err: NodeJS.ErrnoException, socket: Socket): void {
-    if (!socket.writable || err.code === 'ECONNRESET' || err.code === 'EPIPE') {
+    // A pipelined request that node cannot parse while an earlier answer holds the socket: a raw
+    // answer would land inside that one (an event stream's chunked body), or be taken as its answer.
+    const current = (socket as Socket & { _httpMessage?: unknown })._httpMessage;
+    if (!socket.writable || current || err.code === 'ECONNRESET' || err.code === 'EPIPE') {
       socket.destroy();
       return;
     }

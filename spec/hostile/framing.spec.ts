@@ -1,0 +1,74 @@
+import { connect, type Socket } from 'node:net';
+import { App, Controller, Ctx, Get, Post, Returns, Body } from 'fw-http';
+import { IsString } from 'class-validator';
+import { getOnce } from '../support/hostile';
+
+// Framing a hostile client gets wrong on purpose (issue 22): a bad request pipelined behind an
+// answer under way, more header lines than node keeps, HTTP/1.0 with Transfer-Encoding, two Host
+// headers, and a Transfer-Encoding that only looks chunked on the Upgrade path.
+
+class Note {
+  @IsString() text!: string;
+}
+
+@Controller()
+class Framed {
+  @Get('/sse') async sse(c: Ctx) {
+    const events = c.events();
+    for (let n = 1; n <= 5; n++) {
+      await events.send({ data: { n } });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    events.close();
+  }
+  @Returns(Object)
+  @Post('/echo')
+  echo(@Body() b: Note) {
+    return { text: b.text };
+  }
+  @Returns(String)
+  @Get('/plain')
+  plain() {
+    return 'plain';
+  }
+}
+
+/** Everything the server writes on one connection until it closes (or `withinMs` passes). */
+function collect(socket: Socket, withinMs = 5_000): Promise<{ text: string; closed: boolean }> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => finish(false), withinMs);
+    const finish = (closed: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ text: Buffer.concat(chunks).toString('latin1'), closed });
+    };
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('error', () => {});
+    socket.once('close', () => finish(true));
+  });
+}
+
+describe('hostile framing', () => {
+  const app = new App({ log: () => {} }).controllers(Framed);
+  let port = 0;
+  beforeAll(async () => {
+    port = (await app.listen()).port;
+  });
+  afterAll(() => app.close());
+
+  it('I22.9 a bad request pipelined behind an event stream under way cuts the connection; no 400 lands inside the stream', async () => {
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    const got = collect(socket);
+    socket.write('GET /sse HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((r) => setTimeout(r, 150)); // the stream's head and first event are out
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n');
+    const { text, closed } = await got;
+    expect(closed).toBe(true);
+    expect(text.startsWith('HTTP/1.1 200 OK')).toBe(true);
+    expect(text).toContain('data: {"n":1}');
+    expect(text.indexOf('HTTP/1.1', 1)).toBe(-1);
+    expect((await getOnce(port, '/plain')).body).toBe('plain');
+  });
+});
