@@ -2,6 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { App, Controller, Ctx, Get, Post, Returns, Body } from 'fw-http';
 import { IsString } from 'class-validator';
 import { getOnce } from '../support/hostile';
+import { raw } from '../support/raw';
 
 // Framing a hostile client gets wrong on purpose (issue 22): a bad request pipelined behind an
 // answer under way, more header lines than node keeps, HTTP/1.0 with Transfer-Encoding, two Host
@@ -70,5 +71,31 @@ describe('hostile framing', () => {
     expect(text).toContain('data: {"n":1}');
     expect(text.indexOf('HTTP/1.1', 1)).toBe(-1);
     expect((await getOnce(port, '/plain')).body).toBe('plain');
+  });
+
+  /** A POST of `{"text":"hi"}` whose head holds `lines` header lines, Content-Length the last one. */
+  const crowded = (lines: number, extra = '') => {
+    const body = '{"text":"hi"}';
+    let head = `POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${extra}`;
+    const filler = lines - 3 - (extra === '' ? 0 : extra.split('\r\n').length - 1);
+    for (let i = 0; i < filler; i++) head += `x-f${i}: y\r\n`;
+    return `${head}Content-Length: ${body.length}\r\n\r\n${body}`;
+  };
+
+  it('I22.11 a head of 1,001 header lines is 431 and the connection closes; 1,000 are read whole', async () => {
+    const at = await raw(port, crowded(1_000));
+    expect(at.text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(at.text).toContain('{"text":"hi"}');
+    const over = await raw(port, crowded(1_001));
+    expect(over.text).toMatch(/^HTTP\/1\.1 431 /);
+    expect(over.text).toContain('"status":431');
+    expect(over.text.toLowerCase()).toContain('connection: close');
+    expect(over.closed).toBe(true);
+  });
+
+  it('I22.11 the same on the Upgrade path', async () => {
+    const over = await raw(port, crowded(1_001, 'Connection: Upgrade\r\nUpgrade: foo\r\n'));
+    expect(over.text).toMatch(/^HTTP\/1\.1 431 /);
+    expect(over.closed).toBe(true);
   });
 });

@@ -78,6 +78,11 @@ export interface AppOptions {
   readonly keepAliveTimeoutMs?: number | undefined;
   /** A request head larger than this is answered 431. Default 16 KiB. */
   readonly maxHeaderBytes?: number | undefined;
+  /**
+   * Header lines a request head may hold; more is answered 431 before routing (Node keeps only this
+   * many in `req.headers`, while a later `Content-Length` would still frame the body). Default 1,000.
+   */
+  readonly maxHeaderCount?: number | undefined;
   /** How long `close()` waits for requests in flight before cancelling them. Default 10 s. */
   readonly closeGraceMs?: number | undefined;
   /**
@@ -142,6 +147,8 @@ export class App {
   readonly #inFlight = new Set<ServerResponse>();
   readonly #leaveInFlight: (this: ServerResponse) => void;
   readonly #shedAt: number;
+  /** `rawHeaders` entries (two per header line) a request may hold. */
+  readonly #maxRawHeaders: number;
   readonly #core: Core;
   readonly #upgrades = new Upgrades();
   /** Spans and metrics, resolved at build: null while no OpenTelemetry SDK is registered. */
@@ -153,6 +160,7 @@ export class App {
     this.options = options;
     if (options.rateStore !== undefined) this.#services.set(RATE_STORE, options.rateStore);
     this.#shedAt = options.maxRequestsInFlight ?? 0;
+    this.#maxRawHeaders = 2 * (options.maxHeaderCount ?? 1_000);
     const inFlight = this.#inFlight;
     // One listener for every answer ('close' calls it with the answer as `this`): no closure per request.
     this.#leaveInFlight = function (this: ServerResponse) {
@@ -576,6 +584,7 @@ export class App {
       },
       this.#dispatch,
     );
+    server.maxHeadersCount = this.#maxRawHeaders / 2;
     this.#stalls = watchTimeouts(server, o.writeTimeoutMs ?? 60_000, o.idleTimeoutMs ?? 120_000);
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
       this.#beforeRouting(err, socket),
@@ -601,6 +610,12 @@ export class App {
         ? this.#router!.find(q === -1 ? url : url.slice(0, q))?.methods.get('GET')
         : undefined;
     const o = this.options;
+    if (req.rawHeaders.length > this.#maxRawHeaders) {
+      socket.on('error', () => socket.destroy());
+      writeRawFailure(socket as Socket, 431, 'too many header lines');
+      setTimeout(() => socket.destroy(), o.keepAliveTimeoutMs ?? 5_000).unref();
+      return;
+    }
     const served = this.#upgrades.take(
       req,
       socket as Socket,
@@ -636,6 +651,10 @@ export class App {
   readonly #dispatch = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
+    if (req.rawHeaders?.length > this.#maxRawHeaders) {
+      this.#refuseEarly(res, 431, 'too many header lines');
+      return;
+    }
     if (this.#shedAt !== 0 && this.#shed(res)) {
       if (this.#telemetry !== null) this.#telemetry.shed(req);
       return;
@@ -673,17 +692,22 @@ export class App {
     }
   };
 
+  /** An answer before routing: the default failure shape, and the connection closes after it. */
+  #refuseEarly(res: ServerResponse, status: number, message: string): void {
+    const body = defaultFailureBody(status, message);
+    res.shouldKeepAlive = false;
+    res.writeHead(status, {
+      'content-type': JSON_TYPE,
+      'content-length': String(Buffer.byteLength(body)),
+      ...(status === 503 ? { 'retry-after': '1' } : {}),
+    });
+    res.end(body);
+  }
+
   /** Sheds a request past `maxRequestsInFlight` (default failure shape, like every answer written before routing). */
   #shed(res: ServerResponse): boolean {
     if (this.#inFlight.size >= this.#shedAt) {
-      const body = defaultFailureBody(503, 'server busy');
-      res.shouldKeepAlive = false;
-      res.writeHead(503, {
-        'content-type': JSON_TYPE,
-        'content-length': String(Buffer.byteLength(body)),
-        'retry-after': '1',
-      });
-      res.end(body);
+      this.#refuseEarly(res, 503, 'server busy');
       return true;
     }
     this.#inFlight.add(res);
