@@ -98,4 +98,45 @@ describe('hostile framing', () => {
     expect(over.text).toMatch(/^HTTP\/1\.1 431 /);
     expect(over.closed).toBe(true);
   });
+
+  it('I22.12 HTTP/1.0 with Transfer-Encoding is answered, then the connection closes (RFC 9112 §6.1)', async () => {
+    const body = '{"text":"hi"}';
+    const r = await raw(
+      port,
+      `POST /echo HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nContent-Type: application/json\r\n` +
+        `Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+      { quietMs: 2_000 },
+    );
+    expect(r.text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(r.text).toContain(body);
+    expect(r.closed).toBe(true);
+  });
+
+  it('I22.12 two Host headers are 400 (RFC 9112 §3.2), on the Upgrade path too', async () => {
+    const twice = await raw(port, 'GET /plain HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n');
+    expect(twice.text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(twice.text).toContain('more than one Host header');
+    expect(twice.closed).toBe(true);
+    const upgrade = await raw(
+      port,
+      'GET /plain HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: Upgrade\r\nUpgrade: foo\r\n\r\n',
+    );
+    expect(upgrade.text).toMatch(/^HTTP\/1\.1 400 /);
+    expect((await raw(port, 'GET /plain HTTP/1.1\r\nHost: a\r\n\r\n')).text).toMatch(/ 200 /);
+  });
+
+  it('I22.12 on the Upgrade path, Transfer-Encoding: NBSP chunked is not chunked: 400', async () => {
+    const body = '{"text":"hi"}';
+    const r = await raw(
+      port,
+      Buffer.from(
+        `POST /echo HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: foo\r\nContent-Type: application/json\r\n` +
+          `Transfer-Encoding: \xa0chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+        'latin1',
+      ),
+    );
+    expect(r.text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(r.text).toContain('Transfer-Encoding must end with chunked');
+    expect(r.text).not.toContain('"text":"hi"');
+  });
 });

@@ -610,9 +610,10 @@ export class App {
         ? this.#router!.find(q === -1 ? url : url.slice(0, q))?.methods.get('GET')
         : undefined;
     const o = this.options;
-    if (req.rawHeaders.length > this.#maxRawHeaders) {
+    const framing = badFraming(req, this.#maxRawHeaders);
+    if (framing !== null) {
       socket.on('error', () => socket.destroy());
-      writeRawFailure(socket as Socket, 431, 'too many header lines');
+      writeRawFailure(socket as Socket, framing.status, framing.message);
       setTimeout(() => socket.destroy(), o.keepAliveTimeoutMs ?? 5_000).unref();
       return;
     }
@@ -651,10 +652,15 @@ export class App {
   readonly #dispatch = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    if (req.rawHeaders?.length > this.#maxRawHeaders) {
-      this.#refuseEarly(res, 431, 'too many header lines');
+    const framing = badFraming(req, this.#maxRawHeaders);
+    if (framing !== null) {
+      this.#refuseEarly(res, framing.status, framing.message);
       return;
     }
+    // RFC 9112 §6.1: a Transfer-Encoding in an HTTP/1.0 request may have been framed wrongly on the
+    // way: the connection is closed after the answer.
+    if (req.httpVersionMinor === 0 && req.headers['transfer-encoding'] !== undefined)
+      res.shouldKeepAlive = false;
     if (this.#shedAt !== 0 && this.#shed(res)) {
       if (this.#telemetry !== null) this.#telemetry.shed(req);
       return;
@@ -846,6 +852,27 @@ export class App {
       `${info.route}: an onError observer failed (ignored)`,
     );
   }
+}
+
+/**
+ * A head node parsed but fw refuses before routing: more header lines than `maxHeaderCount` (node
+ * keeps that many in `req.headers`, and a later `Content-Length` would still frame the body: 431),
+ * or more than one `Host` (RFC 9112 §3.2: 400; node keeps the first). Null for a good head.
+ */
+function badFraming(
+  req: IncomingMessage,
+  maxRawHeaders: number,
+): { status: number; message: string } | null {
+  const raw = req.rawHeaders;
+  if (raw === undefined) return null; // app.inject
+  if (raw.length > maxRawHeaders) return { status: 431, message: 'too many header lines' };
+  let hosts = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    if (name.length === 4 && name.toLowerCase() === 'host' && ++hosts > 1)
+      return { status: 400, message: 'more than one Host header' };
+  }
+  return null;
 }
 
 /** What `app.onError` observers are told besides the error. */

@@ -229,7 +229,9 @@ function framingOf(req: IncomingMessage): Framing | null | string {
   if (te !== undefined) {
     // node has already refused Transfer-Encoding beside Content-Length; the last coding must be chunked
     const codings = te.split(',');
-    return codings[codings.length - 1].trim().toLowerCase() === 'chunked'
+    // Only SP and HTAB are whitespace here (RFC 9110 §5.6.3): trim() would take NBSP away too, and
+    // `\xa0chunked` is a coding node's own parser does not take for chunked.
+    return codings[codings.length - 1].replace(/^[ \t]+|[ \t]+$/g, '').toLowerCase() === 'chunked'
       ? CHUNKED
       : 'Transfer-Encoding must end with chunked';
   }
