@@ -8,7 +8,7 @@ import { compileRoute, type CompiledRoute } from '../pipeline/compile-route';
 import { compressor, type CompressOptions } from '../features/compress';
 import { Ctx, isThenable, type Core } from '../request/ctx';
 import type { Capability, EncoderExtensions, Host, Middleware } from '../route/extensions';
-import { RefusalError } from '../core/errors';
+import { HttpError, RefusalError } from '../core/errors';
 import {
   defaultFailureBody,
   failureBodyFor,
@@ -479,6 +479,12 @@ export class App {
       throw e;
     }
     this.#sealed = true;
+    if (all.length === 0 && this.#fallbacks.length === 0) {
+      // Not a Refusal: middleware alone may answer everything (a proxy, a test of a middleware).
+      this.#logs.line(
+        'warning: the app has no routes, static trees or built-in routes: every request no middleware answers is 404 (was app.controllers(...) left out, or a controller without @Get/@Post?)',
+      );
+    }
     return this;
   }
 
@@ -528,11 +534,11 @@ export class App {
       };
       await within(this.options.closeGraceMs ?? 10_000);
       // Cancel what is still waiting (503 Canceled), give those answers a moment to leave, then cut.
-      this.#shutdown.abort(new Error('server shutting down'));
+      this.#shutdown.abort(shuttingDown());
       await within(1_000);
       server.closeAllConnections();
       await closed;
-    } else this.#shutdown.abort(new Error('server shutting down'));
+    } else this.#shutdown.abort(shuttingDown());
     await upgraded;
     this.#stalls?.stop();
     for (const client of this.#clients()) await client.close();
@@ -874,6 +880,13 @@ function badFraming(
   }
   return null;
 }
+
+/**
+ * The reason the app-wide signal is aborted with at `close()`: what a handler awaiting something
+ * under `c.signal` is rejected with (`signal.throwIfAborted()`, a stream given the signal), so it
+ * answers 503 `Canceled` as `c.sleep` does, not 500 for an unknown error.
+ */
+const shuttingDown = (): HttpError => new HttpError('Canceled', 'server shutting down');
 
 /** What `app.onError` observers are told besides the error. */
 export interface ErrorInfo {
