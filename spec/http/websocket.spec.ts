@@ -311,3 +311,33 @@ describe('I22.13 a WebSocket route must name its origins', () => {
     expect(problems[1]).toMatch(/^GET \/ws\/empty \(Unsaid\.empty\): @WebSocket names no origins/);
   });
 });
+
+describe('I22.1 maxBufferedBytes is checked at startup', () => {
+  it('I22.1 a maxBufferedBytes under 1 or fractional is a Refusal naming the route; 1 is accepted', () => {
+    @Controller('/ws')
+    class Buffered {
+      @WebSocket('/zero', { origins: '*', maxBufferedBytes: 0 }) zero(c: Ctx) {
+        c.upgrade(() => {}, null);
+      }
+      @WebSocket('/half', { origins: '*', maxBufferedBytes: 0.5 }) half(c: Ctx) {
+        c.upgrade(() => {}, null);
+      }
+      @WebSocket('/one', { origins: '*', maxBufferedBytes: 1 }) one(c: Ctx) {
+        c.upgrade(() => {}, null);
+      }
+    }
+    let err: unknown;
+    try {
+      new App({ log: () => {} }).controllers(Buffered).build();
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(RefusalError);
+    const problems = (err as RefusalError).problems;
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(
+      /^GET \/ws\/zero .*maxBufferedBytes must be a whole number of at least 1 \(got 0\)/,
+    );
+    expect(problems[1]).toMatch(/^GET \/ws\/half .*\(got 0\.5\)/);
+  });
+});

@@ -479,13 +479,15 @@ export class App {
       throw e;
     }
     this.#sealed = true;
-    if (all.length === 0 && this.#fallbacks.length === 0) {
-      // Not a Refusal: middleware alone may answer everything (a proxy, a test of a middleware).
-      this.#logs.line(
-        'warning: the app has no routes, static trees or built-in routes: every request no middleware answers is 404 (was app.controllers(...) left out, or a controller without @Get/@Post?)',
-      );
-    }
+    if (all.length === 0 && this.#fallbacks.length === 0) this.#warnEmpty();
     return this;
+  }
+
+  /** Not a Refusal: middleware alone may answer everything (a proxy, a test of a middleware). */
+  #warnEmpty(): void {
+    this.#logs.line(
+      'warning: the app has no routes, static trees or built-in routes: every request no middleware answers is 404 (was app.controllers(...) left out, or a controller without @Get/@Post?)',
+    );
   }
 
   /** The `http.Server` (created by `build()`), for socket-level work. */
