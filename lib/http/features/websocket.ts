@@ -73,7 +73,7 @@ export interface WebSocketOptions extends RouteOptions {
   /**
    * Bytes sent to the peer and not yet taken by it (`ws.bufferedAmount`) past which the socket is
    * closed with 1008 `peer not reading`: later sends are dropped, and a peer that still reads
-   * nothing is cut by the app's `writeTimeoutMs`. Default 4 MiB.
+   * nothing is cut 30 s later (or by the app's `writeTimeoutMs`, if sooner). Default 4 MiB.
    */
   readonly maxBufferedBytes?: number;
 }
