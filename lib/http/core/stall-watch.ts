@@ -30,10 +30,13 @@ export const stallTick = (writeMs: number): number =>
 export class StallWatch {
   readonly #writeMs: number;
   readonly #sockets = new Map<Socket, Seen | null>();
+  readonly #tick: number;
   #timer: NodeJS.Timeout | null = null;
+  #last = 0;
 
   constructor(writeMs: number) {
     this.#writeMs = writeMs;
+    this.#tick = stallTick(writeMs);
   }
 
   /** Watches `socket` until it closes (nothing when the timeout is off). */
@@ -41,7 +44,10 @@ export class StallWatch {
     if (this.#writeMs <= 0 || this.#sockets.has(socket) || socket.destroyed) return;
     this.#sockets.set(socket, null);
     socket.once('close', () => this.#sockets.delete(socket));
-    this.#timer ??= setInterval(() => this.#sweep(), stallTick(this.#writeMs)).unref();
+    if (this.#timer === null) {
+      this.#last = performance.now();
+      this.#timer = setInterval(() => this.#sweep(), this.#tick).unref();
+    }
   }
 
   /** Stops the interval (at close; sockets still watched are left to the close). */
@@ -52,7 +58,12 @@ export class StallWatch {
 
   #sweep(): void {
     const now = performance.now();
+    // A sweep that comes late found the process busy (a long GC, a loaded machine): the peer may
+    // have read all along, its reads still queued behind this timer. That time is not its silence.
+    const late = now - this.#last - this.#tick;
+    this.#last = now;
     for (const [socket, seen] of this.#sockets) {
+      if (seen !== null && late > this.#tick) seen.since += late;
       const s = socket as Handled;
       const queue = s._handle?.writeQueueSize ?? 0;
       if (s.writableLength === 0 && queue === 0) {
