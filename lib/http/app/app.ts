@@ -641,10 +641,16 @@ export class App {
 
   /** Answers written before a request could be routed keep the default shape and close the connection. */
   #beforeRouting(err: NodeJS.ErrnoException, socket: Socket): void {
-    // A pipelined request that node cannot parse while an earlier answer holds the socket: a raw
-    // answer would land inside that one (an event stream's chunked body), or be taken as its answer.
-    const current = (socket as Socket & { _httpMessage?: unknown })._httpMessage;
-    if (!socket.writable || current || err.code === 'ECONNRESET' || err.code === 'EPIPE') {
+    // A pipelined request that node cannot parse while an answer on the socket is under way: a
+    // raw answer would land inside that one's body (an event stream's chunks). Before its head is
+    // sent the raw answer is that request's own (a body that stopped arriving: 408).
+    const current = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (
+      !socket.writable ||
+      current?.headersSent === true ||
+      err.code === 'ECONNRESET' ||
+      err.code === 'EPIPE'
+    ) {
       socket.destroy();
       return;
     }
