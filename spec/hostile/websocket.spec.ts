@@ -9,19 +9,19 @@ import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support
 
 @Controller('/ws')
 class HostileSockets {
-  @WebSocket('/echo') echo(c: Ctx) {
+  @WebSocket('/echo', { origins: '*' }) echo(c: Ctx) {
     c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null);
   }
-  @WebSocket('/small', { maxMessageBytes: 64 }) small(c: Ctx) {
+  @WebSocket('/small', { origins: '*', maxMessageBytes: 64 }) small(c: Ctx) {
     c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null);
   }
-  @WebSocket('/pinged', { pingIntervalMs: 100 }) pinged(c: Ctx) {
+  @WebSocket('/pinged', { origins: '*', pingIntervalMs: 100 }) pinged(c: Ctx) {
     c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null);
   }
-  @WebSocket('/idle', { idleTimeoutMs: 300 }) idle(c: Ctx) {
+  @WebSocket('/idle', { origins: '*', idleTimeoutMs: 300 }) idle(c: Ctx) {
     c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null);
   }
-  @WebSocket('/throws') throws(c: Ctx) {
+  @WebSocket('/throws', { origins: '*' }) throws(c: Ctx) {
     c.upgrade((ws) => ws.on('message', (m) => JSON.parse(m.toString())), null);
   }
   @Returns(String)

@@ -1,4 +1,5 @@
 import { App, Controller, Get, HttpError, cors, type CorsOptions, Returns } from 'fw-http';
+import { parseResponses, raw } from '../support/raw';
 
 @Controller()
 class CorsController {
@@ -40,5 +41,41 @@ describe('cors: any origin and credentials', () => {
     const evil = await app.inject({ url: '/ok', headers: { origin: 'https://evil.example' } });
     expect(evil.headers['access-control-allow-origin']).toBeUndefined();
     expect(evil.headers['access-control-allow-credentials']).toBeUndefined();
+  });
+});
+
+describe('I22.14 a preflight asking for header names that are not names', () => {
+  it('I22.14 a byte above 0x7F in Access-Control-Request-Headers is left out of the allowed list: 204, never 500', async () => {
+    const app = new App({ log: () => {} })
+      .controllers(CorsController)
+      .use(cors({ origins: ['https://shop.example'] }));
+    const { port } = await app.listen();
+    try {
+      const r = await raw(
+        port,
+        Buffer.from(
+          'OPTIONS /ok HTTP/1.1\r\nHost: x\r\nOrigin: https://shop.example\r\n' +
+            'Access-Control-Request-Method: POST\r\n' +
+            'Access-Control-Request-Headers: content-type, x-caf\xe9, x-trace\r\n\r\n',
+          'latin1',
+        ),
+      );
+      const [res] = parseResponses(r.text);
+      expect(res.status).toBe(204);
+      expect(res.headers['access-control-allow-headers']).toBe('content-type, x-trace');
+      const only = await raw(
+        port,
+        Buffer.from(
+          'OPTIONS /ok HTTP/1.1\r\nHost: x\r\nOrigin: https://shop.example\r\n' +
+            'Access-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: \xff\xfe\r\n\r\n',
+          'latin1',
+        ),
+      );
+      const [bare] = parseResponses(only.text);
+      expect(bare.status).toBe(204);
+      expect(bare.headers['access-control-allow-headers']).toBeUndefined();
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -73,7 +73,7 @@ class Fallback {
 
 @Controller()
 class Sockets {
-  @WebSocket('/ws') ws(c: Ctx) {
+  @WebSocket('/ws', { origins: '*' }) ws(c: Ctx) {
     c.upgrade((peer) => peer.send('hi'), null);
   }
 }

@@ -375,3 +375,24 @@ describe('provided clients start with the app', () => {
     expect(client.started).toBe(false);
   });
 });
+
+describe('I22.14 an app with no routes', () => {
+  it('I22.14 builds (middleware alone may answer) but says so in the log; an app with a route or a built-in route does not', async () => {
+    const lines: string[] = [];
+    const empty = new App({ log: (l) => lines.push(l) }).build();
+    expect((await empty.inject({ url: '/anything' })).status).toBe(404);
+    await new Promise((r) => setImmediate(r));
+    expect(lines.filter((l) => l.includes('the app has no routes'))).toHaveLength(1);
+    expect(lines.find((l) => l.includes('the app has no routes'))).toContain('"level":40');
+
+    const quiet: string[] = [];
+    @Controller()
+    class One {
+      @Get('/one') one() {}
+    }
+    new App({ log: (l) => quiet.push(l) }).controllers(One).build();
+    new App({ log: (l) => quiet.push(l) }).health().build();
+    await new Promise((r) => setImmediate(r));
+    expect(quiet.some((l) => l.includes('no routes'))).toBe(false);
+  });
+});

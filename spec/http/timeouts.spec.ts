@@ -67,7 +67,7 @@ class SlowReaders {
   quick() {
     return 'quick';
   }
-  @WebSocket('/ws') ws(c: Ctx) {
+  @WebSocket('/ws', { origins: '*' }) ws(c: Ctx) {
     c.upgrade((socket) => socket.send('hi'), null);
   }
 }

@@ -24,14 +24,14 @@ class SocketsController {
   @WebSocket('/echo', { origins: ['http://good.example'] }) echo(c: Ctx) {
     c.upgrade(echo, { prefix: 'echo: ' });
   }
-  @WebSocket('/open') open(c: Ctx) {
+  @WebSocket('/open', { origins: '*' }) open(c: Ctx) {
     c.upgrade((ws) => ws.send('hello'), null);
   }
   @WebSocket('/by-port', { origins: (origin, at) => origin === `http://127.0.0.1:${at.port}` })
   byPort(c: Ctx) {
     c.upgrade((ws) => ws.send('port ok'), null);
   }
-  @WebSocket('/fails') fails(c: Ctx) {
+  @WebSocket('/fails', { origins: '*' }) fails(c: Ctx) {
     c.upgrade(async () => {
       throw new Error('loop broke');
     }, null);
@@ -100,7 +100,7 @@ describe('WebSocket routes', () => {
     expect(text).toMatch(/\r\nConnection: close\r\n/);
   });
 
-  it('OPEN-47 with origins named, a handshake without Origin is 403; with none named any origin (or none) is accepted', async () => {
+  it("OPEN-47 with origins named, a handshake without Origin is 403; with origins: '*' any origin (or none) is accepted", async () => {
     expect((await connect(`${base}/ws/echo`)).status).toBe(403);
     const open = await connect(`${base}/ws/open`);
     expect(await open.first).toBe('hello');
@@ -246,16 +246,18 @@ describe('WebSocket limits are checked at startup', () => {
   it('LIMITS a maxMessageBytes under 1, or a negative or fractional ping or idle time, is a Refusal naming the route', () => {
     @Controller()
     class BadLimits {
-      @WebSocket('/a', { maxMessageBytes: 0 }) a(c: Ctx) {
+      @WebSocket('/a', { origins: '*', maxMessageBytes: 0 }) a(c: Ctx) {
         c.upgrade(() => {}, null);
       }
-      @WebSocket('/b', { pingIntervalMs: -1 }) b(c: Ctx) {
+      @WebSocket('/b', { origins: '*', pingIntervalMs: -1 }) b(c: Ctx) {
         c.upgrade(() => {}, null);
       }
-      @WebSocket('/c', { idleTimeoutMs: 1.5 }) c(c: Ctx) {
+      @WebSocket('/c', { origins: '*', idleTimeoutMs: 1.5 }) c(c: Ctx) {
         c.upgrade(() => {}, null);
       }
-      @WebSocket('/d', { maxMessageBytes: 1, pingIntervalMs: 0, idleTimeoutMs: 0 }) d(c: Ctx) {
+      @WebSocket('/d', { origins: '*', maxMessageBytes: 1, pingIntervalMs: 0, idleTimeoutMs: 0 }) d(
+        c: Ctx,
+      ) {
         c.upgrade(() => {}, null);
       }
     }
@@ -277,5 +279,65 @@ describe('WebSocket limits are checked at startup', () => {
     expect(problems[2]).toMatch(
       /GET \/c .*idleTimeoutMs must be a whole number of 0 or more \(got 1.5\)/,
     );
+  });
+});
+
+describe('I22.13 a WebSocket route must name its origins', () => {
+  it("I22.13 @WebSocket without origins (or with an empty list) is a Refusal naming the route; origins: '*' is accepted", () => {
+    @Controller('/ws')
+    class Unsaid {
+      @WebSocket('/none') none(c: Ctx) {
+        c.upgrade(() => {}, null);
+      }
+      @WebSocket('/empty', { origins: [] }) empty(c: Ctx) {
+        c.upgrade(() => {}, null);
+      }
+      @WebSocket('/any', { origins: '*' }) any(c: Ctx) {
+        c.upgrade(() => {}, null);
+      }
+    }
+    let err: unknown;
+    try {
+      new App({ log: () => {} }).controllers(Unsaid).build();
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(RefusalError);
+    const problems = (err as RefusalError).problems;
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(
+      /^GET \/ws\/none \(Unsaid\.none\): @WebSocket names no origins: .*origins: '\*'/,
+    );
+    expect(problems[1]).toMatch(/^GET \/ws\/empty \(Unsaid\.empty\): @WebSocket names no origins/);
+  });
+});
+
+describe('I22.1 maxBufferedBytes is checked at startup', () => {
+  it('I22.1 a maxBufferedBytes under 1 or fractional is a Refusal naming the route; 1 is accepted', () => {
+    @Controller('/ws')
+    class Buffered {
+      @WebSocket('/zero', { origins: '*', maxBufferedBytes: 0 }) zero(c: Ctx) {
+        c.upgrade(() => {}, null);
+      }
+      @WebSocket('/half', { origins: '*', maxBufferedBytes: 0.5 }) half(c: Ctx) {
+        c.upgrade(() => {}, null);
+      }
+      @WebSocket('/one', { origins: '*', maxBufferedBytes: 1 }) one(c: Ctx) {
+        c.upgrade(() => {}, null);
+      }
+    }
+    let err: unknown;
+    try {
+      new App({ log: () => {} }).controllers(Buffered).build();
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(RefusalError);
+    const problems = (err as RefusalError).problems;
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(
+      /^GET \/ws\/zero .*maxBufferedBytes must be a whole number of at least 1 \(got 0\)/,
+    );
+    expect(problems[1]).toMatch(/^GET \/ws\/half .*\(got 0\.5\)/);
   });
 });

@@ -8,7 +8,7 @@ import { compileRoute, type CompiledRoute } from '../pipeline/compile-route';
 import { compressor, type CompressOptions } from '../features/compress';
 import { Ctx, isThenable, type Core } from '../request/ctx';
 import type { Capability, EncoderExtensions, Host, Middleware } from '../route/extensions';
-import { RefusalError } from '../core/errors';
+import { HttpError, RefusalError } from '../core/errors';
 import {
   defaultFailureBody,
   failureBodyFor,
@@ -39,6 +39,7 @@ import { UPGRADE, Upgrades, upgradeConnection } from '../features/websocket';
 import { sendFile } from '../features/files/send-file';
 import { Dir } from '../features/files/dir';
 import { watchTimeouts } from './socket-timeouts';
+import type { StallWatch } from '../core/stall-watch';
 import { ServerTelemetry } from '../features/telemetry';
 import { RATE_STORE } from '../features/rate-limit';
 import {
@@ -85,6 +86,11 @@ export interface AppOptions {
   readonly keepAliveTimeoutMs?: number | undefined;
   /** A request head larger than this is answered 431. Default 16 KiB. */
   readonly maxHeaderBytes?: number | undefined;
+  /**
+   * Header lines a request head may hold; more is answered 431 before routing (Node keeps only this
+   * many in `req.headers`, while a later `Content-Length` would still frame the body). Default 1,000.
+   */
+  readonly maxHeaderCount?: number | undefined;
   /** How long `close()` waits for requests in flight before cancelling them. Default 10 s. */
   readonly closeGraceMs?: number | undefined;
   /**
@@ -157,15 +163,20 @@ export class App {
   readonly #inFlight = new Set<ServerResponse>();
   readonly #leaveInFlight: (this: ServerResponse) => void;
   readonly #shedAt: number;
+  /** `rawHeaders` entries (two per header line) a request may hold. */
+  readonly #maxRawHeaders: number;
   readonly #core: Core;
   readonly #upgrades = new Upgrades();
   /** Spans and metrics, resolved at build: null while no OpenTelemetry SDK is registered. */
   #telemetry: ServerTelemetry | null = null;
+  /** Cuts connections whose answers stopped leaving (`writeTimeoutMs`), upgraded ones included. */
+  #stalls: StallWatch | null = null;
 
   constructor(options: AppOptions = {}) {
     this.options = options;
     if (options.rateStore !== undefined) this.#services.set(RATE_STORE, options.rateStore);
     this.#shedAt = options.maxRequestsInFlight ?? 0;
+    this.#maxRawHeaders = 2 * (options.maxHeaderCount ?? 1_000);
     const inFlight = this.#inFlight;
     // One listener for every answer ('close' calls it with the answer as `this`): no closure per request.
     this.#leaveInFlight = function (this: ServerResponse) {
@@ -505,7 +516,15 @@ export class App {
       throw e;
     }
     this.#sealed = true;
+    if (all.length === 0 && this.#fallbacks.length === 0) this.#warnEmpty();
     return this;
+  }
+
+  /** Not a Refusal: middleware alone may answer everything (a proxy, a test of a middleware). */
+  #warnEmpty(): void {
+    this.#logs.line(
+      'warning: the app has no routes, static trees or built-in routes: every request no middleware answers is 404 (was app.controllers(...) left out, or a controller without @Get/@Post?)',
+    );
   }
 
   /** The `http.Server` (created by `build()`), for socket-level work. */
@@ -554,12 +573,13 @@ export class App {
       };
       await within(this.options.closeGraceMs ?? 10_000);
       // Cancel what is still waiting (503 Canceled), give those answers a moment to leave, then cut.
-      this.#shutdown.abort(new Error('server shutting down'));
+      this.#shutdown.abort(shuttingDown());
       await within(1_000);
       server.closeAllConnections();
       await closed;
-    } else this.#shutdown.abort(new Error('server shutting down'));
+    } else this.#shutdown.abort(shuttingDown());
     await upgraded;
+    this.#stalls?.stop();
     for (const client of this.#clients()) await client.close();
     for (const fn of this.#onClose) await fn();
     this.#logs.flush();
@@ -609,7 +629,8 @@ export class App {
       },
       this.#dispatch,
     );
-    watchTimeouts(server, o.writeTimeoutMs ?? 60_000, o.idleTimeoutMs ?? 120_000);
+    server.maxHeadersCount = this.#maxRawHeaders / 2;
+    this.#stalls = watchTimeouts(server, o.writeTimeoutMs ?? 60_000, o.idleTimeoutMs ?? 120_000);
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
       this.#beforeRouting(err, socket),
     );
@@ -634,6 +655,13 @@ export class App {
         ? this.#router!.find(q === -1 ? url : url.slice(0, q))?.methods.get('GET')
         : undefined;
     const o = this.options;
+    const framing = badFraming(req, this.#maxRawHeaders);
+    if (framing !== null) {
+      socket.on('error', () => socket.destroy());
+      writeRawFailure(socket as Socket, framing.status, framing.message);
+      setTimeout(() => socket.destroy(), o.keepAliveTimeoutMs ?? 5_000).unref();
+      return;
+    }
     const served = this.#upgrades.take(
       req,
       socket as Socket,
@@ -642,7 +670,6 @@ export class App {
       {
         bodyMs: o.requestTimeoutMs ?? 30_000,
         lingerMs: o.keepAliveTimeoutMs ?? 5_000,
-        writeMs: o.writeTimeoutMs ?? 60_000,
         idleMs: o.idleTimeoutMs ?? 120_000,
       },
     );
@@ -651,7 +678,16 @@ export class App {
 
   /** Answers written before a request could be routed keep the default shape and close the connection. */
   #beforeRouting(err: NodeJS.ErrnoException, socket: Socket): void {
-    if (!socket.writable || err.code === 'ECONNRESET' || err.code === 'EPIPE') {
+    // A pipelined request that node cannot parse while an answer on the socket is under way: a
+    // raw answer would land inside that one's body (an event stream's chunks). Before its head is
+    // sent the raw answer is that request's own (a body that stopped arriving: 408).
+    const current = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (
+      !socket.writable ||
+      current?.headersSent === true ||
+      err.code === 'ECONNRESET' ||
+      err.code === 'EPIPE'
+    ) {
       socket.destroy();
       return;
     }
@@ -667,6 +703,15 @@ export class App {
   readonly #dispatch = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
+    const framing = badFraming(req, this.#maxRawHeaders);
+    if (framing !== null) {
+      this.#refuseEarly(res, framing.status, framing.message);
+      return;
+    }
+    // RFC 9112 §6.1: a Transfer-Encoding in an HTTP/1.0 request may have been framed wrongly on the
+    // way: the connection is closed after the answer.
+    if (req.httpVersionMinor === 0 && req.headers['transfer-encoding'] !== undefined)
+      res.shouldKeepAlive = false;
     if (this.#shedAt !== 0 && this.#shed(res)) {
       if (this.#telemetry !== null) this.#telemetry.shed(req);
       return;
@@ -704,17 +749,22 @@ export class App {
     }
   };
 
+  /** An answer before routing: the default failure shape, and the connection closes after it. */
+  #refuseEarly(res: ServerResponse, status: number, message: string): void {
+    const body = defaultFailureBody(status, message);
+    res.shouldKeepAlive = false;
+    res.writeHead(status, {
+      'content-type': JSON_TYPE,
+      'content-length': String(Buffer.byteLength(body)),
+      ...(status === 503 ? { 'retry-after': '1' } : {}),
+    });
+    res.end(body);
+  }
+
   /** Sheds a request past `maxRequestsInFlight` (default failure shape, like every answer written before routing). */
   #shed(res: ServerResponse): boolean {
     if (this.#inFlight.size >= this.#shedAt) {
-      const body = defaultFailureBody(503, 'server busy');
-      res.shouldKeepAlive = false;
-      res.writeHead(503, {
-        'content-type': JSON_TYPE,
-        'content-length': String(Buffer.byteLength(body)),
-        'retry-after': '1',
-      });
-      res.end(body);
+      this.#refuseEarly(res, 503, 'server busy');
       return true;
     }
     this.#inFlight.add(res);
@@ -854,6 +904,34 @@ export class App {
     );
   }
 }
+
+/**
+ * A head node parsed but fw refuses before routing: more header lines than `maxHeaderCount` (node
+ * keeps that many in `req.headers`, and a later `Content-Length` would still frame the body: 431),
+ * or more than one `Host` (RFC 9112 §3.2: 400; node keeps the first). Null for a good head.
+ */
+function badFraming(
+  req: IncomingMessage,
+  maxRawHeaders: number,
+): { status: number; message: string } | null {
+  const raw = req.rawHeaders;
+  if (raw === undefined) return null; // app.inject
+  if (raw.length > maxRawHeaders) return { status: 431, message: 'too many header lines' };
+  let hosts = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    if (name.length === 4 && name.toLowerCase() === 'host' && ++hosts > 1)
+      return { status: 400, message: 'more than one Host header' };
+  }
+  return null;
+}
+
+/**
+ * The reason the app-wide signal is aborted with at `close()`: what a handler awaiting something
+ * under `c.signal` is rejected with (`signal.throwIfAborted()`, a stream given the signal), so it
+ * answers 503 `Canceled` as `c.sleep` does, not 500 for an unknown error.
+ */
+const shuttingDown = (): HttpError => new HttpError('Canceled', 'server shutting down');
 
 /** What `app.onError` observers are told besides the error. */
 export interface ErrorInfo {

@@ -1,13 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-
-/** A socket whose timer ran out: its counters then (any change since is activity) and the quiet time proven so far. */
-interface Quiet {
-  read: number;
-  written: number;
-  queue: number;
-  quietMs: number;
-}
+import { StallWatch } from '../core/stall-watch';
 
 type ServerSocket = Socket & {
   _httpMessage?: unknown;
@@ -15,20 +8,18 @@ type ServerSocket = Socket & {
 };
 
 /**
- * The write and idle timeouts (`writeTimeoutMs`, `idleTimeoutMs`), on the one timer Node already
- * keeps per socket: it is pushed back by every byte read, every write handed to the socket and
- * every write the kernel completes, so the request path does no work for them. When it runs out
- * (nothing moved for its span), an answer with bytes still waiting to leave has made no write
- * progress: past `writeMs` the socket is cut. With nothing waiting the connection is idle: past
- * `idleMs` it is cut. The timer runs at the shorter of the two and counts quiet spans until the
- * longer is reached. Cutting the socket ends the answer, frees its in-flight slot and closes its
- * file. 0 turns a timeout off. Upgraded sockets leave the server's timer (the WebSocket owns them).
+ * The write and idle timeouts (`writeTimeoutMs`, `idleTimeoutMs`) of a server's connections.
+ * Write stalls are the `StallWatch`'s (returned, so upgraded sockets can join it). Idleness is on
+ * the one timer Node already keeps per socket, pushed back by every byte read, every write handed
+ * over and every write completed: when it runs out with nothing waiting to leave, nothing moved
+ * for `idleMs` and the socket is cut (with bytes waiting, the stall watch decides). Cutting the
+ * socket ends the answer, frees its in-flight slot and closes its file. 0 turns a timeout off.
  */
-export function watchTimeouts(server: Server, writeMs: number, idleMs: number): void {
-  const tick = Math.min(writeMs || Infinity, idleMs || Infinity);
-  if (tick === Infinity) return;
-  const seen = new WeakMap<Socket, Quiet>();
-  server.timeout = tick;
+export function watchTimeouts(server: Server, writeMs: number, idleMs: number): StallWatch {
+  const stalls = new StallWatch(writeMs);
+  if (writeMs > 0) server.on('connection', (socket: Socket) => stalls.add(socket));
+  if (idleMs <= 0) return stalls;
+  server.timeout = idleMs;
   server.on('timeout', (socket: ServerSocket) => {
     // No answer under way: the keep-alive wait ran out or a head stopped arriving (headTimeoutMs
     // answers that one first by default). What Node does when nobody listens for 'timeout'.
@@ -36,18 +27,9 @@ export function watchTimeouts(server: Server, writeMs: number, idleMs: number): 
       socket.destroy();
       return;
     }
-    const read = socket.bytesRead;
-    const written = socket.bytesWritten;
-    const queue = socket._handle?.writeQueueSize ?? 0;
-    let q = seen.get(socket);
-    if (q === undefined || q.read !== read || q.written !== written || q.queue !== queue)
-      seen.set(socket, (q = { read, written, queue, quietMs: 0 }));
-    q.quietMs += socket.timeout ?? tick;
-    const limit = socket.writableLength > 0 || queue > 0 ? writeMs : idleMs;
-    if (limit !== 0 && q.quietMs >= limit) {
-      socket.destroy();
-      return;
-    }
-    socket.setTimeout(limit === 0 ? tick : Math.min(tick, limit - q.quietMs));
+    const waiting = socket.writableLength > 0 || (socket._handle?.writeQueueSize ?? 0) > 0;
+    if (waiting) socket.setTimeout(idleMs);
+    else socket.destroy();
   });
+  return stalls;
 }

@@ -88,12 +88,19 @@ export function mapError(err: unknown, label: string): MappedError {
         headers,
         log: { level: 'error', msg: `${label}: fail.internal: ${err.message}` },
       };
-    return { status: err.status, message: err.message || phrase(err.status), headers, log: null };
+    return {
+      status: err.status,
+      message: err.message === '' ? phrase(err.status) : unlabelled(err.message, label),
+      headers,
+      log: null,
+    };
   }
   if (err instanceof HttpError) {
     return {
       status: err.status,
-      message: err.message,
+      // A framework fault (an undeclared answer, a bad header) is the server's: the log says what.
+      message:
+        err.status >= 500 && err.status !== 503 ? INTERNAL : unlabelled(err.message, label),
       headers: null,
       log: { level: levelOf(err.status), msg: `${label}: ${err.code}: ${err.message}` },
     };
@@ -112,6 +119,17 @@ export function mapError(err: unknown, label: string): MappedError {
   )
     return phraseOnly(400, `${label}: ${named}`);
   return phraseOnly(500, `${label}: unhandled ${name}${code ? ` (${code})` : ''}`);
+}
+
+/**
+ * A message as the client may see it: the route's label (`POST /orders (OrdersController.create)`,
+ * the controller and method names are the program's internals) becomes its method and path. The
+ * log keeps the label. Messages without it are returned as they are, at no cost.
+ */
+function unlabelled(message: string, label: string): string {
+  const cut = label.lastIndexOf(' (');
+  if (cut === -1 || !label.endsWith(')') || !message.includes(label)) return message;
+  return message.split(label).join(label.slice(0, cut));
 }
 
 /** Room a custom failure shape has around its message; a shape needing more falls back to the default. */

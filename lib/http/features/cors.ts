@@ -40,7 +40,8 @@ export function cors(options: CorsOptions): Middleware {
     if (expose) c.setHeader('access-control-expose-headers', expose);
     if (c.method === 'OPTIONS' && c.header('access-control-request-method') !== null) {
       c.setHeader('access-control-allow-methods', methods);
-      const asked = options.headers?.join(', ') ?? c.header('access-control-request-headers');
+      const asked =
+        options.headers?.join(', ') ?? tokensOf(c.header('access-control-request-headers'));
       if (asked) c.setHeader('access-control-allow-headers', asked);
       if (options.maxAge !== undefined)
         c.setHeader('access-control-max-age', String(options.maxAge));
@@ -49,4 +50,21 @@ export function cors(options: CorsOptions): Middleware {
     }
     return next();
   };
+}
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * The header names a preflight asks for that are names at all (RFC 9110 tokens), as the list to
+ * allow. Anything else (a byte above 0x7F, a control byte, a stray separator) is left out rather
+ * than reflected: it cannot be a header the browser will send, and a value that is not a valid
+ * header value would fail the whole answer.
+ */
+function tokensOf(asked: string | null): string | null {
+  if (asked === null) return null;
+  const names = asked
+    .split(',')
+    .map((n) => n.replace(/^[ \t]+|[ \t]+$/g, ''))
+    .filter((n) => TOKEN.test(n));
+  return names.length === 0 ? null : names.join(', ');
 }

@@ -8,8 +8,6 @@ export interface DetachedTimes {
   readonly bodyMs: number;
   /** After the answer, the client has this long to close its side before the socket is cut. */
   readonly lingerMs: number;
-  /** An answer whose bytes make no progress for this long is cut (the app's `writeTimeoutMs`; 0: none). */
-  readonly writeMs: number;
   /** Nothing read or written for this long while the request is under way: cut (the app's `idleTimeoutMs`; 0: none). */
   readonly idleMs: number;
 }
@@ -185,25 +183,20 @@ export class DetachedRequest {
   }
 
   /**
-   * The app's write and idle timeouts, which node's server no longer applies to this socket: its
-   * timer is pushed back by every byte read or written; when it runs out with bytes waiting to
-   * leave, past `writeMs` the socket is cut, and with none waiting, past `idleMs`.
+   * The app's idle timeout, which node's server no longer applies to this socket: its timer is
+   * pushed back by every byte read or written; when it runs out with nothing waiting to leave, the
+   * socket is cut. Write stalls are cut by the app's stall watch, which has watched this socket
+   * since it connected.
    */
   #watchQuiet(): void {
-    const { writeMs, idleMs } = this.#times;
-    const tick = Math.min(writeMs || Infinity, idleMs || Infinity);
-    if (tick === Infinity) return;
-    const socket = this.#socket;
-    let quietMs = 0;
-    let seen = -1;
-    socket.setTimeout(tick);
+    const { idleMs } = this.#times;
+    if (idleMs <= 0) return;
+    const socket = this.#socket as Socket & { _handle?: { writeQueueSize?: number } | null };
+    socket.setTimeout(idleMs);
     socket.on('timeout', () => {
-      const moved = socket.bytesRead + socket.bytesWritten;
-      quietMs = moved === seen ? quietMs + tick : tick;
-      seen = moved;
-      const limit = socket.writableLength > 0 ? writeMs : idleMs;
-      if (limit !== 0 && quietMs >= limit) socket.destroy();
-      else socket.setTimeout(tick);
+      const waiting = socket.writableLength > 0 || (socket._handle?.writeQueueSize ?? 0) > 0;
+      if (waiting) socket.setTimeout(idleMs);
+      else socket.destroy();
     });
   }
 
@@ -236,7 +229,9 @@ function framingOf(req: IncomingMessage): Framing | null | string {
   if (te !== undefined) {
     // node has already refused Transfer-Encoding beside Content-Length; the last coding must be chunked
     const codings = te.split(',');
-    return codings[codings.length - 1].trim().toLowerCase() === 'chunked'
+    // Only SP and HTAB are whitespace here (RFC 9110 §5.6.3): trim() would take NBSP away too, and
+    // `\xa0chunked` is a coding node's own parser does not take for chunked.
+    return codings[codings.length - 1].replace(/^[ \t]+|[ \t]+$/g, '').toLowerCase() === 'chunked'
       ? CHUNKED
       : 'Transfer-Encoding must end with chunked';
   }

@@ -24,20 +24,25 @@ export interface WebSocketLimits {
   readonly pingIntervalMs: number;
   /** No message either way for this long: close 1001 `idle timeout`. 0: never. */
   readonly idleTimeoutMs: number;
+  /** Bytes sent but not yet taken by the peer past which the socket is closed with 1008 `peer not reading`. */
+  readonly maxBufferedBytes: number;
 }
 
 export const WEBSOCKET_DEFAULTS: WebSocketLimits = Object.freeze({
   maxMessageBytes: 1024 * 1024,
   pingIntervalMs: 30_000,
   idleTimeoutMs: 5 * 60_000,
+  maxBufferedBytes: 4 * 1024 * 1024,
 });
 
 /**
- * The origins a WebSocket route accepts: a list of exact `Origin` values, or a function deciding
- * (it also gets the request's `Host` and the local port, for services that learn their port at
- * listen). An empty list accepts any origin.
+ * The origins a WebSocket route accepts: a list of exact `Origin` values, a function deciding (it
+ * also gets the request's `Host` and the local port, for services that learn their port at
+ * listen), or `'*'` for any origin (and none). A route must say which: a browser sends its cookies
+ * with a handshake from any page, so accepting every origin is a choice the route makes in words.
  */
 export type OriginRule =
+  | '*'
   | readonly string[]
   | ((origin: string, at: { readonly host: string | null; readonly port: number }) => boolean);
 
@@ -47,13 +52,17 @@ export interface UpgradeMark {
   readonly maxMessageBytes?: number | undefined;
   readonly pingIntervalMs?: number | undefined;
   readonly idleTimeoutMs?: number | undefined;
+  readonly maxBufferedBytes?: number | undefined;
 }
 
 /** The key of a route's `@WebSocket` mark: `record.marks.get(UPGRADE)`. */
 export const UPGRADE = new MarkKey<UpgradeMark>('upgrade');
 
 export interface WebSocketOptions extends RouteOptions {
-  /** Exact `Origin` values, or a function deciding; none named accepts any origin (and none). */
+  /**
+   * Exact `Origin` values, a function deciding, or `'*'` for any origin (and none). Required: a
+   * route that names none (or an empty list) is refused at startup.
+   */
   readonly origins?: OriginRule;
   /** The largest message a peer may send, fragments put together; past it the socket closes with 1009. Default 1 MiB. */
   readonly maxMessageBytes?: number;
@@ -61,19 +70,38 @@ export interface WebSocketOptions extends RouteOptions {
   readonly pingIntervalMs?: number;
   /** A socket with no message either way for this long is closed with 1001 `idle timeout`. Default 5 min; 0 never. */
   readonly idleTimeoutMs?: number;
+  /**
+   * Bytes sent to the peer and not yet taken by it (`ws.bufferedAmount`) past which the socket is
+   * closed with 1008 `peer not reading`: later sends are dropped, and a peer that still reads
+   * nothing is cut 30 s later (or by the app's `writeTimeoutMs`, if sooner). Default 4 MiB.
+   */
+  readonly maxBufferedBytes?: number;
 }
 
 /**
  * A WebSocket route: a GET whose handler calls `c.upgrade(loop, state)`. A handshake whose `Origin`
- * is not named gets 403 (a missing one too, when origins are named); a request that is not a valid
+ * is not named gets 403 (a missing one too, unless the route says `origins: '*'`); a request that is not a valid
  * WebSocket upgrade gets 400. The framework owns the socket's errors and limits: a peer breaking
  * the protocol is closed (1002, 1007, 1009) and logged, never an uncaught error.
  * @example @WebSocket('/ws/echo', { origins: ['https://shop.example'], maxMessageBytes: 64 * 1024 }) echo(c: Ctx) { c.upgrade(echoLoop, null) }
  */
 export function WebSocket(path = '', options: WebSocketOptions = {}): MethodDecorator {
-  const { origins = [], maxMessageBytes, pingIntervalMs, idleTimeoutMs, ...rest } = options;
+  const {
+    origins = [],
+    maxMessageBytes,
+    pingIntervalMs,
+    idleTimeoutMs,
+    maxBufferedBytes,
+    ...rest
+  } = options;
   const get = Get(path, rest);
-  const mark = markRoute(UPGRADE, { origins, maxMessageBytes, pingIntervalMs, idleTimeoutMs });
+  const mark = markRoute(UPGRADE, {
+    origins,
+    maxMessageBytes,
+    pingIntervalMs,
+    idleTimeoutMs,
+    maxBufferedBytes,
+  });
   return (proto, key, descriptor) => {
     get(proto, key, descriptor);
     mark(proto, key, descriptor);
@@ -191,6 +219,7 @@ export class Upgrades {
         maxMessageBytes: mark.maxMessageBytes ?? d.maxMessageBytes,
         pingIntervalMs: mark.pingIntervalMs ?? d.pingIntervalMs,
         idleTimeoutMs: mark.idleTimeoutMs ?? d.idleTimeoutMs,
+        maxBufferedBytes: mark.maxBufferedBytes ?? d.maxBufferedBytes,
       };
       // One server per route: `ws` applies maxPayload per server. No compression (a deflate bomb
       // would grow past any message bound before it is counted).
@@ -236,7 +265,7 @@ export class Upgrades {
 
 function originAllowed(rule: OriginRule, req: IncomingMessage): boolean {
   const origin = req.headers.origin;
-  if (Array.isArray(rule) && rule.length === 0) return true; // no origins named: any (and none)
+  if (rule === '*') return true; // any, and none
   if (origin === undefined) return false;
   if (typeof rule === 'function')
     return rule(origin, { host: req.headers.host ?? null, port: req.socket.localPort ?? 0 });
@@ -317,17 +346,39 @@ function watch(
     alive = true;
     idle?.refresh();
   });
-  if (idle !== null) {
-    const send = ws.send;
-    ws.send = function sent(this: Peer, ...args: Parameters<Peer['send']>) {
-      idle.refresh();
-      return send.apply(this, args);
-    } as Peer['send'];
-  }
+  boundSends(ws, limits.maxBufferedBytes, idle, () =>
+    log(
+      `warning: ${label} WebSocket from ${peer} closed 1008: peer not reading (over ${limits.maxBufferedBytes} bytes buffered)`,
+    ),
+  );
   ws.once('close', () => {
     if (ping !== null) clearInterval(ping);
     if (idle !== null) clearTimeout(idle);
   });
+}
+
+/**
+ * Every send refreshes the idle timer and is checked against `maxBufferedBytes`: a peer that sends
+ * and never reads (an echo loop's peer) would otherwise grow the server by every answer. Past the
+ * bound the socket is closed with 1008: `ws` sends nothing more after `close()` (later sends are
+ * dropped, their callbacks get an error), the close frame waits behind the unread bytes, and a peer
+ * that still reads nothing is cut by the write timeout (or `ws`'s own 30 s close timer).
+ */
+function boundSends(
+  ws: Peer,
+  maxBufferedBytes: number,
+  idle: NodeJS.Timeout | null,
+  over: () => void,
+): void {
+  const send = ws.send;
+  ws.send = function sent(this: Peer, ...args: Parameters<Peer['send']>) {
+    idle?.refresh();
+    send.apply(this, args);
+    if (this.readyState === this.OPEN && this.bufferedAmount > maxBufferedBytes) {
+      this.close(1008, 'peer not reading');
+      over();
+    }
+  } as Peer['send'];
 }
 
 /** The close code `ws` sent for a protocol error (kept on the error under a symbol of its own). */
@@ -371,11 +422,18 @@ const LIMITS: readonly [keyof WebSocketLimits, number][] = [
   ['maxMessageBytes', 1],
   ['pingIntervalMs', 0],
   ['idleTimeoutMs', 0],
+  ['maxBufferedBytes', 1],
 ];
 
 const check: RecordCheck = (record, _services, problems) => {
   const mark = record.marks.get(UPGRADE);
   if (mark === undefined) return;
+  const o = mark.origins;
+  if (!(o === '*' || typeof o === 'function' || (Array.isArray(o) && o.length > 0))) {
+    problems.push(
+      `${record.label}: @WebSocket names no origins: list them (origins: ['https://shop.example']), pass a function, or say origins: '*' to accept a handshake from any page (the browser sends its cookies with it)`,
+    );
+  }
   for (const [name, least] of LIMITS) {
     const v = mark[name];
     if (v !== undefined && !(Number.isSafeInteger(v) && v >= least)) {

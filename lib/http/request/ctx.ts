@@ -434,7 +434,7 @@ export class Ctx implements Scope {
   /**
    * Turns the connection into a WebSocket (a `@WebSocket` route) and hands it, with `state`, to
    * `loop`. 400 when the request is not a WebSocket upgrade.
-   * @example @WebSocket('/ws/echo') echo(c: Ctx) { c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null) }
+   * @example @WebSocket('/ws/echo', { origins: '*' }) echo(c: Ctx) { c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null) }
    */
   upgrade<S>(loop: UpgradeLoop<S>, state: S): void {
     this.ownAnswer();
