@@ -91,3 +91,7 @@ export {
 } from './features/websocket';
 export type { LogLevel, LevelSetting, Logger as FwLogger } from './core/log';
 export type { ErrorInfo } from './app/app';
+
+// Uploads and body limits (issue 25)
+export { File, BodyLimit, type FileOptions } from './route/upload-decorators';
+export { UploadedFile, UPLOAD_DEFAULTS, type UploadLimits } from './request/uploaded-file';
