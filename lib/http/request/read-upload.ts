@@ -8,7 +8,12 @@ import type BusboyType from 'busboy';
 import { Failure, HttpError } from '../core/errors';
 import type { Params } from '../schema';
 import { PartHeaderWatch } from './part-header-watch';
-import { UploadedFile, type FileField, type UploadLimits } from './uploaded-file';
+import {
+  PART_HEADER_CEILING,
+  UploadedFile,
+  type FileField,
+  type UploadLimits,
+} from './uploaded-file';
 import { sniff } from './sniff';
 
 /** What a route's multipart form is read with: its file fields and its limits, fixed at build. */
@@ -139,17 +144,20 @@ class UploadReading {
       return done;
     }
     this.#bb = bb;
-    this.#listen(bb, new PartHeaderWatch(m[1] ?? m[2], limits.maxPartHeaderBytes));
+    // busboy stops at its own 16 KiB; only a lower bound needs the bytes looked at a second time.
+    const watch =
+      limits.maxPartHeaderBytes < PART_HEADER_CEILING
+        ? new PartHeaderWatch(m[1] ?? m[2], limits.maxPartHeaderBytes)
+        : null;
+    this.#listen(bb, watch);
     return done;
   }
 
-  #listen(bb: BusboyType.Busboy, watch: PartHeaderWatch): void {
+  #listen(bb: BusboyType.Busboy, watch: PartHeaderWatch | null): void {
     const req = this.#req;
     bb.on('field', (name, value, info) => this.#field(name, value, info.valueTruncated));
     bb.on('file', (name, stream, info) => this.#file(name, stream, info));
-    bb.on('error', (e: unknown) =>
-      this.#fail(new Failure(400, `form: malformed multipart body (${messageOf(e)})`)),
-    );
+    bb.on('error', (e: unknown) => this.#fail(malformed(e)));
     bb.on('close', () => {
       this.#parsed = true;
       this.#settle();
@@ -162,7 +170,7 @@ class UploadReading {
         return this.#fail(
           tooLarge(`form: body larger than ${this.#limits.maxTotalBytes} bytes (maxTotalBytes)`),
         );
-      if (!watch.push(chunk))
+      if (watch !== null && !watch.push(chunk))
         return this.#fail(
           tooLarge(
             `form: a part's headers are larger than ${this.#limits.maxPartHeaderBytes} bytes (maxPartHeaderBytes)`,
@@ -330,6 +338,17 @@ class UploadReading {
 function digestPart(digest: Hash, kind: string, name: string, value: string): void {
   digest.update(`${kind}\0${Buffer.byteLength(name)}\0${name}\0${Buffer.byteLength(value)}\0`);
   digest.update(value);
+}
+
+/** busboy's parse errors: its header error is also what its fixed 16 KiB header bound gives. */
+function malformed(e: unknown): Failure {
+  const why = messageOf(e);
+  return new Failure(
+    400,
+    why === 'Malformed part header'
+      ? `form: malformed multipart body (a part's headers are malformed or larger than ${PART_HEADER_CEILING} bytes: maxPartHeaderBytes)`
+      : `form: malformed multipart body (${why})`,
+  );
 }
 
 const tooLarge = (message: string) => new HttpError('UploadLimit', message);

@@ -315,6 +315,15 @@ describe('I25 uploads: @Form with @File', () => {
     expect(chunked.json()).toEqual(declared.json());
   });
 
+  it('I25 maxPartHeaderBytes at its default (16 KiB, busboy ceiling): a larger header block is 400 naming it', async () => {
+    const pad = `X-Pad: ${'p'.repeat(17 * 1024)}\r\n`;
+    const res = await send('/avatars', [{ name: 'caption', value: 'me', extra: pad }, image(png)]);
+    expect(res.status).toBe(400);
+    expect(res.json<{ error: string }>().error).toBe(
+      "form: malformed multipart body (a part's headers are malformed or larger than 16384 bytes: maxPartHeaderBytes)",
+    );
+  });
+
   it('I25 a malformed multipart body is 400', async () => {
     const res = await post(port, '/avatars', Buffer.from('--b\r\nnonsense'), {
       'content-type': 'multipart/form-data; boundary=b',
