@@ -234,7 +234,6 @@ export async function run(scenario: string): Promise<{ seen: unknown[]; loaded: 
     }
     case 'busboy missing': {
       // As if busboy were not installed: resolving it fails the way a missing package does.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
       const Module = require('node:module') as {
         _resolveFilename: (r: string, ...a: unknown[]) => string;
       };
