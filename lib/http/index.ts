@@ -94,4 +94,9 @@ export type { ErrorInfo } from './app/app';
 
 // Uploads and body limits (issue 25)
 export { File, BodyLimit, type FileOptions } from './route/upload-decorators';
-export { UploadedFile, UPLOAD_DEFAULTS, type UploadLimits } from './request/uploaded-file';
+export {
+  UploadedFile,
+  StreamedFile,
+  UPLOAD_DEFAULTS,
+  type UploadLimits,
+} from './request/uploaded-file';

@@ -4,14 +4,14 @@ import { fail } from '../core/fail';
 import type { Ctx } from '../request/ctx';
 import type { UploadPlan } from '../request/read-upload';
 import { UPLOAD_DEFAULTS, uploadLimits, type UploadLimits } from '../request/uploaded-file';
-import type { UploadedFile } from '../request/uploaded-file';
+import type { StreamedFile, UploadedFile } from '../request/uploaded-file';
 import type { ArgRecord, RouteRecord } from '../route/route-record';
 import { settleFile } from '../route/upload-decorators';
 import { TOO_MANY, declaredNames, readParams, type Params, type Read } from '../schema';
 
 const MULTIPART = /^multipart\/form-data\s*;/i;
 const FORM_CONTENT = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
-const NO_FILES: ReadonlyMap<string, UploadedFile[]> = new Map();
+const NO_FILES: ReadonlyMap<string, (UploadedFile | StreamedFile)[]> = new Map();
 
 /** The upload plan of a route whose `@Form()` class declares `@File()` fields, or null: its limits settled once, at build. */
 export function uploadPlanOf(
@@ -40,7 +40,10 @@ export function uploadFormExtractor(
   maxParams: number,
 ): (c: Ctx) => unknown {
   const keep = arg.bound ? null : declaredNames(arg.type);
-  const build = (input: Params, files: ReadonlyMap<string, UploadedFile[]>): unknown => {
+  const build = (
+    input: Params,
+    files: ReadonlyMap<string, (UploadedFile | StreamedFile)[]>,
+  ): unknown => {
     const r = read(input);
     const errors = r.ok ? [] : (r.all ?? [r.message]).map(asForm);
     const missing: string[] = [];

@@ -2,7 +2,7 @@ import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { createWriteStream, rm, type WriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import type BusboyType from 'busboy';
 import { Failure, HttpError } from '../core/errors';
@@ -10,6 +10,7 @@ import type { Params } from '../schema';
 import { PartHeaderWatch } from './part-header-watch';
 import {
   PART_HEADER_CEILING,
+  StreamedFile,
   UploadedFile,
   type FileField,
   type UploadLimits,
@@ -26,7 +27,7 @@ export interface UploadPlan {
 export interface ReadUpload {
   /** Field values by name (a repeated name: its values in order), with no prototype. */
   readonly fields: Params;
-  readonly files: ReadonlyMap<string, UploadedFile[]>;
+  readonly files: ReadonlyMap<string, (UploadedFile | StreamedFile)[]>;
   /**
    * SHA-256 over every field (name, value) and file (field, name, type, its own SHA-256) in the
    * order sent: what an idempotent upload route fingerprints, without holding the body.
@@ -86,7 +87,11 @@ class UploadReading {
   readonly #limits: UploadLimits;
   readonly #sinks: FileSink[] = [];
   readonly #fields = Object.create(null) as Params;
-  readonly #files = new Map<string, UploadedFile[]>();
+  readonly #files = new Map<string, (UploadedFile | StreamedFile)[]>();
+  /** The streamed file's stream once it began (the form is handed over then), else null. */
+  #streamed: Transform | null = null;
+  /** The request's answer is done: nothing more is fed to busboy. */
+  #closed = false;
   /** Files begun per field (the list holds those finished). */
   readonly #started = new Map<string, number>();
   readonly #digest = createHash('sha256');
@@ -118,7 +123,15 @@ class UploadReading {
       this.#reject = reject;
     });
     // Whatever happens (answered, handler failed, client gone, server closed), the files go.
-    this.#res.once('close', () => this.#removeAll());
+    this.#res.once('close', () => {
+      this.#closed = true;
+      this.#removeAll();
+      // Answered before the body ended (a streamed file left unread): the rest is read and dropped.
+      if (!this.#req.complete) this.#req.resume();
+      // A streamed file nobody read to the end: let go of it (and so of busboy and the socket).
+      if (this.#streamed !== null && !this.#streamed.readableEnded)
+        this.#streamed.destroy(new HttpError('Canceled', 'the request ended'));
+    });
     const req = this.#req;
     const limits = this.#limits;
     const length = Number(req.headers['content-length'] ?? -1);
@@ -164,7 +177,7 @@ class UploadReading {
     });
     bb.on('drain', () => req.resume());
     req.on('data', (chunk: Buffer) => {
-      if (this.#failed !== null) return;
+      if (this.#failed !== null || this.#closed) return;
       this.#total += chunk.length;
       if (this.#total > this.#limits.maxTotalBytes)
         return this.#fail(
@@ -191,7 +204,9 @@ class UploadReading {
   /** Counts one more part (and one more of its kind); false (and failed) past a bound. */
   #count(kind: 'field' | 'file', name: string): boolean {
     const l = this.#limits;
-    if (++this.#parts > l.maxParts)
+    if (this.#streamed !== null)
+      this.#fail(new Failure(400, `form.${name}: no part may follow a streamed file`));
+    else if (++this.#parts > l.maxParts)
       this.#fail(tooLarge(`form: more than ${l.maxParts} parts (maxParts)`));
     else if (kind === 'field' && ++this.#fieldCount > l.maxFields)
       this.#fail(tooLarge(`form: more than ${l.maxFields} fields (maxFields)`));
@@ -241,14 +256,16 @@ class UploadReading {
         new Failure(415, `form.${name}: type ${type} is not accepted (${field.types.join(', ')})`),
       );
     }
-    this.#write(field, stream, { name: info.filename ?? '', type, list, index: started - 1 });
+    const part = { name: info.filename ?? '', type, list, index: started - 1 };
+    if (field.stream) this.#stream(field, stream, part);
+    else this.#write(field, stream, part);
   }
 
   /** Streams one file to a 0600 temp file, hashing and counting it as it passes. */
   #write(
     field: FileField,
     stream: Readable,
-    part: { name: string; type: string; list: UploadedFile[]; index: number },
+    part: { name: string; type: string; list: (UploadedFile | StreamedFile)[]; index: number },
   ): void {
     const dir = this.#limits.tmpDir ?? tmpdir();
     const path = join(dir, `fw-upload-${randomBytes(12).toString('hex')}`);
@@ -287,6 +304,49 @@ class UploadReading {
     out.on('error', (e) => this.#fail(e));
   }
 
+  /**
+   * Hands the form over now, with this file as a stream: counted and hashed as the handler reads
+   * it, refused (413) past its bound; reading slowly holds busboy and so the socket.
+   */
+  #stream(
+    field: FileField,
+    stream: Readable,
+    part: { name: string; type: string; list: (UploadedFile | StreamedFile)[]; index: number },
+  ): void {
+    const hash = createHash('sha256');
+    let size = 0;
+    const out = new Transform({
+      transform: (chunk: Buffer, _encoding, next) => {
+        size += chunk.length;
+        if (size <= field.maxBytes) {
+          hash.update(chunk);
+          return next(null, chunk);
+        }
+        const e = tooLarge(
+          `form.${field.name}: file larger than ${field.maxBytes} bytes (maxBytes)`,
+        );
+        next(e);
+        this.#fail(e);
+      },
+    });
+    stream.on('error', (e) => out.destroy(e));
+    stream.pipe(out);
+    const done = new Promise<{ size: number; sha256: string }>((resolve, reject) => {
+      out.once('end', () => resolve({ size, sha256: hash.digest('hex') }));
+      out.once('error', reject);
+    });
+    done.catch(() => {}); // the handler may never ask; its stream errors all the same
+    this.#streamed = out;
+    part.list[part.index] = new StreamedFile({
+      field: field.name,
+      name: part.name,
+      type: part.type,
+      stream: out,
+      done,
+    });
+    this.#resolve({ fields: this.#fields, files: this.#files, digest: this.#digest.digest() });
+  }
+
   #finished(
     field: FileField,
     part: { name: string; type: string },
@@ -307,6 +367,7 @@ class UploadReading {
 
   /** Resolves once busboy has read the whole form and every file is on disk. */
   #settle(): void {
+    if (this.#streamed !== null) return; // handed over already
     if (this.#failed !== null || !this.#parsed || this.#writing !== 0) return;
     this.#resolve({ fields: this.#fields, files: this.#files, digest: this.#digest.digest() });
   }
@@ -319,6 +380,7 @@ class UploadReading {
     this.#res.shouldKeepAlive = false;
     this.#req.resume();
     this.#bb?.destroy();
+    this.#streamed?.destroy(e instanceof Error ? e : undefined);
     this.#removeAll();
     this.#reject(e);
   }

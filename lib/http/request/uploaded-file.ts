@@ -1,3 +1,5 @@
+import type { Readable } from 'node:stream';
+
 /**
  * A file of a multipart form (`@File()` on a `@Form()` class), written to a temp file (mode 0600)
  * while its SHA-256 was taken. The temp file is removed when the request ends, whatever happens:
@@ -32,6 +34,31 @@ export class UploadedFile {
   }
 }
 
+/**
+ * A file of a multipart form handed over as it arrives (`@File({ stream: true })`), to pipe
+ * straight to object storage: nothing is written to disk. Reading slowly holds the upload (the
+ * socket is not read faster than `stream` is). Past `maxBytes` the stream errors with a 413.
+ * @example await pipeline(form.file.stream, bucket.writer(form.file.name)); const { sha256 } = await form.file.done;
+ */
+export class StreamedFile {
+  readonly field: string;
+  readonly name: string;
+  readonly type: string;
+  /** The file's bytes. Read it to the end (or destroy it) before answering. */
+  readonly stream: Readable;
+  /** Its size and SHA-256 (hex), once the stream has ended; rejects as the stream fails. */
+  readonly done: Promise<{ readonly size: number; readonly sha256: string }>;
+
+  /** @internal */
+  constructor(parts: Omit<StreamedFile, never>) {
+    this.field = parts.field;
+    this.name = parts.name;
+    this.type = parts.type;
+    this.stream = parts.stream;
+    this.done = parts.done;
+  }
+}
+
 /** A file field of a form class, as `@File()` declared it. */
 export interface FileField {
   /** The property (and form field) name. */
@@ -45,6 +72,8 @@ export interface FileField {
   readonly count: number;
   /** Declared as `UploadedFile[]`. */
   readonly many: boolean;
+  /** Handed over as a `StreamedFile` (`@File({ stream: true })`): the last part of the form. */
+  readonly stream: boolean;
 }
 
 /** The bounds on reading a multipart form. Each past its value answers 413 naming it. */

@@ -18,6 +18,11 @@ export interface FileOptions {
   readonly required?: boolean;
   /** Most files under this name, for an `UploadedFile[]` (past it: 413). Default: the app's `uploads.maxFiles`. */
   readonly count?: number;
+  /**
+   * Hand the file over as a `StreamedFile` as it arrives, not written to disk (one file, the last
+   * part of the form; not on an `@Idempotent` route). Default false.
+   */
+  readonly stream?: boolean;
 }
 
 /** A file field as `@File()` declared it, its limits not settled yet (the app's defaults fill the gaps). */
@@ -63,11 +68,16 @@ export function settleFile(
   ] as const)
     if (!Number.isSafeInteger(v) || v < 1)
       throw new TypeError(`${where}: @File ${d.name}: ${k} must be a whole number of at least 1`);
+  if (d.options.stream === true && d.many)
+    throw new TypeError(
+      `${where}: @File ${d.name}: a streamed file is one StreamedFile, not a list`,
+    );
   return Object.freeze({
     name: d.name,
     maxBytes,
     count,
     many: d.many,
+    stream: d.options.stream === true,
     required: d.options.required ?? true,
     types: d.options.types === undefined ? null : d.options.types.map((t) => t.toLowerCase()),
   });
