@@ -175,9 +175,10 @@ class UploadReading {
       this.#parsed = true;
       this.#settle();
     });
-    bb.on('drain', () => req.resume());
+    // Counted (and header blocks measured) first: a chunk past a bound never reaches busboy.
     req.on('data', (chunk: Buffer) => {
-      if (this.#failed !== null || this.#closed) return;
+      if (this.#failed !== null) return;
+      if (this.#closed) return void this.#req.unpipe();
       this.#total += chunk.length;
       if (this.#total > this.#limits.maxTotalBytes)
         return this.#fail(
@@ -189,11 +190,8 @@ class UploadReading {
             `form: a part's headers are larger than ${this.#limits.maxPartHeaderBytes} bytes (maxPartHeaderBytes)`,
           ),
         );
-      if (!bb.write(chunk)) req.pause();
     });
-    req.on('end', () => {
-      if (this.#failed === null) bb.end();
-    });
+    req.pipe(bb);
     // An aborted request or a connection cut by a timeout: the body stopped arriving.
     req.on('error', () => this.#fail(new HttpError('BodyTooSlow', 'request body did not arrive')));
     req.on('aborted', () =>
@@ -275,23 +273,22 @@ class UploadReading {
     const hash = createHash('sha256');
     let size = 0;
     let head: Buffer | null = null;
+    // Counted and hashed first: a chunk past the bound fails the upload before it is written.
     stream.on('data', (chunk: Buffer) => {
       if (this.#failed !== null) return;
       size += chunk.length;
       if (size > field.maxBytes) {
+        stream.unpipe(out);
         stream.resume();
         return this.#fail(
           tooLarge(`form.${field.name}: file larger than ${field.maxBytes} bytes (maxBytes)`),
         );
       }
-      head ??= chunk.subarray(0, 16);
+      head ??= Buffer.from(chunk.subarray(0, 16));
       hash.update(chunk);
-      // Backpressure: a slow disk pauses this part, which holds busboy, which pauses the request.
-      if (!out.write(chunk)) {
-        stream.pause();
-        out.once('drain', () => stream.resume());
-      }
     });
+    // Backpressure: a slow disk pauses this part, which holds busboy, which pauses the request.
+    stream.pipe(out, { end: false });
     stream.on('end', () => {
       if (this.#failed !== null) return;
       out.end(() => {
@@ -378,6 +375,7 @@ class UploadReading {
     this.#failed = e;
     // The rest of the body is never read: the connection cannot carry another request.
     this.#res.shouldKeepAlive = false;
+    this.#req.unpipe();
     this.#req.resume();
     this.#bb?.destroy();
     this.#streamed?.destroy(e instanceof Error ? e : undefined);
