@@ -14,6 +14,7 @@ import { Client } from 'fw-http/fetch';
 import { coldStart, memory, ServerProcess, type FootprintRow } from './footprint';
 import { DISTINCT_FORM, ONE_KEY_FORM } from './forms';
 import { startRedis, type BenchRedis } from './redis';
+import { uploadBench } from './uploads';
 
 interface Load {
   readonly path: string;
@@ -454,12 +455,18 @@ async function main(): Promise<void> {
   } finally {
     if (typeof redis !== 'string') await redis.stop();
   }
+  const uploads = chosen('upload') ? await uploadBench(rounds) : [];
   const perRecord = await bytesPerRecord();
   console.log(
     '\n| case | fw req/s | fw p99 | baseline | baseline req/s | ratio | rounds | target |',
   );
   console.log('|---|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
+  if (uploads.length > 0) {
+    console.log('\n| upload case | fw | baseline | baseline | ratio | rounds | target |');
+    console.log('|---|---|---|---|---|---|---|');
+    for (const r of uploads) console.log(r);
+  }
   if (footprint.length > 0) {
     console.log('\n| case | fw | baseline | baseline | ratio | target |');
     console.log('|---|---|---|---|---|---|');

@@ -95,3 +95,11 @@ export type { ErrorInfo } from './app/app';
 // API versions and deprecation
 export { ApiVersion, Deprecated } from './features/api-versions';
 export type { VersionsOptions, DeprecatedOptions } from './features/api-versions';
+// Uploads and body limits (issue 25)
+export { File, BodyLimit, type FileOptions } from './route/upload-decorators';
+export {
+  UploadedFile,
+  StreamedFile,
+  UPLOAD_DEFAULTS,
+  type UploadLimits,
+} from './request/uploaded-file';

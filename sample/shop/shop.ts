@@ -5,6 +5,7 @@ import { MemoryStore, RedisStore, type Store } from 'fw-http/cache';
 import { CatalogController } from './catalog-controller';
 import { OrderBook } from './order-book';
 import { ExportsController, OrdersController } from './orders-controller';
+import { ImportController } from './import-controller';
 import { QuoteController } from './quote-controller';
 import { LiveController } from './live-controller';
 import { SessionController } from './session-controller';
@@ -26,6 +27,8 @@ export interface ShopOptions {
    * which must not rewrite the committed file that spec/http/openapi/committed.spec.ts checks.
    */
   readonly openapiOut?: string | null;
+  /** Where uploads (`POST /orders/import`) are written while a request reads them. Default UPLOAD_DIR, else the system temp directory. */
+  readonly uploadDir?: string | undefined;
 }
 
 /** The shop service: every capability of fw, used as a program would. */
@@ -45,6 +48,7 @@ export function shop(options: ShopOptions = {}): App {
     version: '1.0.0',
     log: options.log,
     rateStore: redis ?? undefined,
+    uploads: { tmpDir: options.uploadDir ?? process.env.UPLOAD_DIR ?? null },
   })
     .use(logger.with({ format: 'json', requestId: true }))
     .compress({ minBytes: 1024 })
@@ -61,6 +65,7 @@ export function shop(options: ShopOptions = {}): App {
       CatalogController,
       QuoteController,
       FilesController,
+      ImportController,
     )
     .controllers(LiveController, SessionController, MetricsController)
     .sessions({ sessionSecret: sessionSecret(options.log ?? console.log) })

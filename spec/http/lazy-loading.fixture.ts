@@ -7,7 +7,20 @@ import { IsInt, IsString, Length, Max, Min, ValidateIf } from 'class-validator';
 import type { Transform as TransformDecorator } from 'class-transformer';
 import type * as OtelApi from '@opentelemetry/api';
 import type * as TraceSdk from '@opentelemetry/sdk-trace-base';
-import { App, Body, Controller, Ctx, Get, Post, Returns, Status, WebSocket } from '../../lib/http';
+import {
+  App,
+  Body,
+  Controller,
+  Ctx,
+  File,
+  Form,
+  Get,
+  Post,
+  Returns,
+  Status,
+  WebSocket,
+  type UploadedFile,
+} from '../../lib/http';
 import { MemoryStore, RedisStore, Space } from '../../lib/cache';
 import { Client } from '../../lib/fetch';
 import { Idempotent } from '../../lib/http';
@@ -18,6 +31,7 @@ export const OPTIONAL = [
   'ws',
   'class-transformer',
   '@opentelemetry/api',
+  'busboy',
 ] as const;
 
 /** The optional packages with at least one file in require.cache. */
@@ -78,7 +92,33 @@ class Sockets {
   }
 }
 
+class Upload {
+  @File() file!: UploadedFile;
+}
+
+@Controller()
+class Uploads {
+  @Post('/upload')
+  @Returns(Status(201, Object))
+  take(@Form() u: Upload) {
+    return { size: u.file.size };
+  }
+}
+
 const json = { 'content-type': 'application/json' };
+
+/** POSTs a one-file multipart form to /upload: its status and body. */
+async function upload(app: App): Promise<[number, string]> {
+  const body =
+    '--b\r\nContent-Disposition: form-data; name="file"; filename="f"\r\n\r\nabc\r\n--b--\r\n';
+  const r = await app.inject({
+    method: 'POST',
+    url: '/upload',
+    headers: { 'content-type': 'multipart/form-data; boundary=b' },
+    body,
+  });
+  return [r.status, r.body];
+}
 
 /** Runs one scenario; resolves to what it saw (statuses) and the packages loaded after it. */
 export async function run(scenario: string): Promise<{ seen: unknown[]; loaded: string[] }> {
@@ -178,6 +218,35 @@ export async function run(scenario: string): Promise<{ seen: unknown[]; loaded: 
       for (let i = 0; i < 100 && exporter.getFinishedSpans().length === 0; i++)
         await new Promise((r) => setTimeout(r, 10));
       seen.push(exporter.getFinishedSpans().map((s) => s.name));
+      await app.close();
+      break;
+    }
+    case 'upload route built': {
+      const app = new App({ log: () => {} }).controllers(Uploads).build();
+      await app.close();
+      break;
+    }
+    case 'upload': {
+      const app = new App({ log: () => {} }).controllers(Uploads).build();
+      seen.push(...(await upload(app)));
+      await app.close();
+      break;
+    }
+    case 'busboy missing': {
+      // As if busboy were not installed: resolving it fails the way a missing package does.
+      const Module = require('node:module') as {
+        _resolveFilename: (r: string, ...a: unknown[]) => string;
+      };
+      const resolve = Module._resolveFilename;
+      Module._resolveFilename = (request, ...rest) => {
+        if (request === 'busboy')
+          throw Object.assign(new Error(`Cannot find module 'busboy'`), {
+            code: 'MODULE_NOT_FOUND',
+          });
+        return resolve(request, ...rest);
+      };
+      const app = new App({ log: () => {} }).controllers(Uploads).build();
+      seen.push(...(await upload(app)));
       await app.close();
       break;
     }

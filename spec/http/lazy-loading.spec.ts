@@ -62,12 +62,12 @@ describe('optional packages load with their feature, not with fw', () => {
     );
 
   it.each(['http', 'cache', 'fetch'])(
-    'requiring the %s door loads none of ioredis, undici, ws, class-transformer, @opentelemetry/api',
+    'requiring the %s door loads none of ioredis, undici, ws, class-transformer, @opentelemetry/api, busboy',
     async (door) => {
       const loaded = await inFreshNode<string[]>(
         `require(process.env.OUT + '/lib/${door}/index.js');` +
           `const files = Object.keys(require.cache);` +
-          `process.stdout.write(JSON.stringify(['ioredis', 'undici', 'ws', 'class-transformer', '@opentelemetry/api']` +
+          `process.stdout.write(JSON.stringify(['ioredis', 'undici', 'ws', 'class-transformer', '@opentelemetry/api', 'busboy']` +
           `.filter((n) => files.some((f) => f.includes('/node_modules/' + n + '/')))))`,
       );
       expect(loaded).toEqual([]);
@@ -108,6 +108,20 @@ describe('optional packages load with their feature, not with fw', () => {
     const r = await scenario('sdk registered');
     expect(r.seen).toEqual([200, ['GET /small']]);
     expect(r.loaded).toEqual(['@opentelemetry/api']);
+  });
+
+  it('I25 an app with an upload route loads busboy only when a multipart form arrives', async () => {
+    expect((await scenario('upload route built')).loaded).toEqual([]);
+    const r = await scenario('upload');
+    expect(r.seen).toEqual([201, '{"size":3}']);
+    expect(r.loaded).toEqual(['busboy']);
+  });
+
+  it('I25 without busboy installed, an upload answers 500 PeerMissing naming npm install busboy', async () => {
+    const r = await scenario('busboy missing');
+    expect(r.seen[0]).toBe(500);
+    expect(r.seen[1]).toContain('npm install busboy');
+    expect(r.loaded).toEqual([]);
   });
 
   it('a RedisStore built loads ioredis, and only ioredis', async () => {

@@ -7,6 +7,8 @@ import { CAPABILITIES } from './capabilities';
 import { compileRoute, type CompiledRoute } from '../pipeline/compile-route';
 import { compressor, type CompressOptions } from '../features/compress';
 import { Ctx, isThenable, type Core } from '../request/ctx';
+import { bodyLimitOf } from '../request/read-body';
+import type { UploadLimits } from '../request/uploaded-file';
 import type { Capability, EncoderExtensions, Host, Middleware } from '../route/extensions';
 import { HttpError, RefusalError } from '../core/errors';
 import {
@@ -113,6 +115,17 @@ export interface AppOptions {
   readonly idleTimeoutMs?: number | undefined;
   /** Parameters a query string or form body may hold where fw reads it (`@Query`, `@Form`); past it → 400 `TooManyParams`. Default 10,000. */
   readonly maxParams?: number | undefined;
+  /**
+   * The largest request body read whole (`c.body()`, `@Body()`, an urlencoded `@Form()`, the
+   * idempotency fingerprint) on a route without `@BodyLimit`; past it → 413. Default 1 MiB.
+   */
+  readonly maxBodyBytes?: number | undefined;
+  /**
+   * Limits of multipart forms (`@Form()` classes with `@File()` fields), each past its value a 413
+   * naming it, and where temp files go. A route's `@Form({ … })` overrides them.
+   * @example new App({ uploads: { maxFileBytes: 50 << 20, tmpDir: '/var/tmp/uploads' } })
+   */
+  readonly uploads?: Partial<UploadLimits> | undefined;
   /** Levels of nested objects and arrays a `@Body()` class is read to; past it → 400 `NestedTooDeep` naming the path. Default 64. */
   readonly maxDepth?: number | undefined;
   /**
@@ -204,6 +217,7 @@ export class App {
       stopping: false,
       shutdown: this.#shutdown.signal,
       sessions: null,
+      bodyLimit: bodyLimitOf(options.maxBodyBytes, 'App({ maxBodyBytes })'),
       release: (res) => void inFlight.delete(res),
     };
   }

@@ -6,6 +6,7 @@ import { versioned } from '../features/versioned';
 import { files } from '../features/files/file-body';
 import { jsonSpelling } from '../features/json-spelling';
 import { websockets } from '../features/websocket';
+import { uploads } from '../features/uploads';
 
 /** The capabilities every app is built with, in the order their steps wrap a handler. */
 export const CAPABILITIES: readonly Capability[] = [
@@ -16,4 +17,5 @@ export const CAPABILITIES: readonly Capability[] = [
   versioned,
   files,
   jsonSpelling,
+  uploads,
 ];

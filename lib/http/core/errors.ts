@@ -91,7 +91,11 @@ export const HTTP_ERRORS = {
   },
   PeerMissing: {
     status: 500,
-    doc: 'app.docs() without swagger-ui-dist installed (an optional peer dependency): npm install swagger-ui-dist',
+    doc: 'an optional peer dependency is not installed: app.docs() needs swagger-ui-dist (npm install swagger-ui-dist), a multipart @Form needs busboy (npm install busboy)',
+  },
+  UploadLimit: {
+    status: 413,
+    doc: 'a multipart form past one of its limits (maxBytes of a file, count, maxFiles, maxFields, maxFieldBytes, maxParts, maxPartHeaderBytes, maxTotalBytes); the message names the limit',
   },
 } as const satisfies Record<string, ErrorRow>;
 

@@ -260,7 +260,7 @@ const around: AroundFactory = (record, services) => {
 
   function withCaller(c: Ctx, proceed: () => unknown, caller: string): unknown {
     const id = recordKey(caller, readKey(c.req.headers['idempotency-key']));
-    return c.afterBody((body) => withBody(c, proceed, caller, id, body));
+    return c.afterBodyPrint((body) => withBody(c, proceed, caller, id, body));
   }
 
   function withBody(

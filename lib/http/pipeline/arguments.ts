@@ -3,6 +3,9 @@ import { Bound } from '../core/bound';
 import { type Ctx, isThenable } from '../request/ctx';
 import { Failure, HttpError } from '../core/errors';
 import type { ArgRecord } from '../route/route-record';
+import type { UploadPlan } from '../request/read-upload';
+import type { UploadLimits } from '../request/uploaded-file';
+import { uploadFormExtractor } from './upload-form';
 import {
   MAX_PARAMS,
   TOO_MANY,
@@ -24,6 +27,8 @@ export interface ReadingOptions {
   readonly maxParams?: number | undefined;
   /** Levels of nested objects and arrays read into a body's class (default 64); past it → 400 `NestedTooDeep`. */
   readonly maxDepth?: number | undefined;
+  /** The app's multipart form limits (`App({ uploads })`). */
+  readonly uploads?: Partial<UploadLimits> | undefined;
 }
 
 /** Compiles one argument record into its extractor, once, at build. `names` are the path's `{name}`s in order. */
@@ -31,6 +36,7 @@ export function compileArgument(
   arg: ArgRecord,
   names: readonly string[],
   reading: ReadingOptions = {},
+  upload: UploadPlan | null = null,
 ): Extractor {
   switch (arg.kind) {
     case 'ctx':
@@ -84,6 +90,7 @@ export function compileArgument(
       const maxParams = paramsBound(reading);
       // A Bound form's handler shows the person every field to mend at once; a plain form fails 400 at the first.
       const read = compileReader(arg.type, { source: 'query', allFields: bound });
+      if (upload !== null) return uploadFormExtractor(arg, upload, read, maxParams);
       // A Bound form keeps every field as sent (`b.fields`), to show the form again; a plain one only what it reads.
       const keep = bound ? null : declaredNames(arg.type);
       return (c) => {

@@ -3,6 +3,9 @@ import { type Ctx, isThenable } from '../request/ctx';
 import { baseStatus, compileEncoder, undeclared } from './encode-answer';
 import type { RouteRecord } from '../route/route-record';
 import { templateNames } from '../core/router';
+import { uploadPlanOf } from './upload-form';
+import { BODY_LIMIT } from '../route/upload-decorators';
+import { bodyLimitOf } from '../request/read-body';
 import type {
   Around,
   AroundFactory,
@@ -35,8 +38,9 @@ export function compileRoute(
   options: CompileOptions,
 ): CompiledRoute {
   const names = templateNames(record.path);
+  const upload = uploadPlanOf(record, options.reading?.uploads);
   const extract: readonly Extractor[] = record.args.map((a) =>
-    compileArgument(a, names, options.reading),
+    compileArgument(a, names, options.reading, a.kind === 'form' ? upload : null),
   );
   const handler = (instance as Record<string, (...args: unknown[]) => unknown>)[record.key];
   const encode: Encoder = record.contract
@@ -67,6 +71,17 @@ export function compileRoute(
   for (const around of arounds.reverse()) {
     const inner = run;
     run = (c) => around(c, () => inner(c));
+  }
+  const limit = record.marks.get(BODY_LIMIT);
+  const bodyLimit = limit === undefined ? null : bodyLimitOf(limit, `${record.label}: @BodyLimit`);
+  // Set before the steps: the idempotency step reads the body (or the upload) with them.
+  if (bodyLimit !== null || upload !== null) {
+    const inner = run;
+    run = (c) => {
+      if (bodyLimit !== null) c.bodyLimit = bodyLimit;
+      c.uploadPlan = upload;
+      return inner(c);
+    };
   }
   return Object.freeze({ record, run });
 }

@@ -5,6 +5,7 @@ import { marks, type ParamMark } from '../route/metadata';
 import type { ArgRecord, RouteRecord } from '../route/route-record';
 import { templateNames } from '../core/router';
 import { unseenNested } from '../schema';
+import { declaredFiles } from '../route/upload-decorators';
 import type { RecordCheck, Services } from '../route/extensions';
 
 /** The services an app was given, by type. */
@@ -180,7 +181,13 @@ function readArgs(
             problems.push(
               `${where}: @Form needs a class type (for Bound, name it: @Form(SignupForm) b: Bound<SignupForm>)`,
             );
-          args.push({ kind: 'form', type: formType as Function, bound: mark.bound !== undefined });
+          args.push({
+            kind: 'form',
+            type: formType as Function,
+            bound: mark.bound !== undefined,
+            files: isClass(formType) ? declaredFiles(formType as Function) : [],
+            limits: mark.limits ?? null,
+          });
           break;
         }
         case 'query':

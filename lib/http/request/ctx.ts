@@ -15,7 +15,8 @@ import {
 import { EVENT_STREAM, JSON_TYPE, TEXT_TYPE } from '../core/media-types';
 import { BodyStream } from './body-stream';
 import type { SendFileOptions } from './send-file-options';
-import { BODY_LIMIT, bufferedBody, readBody } from './read-body';
+import { bufferedBody, readBody } from './read-body';
+import { isMultipart, readUpload, type ReadUpload, type UploadPlan } from './read-upload';
 import { NO_VALUES } from '../core/router';
 import { etagOf, noneMatchHolds, type Version } from '../core/etag';
 import { requestIdFor } from '../core/request-id';
@@ -41,6 +42,8 @@ export interface Core {
   readonly shutdown: AbortSignal;
   /** `app.sessions(...)`, or null when not set. */
   sessions: SessionOptions | null;
+  /** The largest body read whole (`c.body()`, `@Body`, an urlencoded `@Form`) where a route sets none (`App({ maxBodyBytes })`). */
+  readonly bodyLimit: number;
   /** Gives back the answer's in-flight slot (`maxRequestsInFlight`): a long stream or an upgraded socket holds none. */
   release(res: ServerResponse): void;
   // The features behind `c.sendFile` and `c.upgrade`, filled in by the app: the Ctx sits below
@@ -80,6 +83,8 @@ export interface Resolvable<T> {
 }
 
 const PENDING = Symbol('pending');
+/** Marks a multipart digest in a fingerprint, so no raw body can stand for it. */
+const UPLOAD_PRINT = Buffer.from('\0multipart-sha256\0');
 /**
  * Node sends a string body in one piece with the head, a Buffer as a piece of its own: on loopback
  * that second piece cost a replayed answer about a tenth of its throughput. Bodies up to this size
@@ -123,6 +128,11 @@ export class Ctx implements Scope {
   answering: Promise<void> | null = null;
   /** @internal the request's telemetry, set by the app when a tracer or meter is registered */
   telemetry: RequestTelemetry | null = null;
+  /** @internal the largest body read whole: the app's, or the route's `@BodyLimit` */
+  bodyLimit: number;
+  /** @internal the route's multipart form plan (a `@Form` class with `@File` fields), set by its compiled route */
+  uploadPlan: UploadPlan | null = null;
+  #upload: Promise<ReadUpload> | null = null;
 
   /** @internal */
   constructor(
@@ -140,6 +150,7 @@ export class Ctx implements Scope {
     this.path = path;
     this.rawQuery = rawQuery;
     this.startedAt = startedAt;
+    this.bodyLimit = core.bodyLimit;
   }
 
   // ---- reading the request
@@ -156,7 +167,29 @@ export class Ctx implements Scope {
     return (this.#search ??= new URLSearchParams(this.rawQuery));
   }
 
-  /** The raw request body, at most one megabyte (413 beyond). Read once; later calls give the same bytes. */
+  /**
+   * @internal The route's multipart form, read once into temp files and fields (the form argument
+   * and the idempotency step share one reading).
+   */
+  readUpload(plan: UploadPlan): Promise<ReadUpload> {
+    return (this.#upload ??= readUpload(this.req, this.res, plan));
+  }
+
+  /**
+   * @internal `then(body)` with what the idempotency fingerprint covers: the raw body, or for a
+   * multipart upload route the digest its form reading took as the bytes passed (never held whole).
+   */
+  afterBodyPrint<T>(then: (body: Buffer) => T): T | Promise<T> {
+    const plan = this.uploadPlan;
+    if (plan !== null && isMultipart(this.req))
+      return this.readUpload(plan).then((u) => then(Buffer.concat([UPLOAD_PRINT, u.digest])));
+    return this.afterBody(then);
+  }
+
+  /**
+   * The raw request body, at most the body limit: 1 MiB unless `App({ maxBodyBytes })` or the route's
+   * `@BodyLimit` say otherwise (413 beyond). Read once; later calls give the same bytes.
+   */
   body(): Promise<Buffer> {
     return this.bodyReady().then(() => this.#bodyBytes!);
   }
@@ -167,7 +200,7 @@ export class Ctx implements Scope {
    */
   bodyNow(): Buffer | null {
     if (this.#bodyBytes === null && this.#body === null)
-      this.#bodyBytes = bufferedBody(this.req, BODY_LIMIT);
+      this.#bodyBytes = bufferedBody(this.req, this.bodyLimit);
     return this.#bodyBytes;
   }
 
@@ -198,10 +231,10 @@ export class Ctx implements Scope {
       this.#body = Promise.resolve().then(() => {
         if (
           this.#bodyBytes !== null ||
-          (this.#bodyBytes = bufferedBody(this.req, BODY_LIMIT)) !== null
+          (this.#bodyBytes = bufferedBody(this.req, this.bodyLimit)) !== null
         )
           return undefined;
-        return readBody(this.req, BODY_LIMIT).then((b) => {
+        return readBody(this.req, this.bodyLimit).then((b) => {
           this.#bodyBytes = b;
         });
       });

@@ -58,3 +58,13 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 
 const tooLarge = (limit: number) =>
   new HttpError('BodyTooLarge', `request body is larger than ${limit} bytes`);
+
+/** A body limit as given (`App({ maxBodyBytes })`, `@BodyLimit`), checked; the default when not given. */
+export function bodyLimitOf(bytes: number | undefined, where: string): number {
+  if (bytes === undefined) return BODY_LIMIT;
+  if (!Number.isSafeInteger(bytes) || bytes < 1)
+    throw new TypeError(
+      `${where}: the body limit must be a whole number of bytes, at least 1, got ${bytes}`,
+    );
+  return bytes;
+}

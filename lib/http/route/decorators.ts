@@ -7,6 +7,7 @@ import {
   type TooManyHeaders,
 } from '../core/answers';
 import type { EventStream } from '../request/events';
+import type { UploadLimits } from '../request/uploaded-file';
 import type { MarkKey } from './mark-key';
 import { marks, type HttpMethod } from './metadata';
 
@@ -101,9 +102,18 @@ export const Body = (): ParameterDecorator => param((index) => ({ index, kind: '
 /**
  * An `application/x-www-form-urlencoded` body read into the parameter's class (400 when it does not
  * fit). `@Form(T) b: Bound<T>` gives the reading itself, so the handler can answer 422 with `b.fail()`.
+ * A class with `@File()` fields is also read from `multipart/form-data`, its files streamed to temp
+ * files; `limits` override the app's `uploads` for this route.
+ * @example save(@Form() form: Avatar) · @Form({ maxFiles: 3 }) · @Form(Signup) b: Bound<Signup>
  */
-export const Form = (bound?: Function): ParameterDecorator =>
-  param((index) => ({ index, kind: 'form', bound }));
+export function Form(
+  bound?: Function | Partial<UploadLimits>,
+  limits?: Partial<UploadLimits>,
+): ParameterDecorator {
+  const cls = typeof bound === 'function' ? bound : undefined;
+  const own = typeof bound === 'function' ? limits : (bound ?? limits);
+  return param((index) => ({ index, kind: 'form', bound: cls, limits: own }));
+}
 /** `@Query()` reads the query string into the parameter's class; `@Query('qty')` reads one value, converted to the parameter's type. */
 export const Query = (name?: string): ParameterDecorator =>
   param((index) => ({ index, kind: 'query', name }));

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import type { Contract } from '../core/answers';
+import type { UploadLimits } from '../request/uploaded-file';
 import { RouteMarks, type MarkKey } from './mark-key';
 
 // Keys are private symbols of this module: no other package can read or clash with them.
@@ -26,7 +27,12 @@ export type ParamMark =
   | { readonly index: number; readonly kind: 'param'; readonly name: string }
   | { readonly index: number; readonly kind: 'header'; readonly name: string }
   | { readonly index: number; readonly kind: 'authorization'; readonly scheme: 'bearer' | 'basic' }
-  | { readonly index: number; readonly kind: 'form'; readonly bound?: Function | undefined }
+  | {
+      readonly index: number;
+      readonly kind: 'form';
+      readonly bound?: Function | undefined;
+      readonly limits?: Partial<UploadLimits> | undefined;
+    }
   | { readonly index: number; readonly kind: 'session' };
 
 type Proto = object;

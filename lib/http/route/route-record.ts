@@ -1,11 +1,21 @@
 import type { Contract } from '../core/answers';
 import { RouteMarks } from './mark-key';
 import type { HttpMethod } from './metadata';
+import type { DeclaredFile } from './upload-decorators';
+import type { UploadLimits } from '../request/uploaded-file';
 
 /** One handler argument, as the scanner read it. */
 export type ArgRecord =
   | { readonly kind: 'body'; readonly type: Function }
-  | { readonly kind: 'form'; readonly type: Function; readonly bound: boolean }
+  | {
+      readonly kind: 'form';
+      readonly type: Function;
+      readonly bound: boolean;
+      /** Its `@File()` fields: none for a plain urlencoded form. */
+      readonly files: readonly DeclaredFile[];
+      /** The route's own upload limits (`@Form({ maxFiles })`), or null. */
+      readonly limits: Partial<UploadLimits> | null;
+    }
   | { readonly kind: 'queryClass'; readonly type: Function }
   | { readonly kind: 'query'; readonly name: string; readonly type: unknown }
   | { readonly kind: 'param'; readonly name: string; readonly type: unknown }

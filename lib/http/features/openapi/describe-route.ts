@@ -66,6 +66,10 @@ function describeArguments(record: RouteRecord, op: OperationBuilder): void {
         op.failure(415, 'the body is not application/json');
         break;
       case 'form':
+        if (a.files.length > 0) {
+          describeUpload(a, op, unread);
+          break;
+        }
         // Sent as a form; a bound form hands a refused reading to the handler, which may answer 422.
         unread.push(
           a.bound
@@ -94,6 +98,54 @@ function describeArguments(record: RouteRecord, op: OperationBuilder): void {
   // 401 when there is none. The scheme it reads is claimed only when the class says so
   // (`static authorization = 'bearer' as const`).
   if (resolves) op.failure(401, 'the caller could not be worked out');
+}
+
+/**
+ * A form with files: a `multipart/form-data` body whose fields carry their constraints and whose
+ * files are 3.1 binary strings (`contentMediaType` when one type is accepted, `encoding` lists them
+ * all), with the answers its limits give.
+ */
+function describeUpload(
+  a: Extract<RouteRecord['args'][number], { kind: 'form' }>,
+  op: OperationBuilder,
+  unread: string[],
+): void {
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const p of readShape(a.type).properties) {
+    properties[p.name] = valueSchema(p.value, op.schemas);
+    if (p.required) required.push(p.name);
+  }
+  const encoding: Record<string, { contentType: string }> = {};
+  for (const f of a.files) {
+    const types = f.options.types ?? [];
+    const bytes = f.options.maxBytes;
+    const one: JsonSchema = {
+      type: 'string',
+      format: 'binary',
+      ...(types.length === 1 ? { contentMediaType: types[0] } : {}),
+      description: `A file${bytes === undefined ? '' : ` of at most ${bytes} bytes`}${types.length > 0 ? `: ${types.join(', ')}` : ''}`,
+    };
+    properties[f.name] = f.many
+      ? { type: 'array', items: one, ...(f.options.count === undefined ? {} : { maxItems: f.options.count }) }
+      : one;
+    if (f.options.required ?? true) required.push(f.name);
+    if (types.length > 0) encoding[f.name] = { contentType: types.join(', ') };
+  }
+  const schema: JsonSchema = { type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
+  op.body(schema, {
+    contentType: 'multipart/form-data',
+    ...(Object.keys(encoding).length > 0 ? { encoding } : {}),
+  });
+  unread.push(
+    a.bound
+      ? 'the body is not a form, or a part is malformed'
+      : 'the body is not a form, a field does not read as declared or a required file is missing',
+  );
+  op.failure(413, 'a file, a field or the form is past its limit (the message names it)');
+  if (a.files.some((f) => f.options.types !== undefined))
+    op.failure(415, 'a file is not of an accepted type');
+  if (a.bound) op.failure(422, "the form's fields are refused");
 }
 
 const TOO_MANY_QUERY = 'the query has more parameters than the app allows (maxParams)';

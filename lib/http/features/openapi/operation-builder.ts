@@ -52,7 +52,7 @@ export class OperationBuilder implements OperationSink {
   readonly #parameters: ParameterObject[] = [];
   readonly #responses = new Map<number, Response>();
   readonly #security: SecurityScheme[] = [];
-  #body: { schema: JsonSchema; contentType: string; required: boolean } | null = null;
+  #body: { schema: JsonSchema; contentType: string; required: boolean; encoding?: Record<string, { contentType: string }> } | null = null;
   #deprecated = false;
   readonly #extensions = new Map<string, unknown>();
 
@@ -93,8 +93,8 @@ export class OperationBuilder implements OperationSink {
   }
 
   /** Sets the request body. */
-  body(schema: JsonSchema, options: { contentType?: string; required?: boolean } = {}): this {
-    this.#body = { schema, contentType: options.contentType ?? JSON_TYPE, required: options.required ?? true };
+  body(schema: JsonSchema, options: { contentType?: string; required?: boolean; encoding?: Record<string, { contentType: string }> } = {}): this {
+    this.#body = { schema, contentType: options.contentType ?? JSON_TYPE, required: options.required ?? true, ...(options.encoding === undefined ? {} : { encoding: options.encoding }) };
     return this;
   }
 
@@ -166,7 +166,10 @@ export class OperationBuilder implements OperationSink {
     // Every scheme a route takes must be sent, so they go in one requirement object (AND).
     if (this.#security.length) op.security = [Object.fromEntries(this.#security.map((s) => [s, []]))];
     if (this.#parameters.length) op.parameters = this.#parameters.map(parameterJson);
-    if (this.#body) op.requestBody = { required: this.#body.required, content: { [this.#body.contentType]: { schema: this.#body.schema } } };
+    if (this.#body) {
+      const media = { schema: this.#body.schema, ...(this.#body.encoding === undefined ? {} : { encoding: this.#body.encoding }) };
+      op.requestBody = { required: this.#body.required, content: { [this.#body.contentType]: media } };
+    }
     const responses: Record<string, unknown> = {};
     for (const status of this.statuses) responses[String(status)] = responseJson(this.#responses.get(status)!);
     op.responses = responses;

@@ -1,0 +1,24 @@
+import { App, Controller, File, Form, Post, Returns, Status, type UploadedFile } from 'fw-http';
+
+const MIB = 1024 * 1024;
+
+class Upload {
+  @File({ maxBytes: 2048 * MIB }) file!: UploadedFile;
+}
+
+@Controller()
+class Uploads {
+  @Post('/upload')
+  @Returns(Status(201, Object))
+  take(@Form() u: Upload) {
+    return { size: u.file.size, sha256: u.file.sha256 };
+  }
+}
+
+/** fw's upload route for the bench: one file to a temp file, limits raised to take 1 GiB. */
+export const uploadApp = (): App =>
+  new App({
+    log: () => {},
+    requestTimeoutMs: 600_000,
+    uploads: { maxTotalBytes: 2048 * MIB },
+  }).controllers(Uploads);

@@ -1,0 +1,20 @@
+import type { Capability, RecordCheck } from '../route/extensions';
+import { IDEMPOTENT } from './idempotency';
+
+/**
+ * An `@Idempotent` route fingerprints a form before its handler runs, which a file handed to the
+ * handler as a stream cannot give: that pairing is refused at build, naming the field.
+ */
+const check: RecordCheck = (record, _services, problems) => {
+  if (record.marks.get(IDEMPOTENT) === undefined) return;
+  for (const a of record.args)
+    if (a.kind === 'form')
+      for (const f of a.files)
+        if (f.options.stream === true)
+          problems.push(
+            `${record.label}: @Idempotent cannot fingerprint the streamed file ${f.name} before the handler runs: drop stream: true (the file then goes to a temp file)`,
+          );
+};
+
+/** Uploads: the Refusals of `@File()` declarations on a route. */
+export const uploads: Capability = { checks: [check] };

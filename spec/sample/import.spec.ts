@@ -1,0 +1,108 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { App } from 'fw-http';
+import { shop } from '../../sample/shop/shop';
+import { emptied, multipart, post, type Part } from '../support/multipart';
+
+const alice = { authorization: 'Bearer alice-token' };
+
+describe('I25 the sample shop: POST /orders/import (SAMPLE.md contract)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fw-sample-import-'));
+  let app: App;
+  let port = 0;
+  beforeAll(async () => {
+    app = shop({
+      log: () => {},
+      warehouseUrl: 'http://127.0.0.1:9',
+      openapiOut: null,
+      uploadDir: dir,
+    });
+    port = Number(new URL((await app.listen({ port: 0 })).url).port);
+  });
+  afterAll(async () => {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  afterEach(async () => {
+    expect(await emptied(dir)).toEqual([]);
+  });
+
+  const send = (parts: Part[], headers: Record<string, string> = alice) => {
+    const m = multipart(parts);
+    return post(port, '/orders/import', m.body, { 'content-type': m.type, ...headers });
+  };
+  const csv = (data: string | Buffer, type = 'text/csv') => ({
+    name: 'csv',
+    filename: 'orders.csv',
+    type,
+    data,
+  });
+
+  it('I25 answers 201 { imported, bytes, sha256 } and places the orders', async () => {
+    const text = 'sku,qty\nimport-a,2\nimport-b,5\n';
+    const res = await send([{ name: 'note', value: 'monday' }, csv(text)]);
+    expect(res.status).toBe(201);
+    expect(res.json()).toEqual({
+      imported: 2,
+      bytes: Buffer.byteLength(text),
+      sha256: createHash('sha256').update(text).digest('hex'),
+    });
+    const orders = await app.inject({ url: '/orders', headers: alice });
+    expect(
+      orders.json<{ sku: string; qty: number }[]>().filter((o) => o.sku.startsWith('import-')),
+    ).toEqual([
+      expect.objectContaining({ sku: 'import-b', qty: 5 }),
+      expect.objectContaining({ sku: 'import-a', qty: 2 }),
+    ]);
+  });
+
+  it('I25 note is optional; a file of exactly 1 MiB is read', async () => {
+    // Two orders, then blank lines (skipped) up to exactly 1 MiB.
+    const head = 'big-a,1\nbig-b,2\n';
+    const data = Buffer.from(head + '\n'.repeat(1024 * 1024 - head.length));
+    expect(data.length).toBe(1024 * 1024);
+    const res = await send([csv(data)]);
+    expect(res.status).toBe(201);
+    expect(res.json()).toMatchObject({ imported: 2, bytes: data.length });
+  });
+
+  it('I25 a file over 1 MiB is 413', async () => {
+    const res = await send([csv(Buffer.alloc(1024 * 1024 + 1, 0x61))]);
+    expect(res.status).toBe(413);
+    expect(res.json()).toEqual({
+      error: 'form.csv: file larger than 1048576 bytes (maxBytes)',
+      status: 413,
+    });
+  });
+
+  it('I25 another type is 415, no file is 400, a note over 200 chars is 400', async () => {
+    const other = await send([csv('a,1\n', 'application/json')]);
+    expect(other.status).toBe(415);
+    expect(other.json<{ error: string }>().error).toMatch(/^form\.csv: /);
+    const none = await send([{ name: 'note', value: 'n' }]);
+    expect(none.status).toBe(400);
+    expect(none.json()).toEqual({ error: 'form.csv: a file is required', status: 400 });
+    const long = await send([{ name: 'note', value: 'n'.repeat(201) }, csv('a,1\n')]);
+    expect(long.status).toBe(400);
+    expect(long.json<{ error: string }>().error).toMatch(/^form\.note: /);
+  });
+
+  it('I25 bearer required: none or an unknown token is 401 with WWW-Authenticate: Bearer', async () => {
+    const res = await send([csv('a,1\n')], {});
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe('Bearer');
+  });
+
+  it('I25 a bad line is 400 naming it, and nothing is imported', async () => {
+    const res = await send([csv('ok-sku,1\nbad line\n')]);
+    expect(res.status).toBe(400);
+    expect(res.json()).toEqual({
+      error: 'csv line 2: expected sku,qty with qty 1..100',
+      status: 400,
+    });
+    const orders = await app.inject({ url: '/orders', headers: alice });
+    expect(orders.json<{ sku: string }[]>().some((o) => o.sku === 'ok-sku')).toBe(false);
+  });
+});
