@@ -1,5 +1,15 @@
-import { App, Controller, Idempotent, Post, Returns, Status, type Ctx } from 'fw-http';
-import { MemoryStore, Space } from 'fw-http/cache';
+import {
+  App,
+  Controller,
+  Idempotent,
+  Post,
+  Reply,
+  Returns,
+  Status,
+  reply,
+  type Ctx,
+} from 'fw-http';
+import { MemoryStore, Space, type Store } from 'fw-http/cache';
 import { send } from '../support/post';
 
 // Issue 22's idempotency items that a client sees at one route: who the caller is, what the key is.
@@ -114,3 +124,118 @@ async function rawText(port: number, text: string): Promise<string> {
   const { raw } = await import('../support/raw');
   return (await raw(port, text, { quietMs: 2000 })).text;
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const flush = () => new Promise((r) => setImmediate(r));
+
+describe('I22 idempotency: after the handler ran', () => {
+  for (const kind of ['sync', 'async'] as const) {
+    it(`I22.16 an answer refused by the run-time @Returns check (${kind} handler) is 500 once and replayed after: the side effect runs once`, async () => {
+      const lines: string[] = [];
+      let charges = 0;
+      @Controller()
+      class Pay {
+        @Post('/charges')
+        @Idempotent(Orders, { by: () => 'one' })
+        @Returns(Reply(Object, { statuses: [201] }))
+        charge() {
+          charges++;
+          const wrong = reply(200 as 201, { charged: charges });
+          return kind === 'sync' ? wrong : Promise.resolve(wrong);
+        }
+      }
+      const app = new App({ log: (l) => lines.push(JSON.parse(l).msg) })
+        .controllers(Pay)
+        .provide(Orders.open(new MemoryStore({ bytes: 1 << 20 })));
+      const tries = [];
+      for (let i = 0; i < 3; i++)
+        tries.push(
+          await app.inject({
+            method: 'POST',
+            url: '/charges',
+            headers: { 'idempotency-key': `c-${kind}` },
+          }),
+        );
+      expect(tries.map((t) => t.status)).toEqual([500, 500, 500]);
+      expect(tries.map((t) => t.headers['idempotent-replayed'])).toEqual([
+        undefined,
+        'true',
+        'true',
+      ]);
+      expect(tries[1].body).toBe(tries[0].body);
+      expect(charges).toBe(1);
+      await flush();
+      expect(
+        lines.filter(
+          (l) => l.includes('POST /charges (Pay.charge)') && l.includes('UndeclaredAnswer'),
+        ),
+      ).toHaveLength(1);
+    });
+  }
+
+  it('I22.16 a handler that throws still releases its key (IDEM-17): the retry runs it', async () => {
+    let runs = 0;
+    @Controller()
+    class Flaky {
+      @Post('/flaky')
+      @Idempotent(Orders, { by: () => 'one' })
+      @Returns(Status(201, Object))
+      async make() {
+        runs++;
+        if (runs === 1) throw new Error('boom');
+        return { runs };
+      }
+    }
+    const app = new App({ log: () => {} })
+      .controllers(Flaky)
+      .provide(Orders.open(new MemoryStore({ bytes: 1 << 20 })));
+    const one = () =>
+      app.inject({ method: 'POST', url: '/flaky', headers: { 'idempotency-key': 'f' } });
+    expect((await one()).status).toBe(500);
+    expect((await one()).status).toBe(201);
+    expect(runs).toBe(2);
+  });
+
+  it('I22.7 an answer sent but not kept is refused 503 for the record TTL, well past the lease, then the key is free again', async () => {
+    const Fragile = Space('fragile', { ttlSeconds: 2, maxBytes: 4096, leaseMs: 100 });
+    const inner = new MemoryStore({ bytes: 1 << 20 });
+    // Keeps nothing: every keep over a claim fails, as a store that went down after the claim.
+    const store: Store = {
+      get: (k) => inner.get(k),
+      putIfAbsent: (k, v, t) => inner.putIfAbsent(k, v, t),
+      put: () => Promise.reject(new Error('store down')),
+      del: (k, o) => inner.del(k, o),
+      close: () => inner.close(),
+    };
+    let runs = 0;
+    @Controller()
+    class Keep {
+      @Post('/keep')
+      @Idempotent(Fragile, { by: () => 'one' })
+      @Returns(Status(201, Object))
+      keep() {
+        return { run: ++runs };
+      }
+    }
+    const lines: string[] = [];
+    const app = new App({ log: (l) => lines.push(JSON.parse(l).msg) })
+      .controllers(Keep)
+      .provide(Fragile.open(store));
+    const one = () =>
+      app.inject({ method: 'POST', url: '/keep', headers: { 'idempotency-key': 'k' } });
+    const started = performance.now();
+    expect((await one()).status).toBe(201);
+    await sleep(500); // five leases: the claim has lapsed in the store
+    const retry = await one();
+    expect(retry.status).toBe(503);
+    expect(Number(retry.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(runs).toBe(1);
+    await flush();
+    expect(
+      lines.some((l) => l.includes('sent but not kept') && l.includes('refused 503 for 2 s')),
+    ).toBe(true);
+    await sleep(Math.max(0, 2300 - (performance.now() - started)));
+    expect((await one()).status).toBe(201); // the window is over: as for a key whose record lapsed
+    expect(runs).toBe(2);
+  });
+});

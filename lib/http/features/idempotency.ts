@@ -8,6 +8,8 @@ import { CallerBudget } from './caller-budget';
 import type { HeaderBag } from '../core/header-rules';
 import type { OperationSink } from '../route/extensions';
 import { HttpError } from '../core/errors';
+import { mapError } from '../core/error-mapping';
+import { JSON_TYPE } from '../core/media-types';
 import { KeptAnswers, type KeptAnswer, type RequestParts } from './kept-answers';
 import { fail } from '../core/fail';
 import type { RouteRecord } from '../route/route-record';
@@ -50,8 +52,17 @@ export const MAX_NOT_KEPT = 10_000;
 
 /** What every route on one opened space shares in this process. */
 interface SpaceState {
-  /** Record id → until when (performance.now()) a retry is refused: answered, but the answer could not be kept. */
+  /**
+   * Record id → until when (performance.now()) a retry is refused: answered, but the answer could
+   * not be kept. As long as the record would have lived (its TTL): within it a retry to this
+   * process never runs the handler again.
+   */
   readonly notKept: Map<string, number>;
+  /**
+   * Record ids whose handler runs in this process now. A retry of one is 409 before the store is
+   * asked: the store may have lost the claim (restarted empty, failed over, paused past the lease).
+   */
+  readonly held: Set<string>;
   readonly callers: CallerBudget;
 }
 const states = new WeakMap<OpenSpace, SpaceState>();
@@ -60,7 +71,11 @@ function stateOf(space: OpenSpace): SpaceState {
   if (st === undefined)
     states.set(
       space,
-      (st = { notKept: new Map(), callers: new CallerBudget(space.maxBytesPerCaller) }),
+      (st = {
+        notKept: new Map(),
+        held: new Set(),
+        callers: new CallerBudget(space.maxBytesPerCaller),
+      }),
     );
   return st;
 }
@@ -290,6 +305,7 @@ const around: AroundFactory = (record, services) => {
     id: string,
     body: Buffer,
   ): unknown {
+    if (state.held.size !== 0 && state.held.has(id)) throw inFlight(c);
     if (state.notKept.size !== 0) refuseNotKept(c, id);
     const parts: RequestParts = { method: c.method, path: c.path, rawQuery: c.rawQuery, body };
     // An in-process store answers at once: a replay then waits for nothing but the body.
@@ -312,7 +328,7 @@ const around: AroundFactory = (record, services) => {
       : first(c, proceed, caller, id, parts);
   }
 
-  /** A retry of a request answered in this process whose answer could not be kept: refused for the lease, never run again. */
+  /** A retry of a request answered in this process whose answer could not be kept: refused for the record's TTL, never run again. */
   function refuseNotKept(c: Ctx, id: string): void {
     const until = state.notKept.get(id);
     if (until === undefined) return;
@@ -401,32 +417,40 @@ const around: AroundFactory = (record, services) => {
     // (setHeader, setCookie, a Session write) are part of its answer and kept with it.
     const before = copyBag(c.headers());
     c.capture = true;
+    state.held.add(id);
+    // A handler that ran and whose answer was then refused (a run-time @Returns check) has done its
+    // side effects: its 500 is the answer kept (`keepRefused`), never a release that runs it again.
     let running: unknown;
     try {
       running = proceed();
     } catch (e) {
+      if (c.handled) return keepRefused(c, e, () => keep(c, caller, id, fp, claim, before));
       return release(c, caller, id, claim, e);
     }
     if (isThenable(running))
       return renewWhile(c, id, claim, running).then(
         () => keep(c, caller, id, fp, claim, before),
-        (e: unknown) => release(c, caller, id, claim, e),
+        (e: unknown) =>
+          c.handled
+            ? keepRefused(c, e, () => keep(c, caller, id, fp, claim, before))
+            : release(c, caller, id, claim, e),
       );
     return keep(c, caller, id, fp, claim, before);
   }
 
   /** The handler failed: give the key back (if the store still has this claim) and fail with its error. */
   function release(c: Ctx, caller: string, id: string, claim: Buffer, e: unknown): Promise<never> {
-    c.capture = false;
+    c.endCapture();
     callers?.drop(caller, id);
     const answered = dropClaim(id, claim);
-    if (answered === true) throw e;
-    if (answered === false) {
-      notReleased(c);
+    if (typeof answered === 'boolean') {
+      state.held.delete(id);
+      if (!answered) notReleased(c);
       throw e;
     }
     // Rejected with the handler's error once the store has released the claim (or failed to).
     return answered.then((ok) => {
+      state.held.delete(id);
       if (!ok) notReleased(c);
       return Promise.reject(e);
     });
@@ -466,7 +490,7 @@ const around: AroundFactory = (record, services) => {
     before: HeaderBag | null,
   ): unknown {
     const answer = c.captured!;
-    c.capture = false;
+    c.endCapture();
     const own = added(before, c.headers());
     if (answer.own !== null) for (const h of answer.own) own.push([h.name, h.value]);
     const kept = encodeRecord(keptMeta(fp, answer, own), answer.body);
@@ -477,7 +501,9 @@ const around: AroundFactory = (record, services) => {
       note(c, 'not_kept');
       callers?.drop(caller, id);
       const answered = dropClaim(id, claim);
-      if (typeof answered !== 'boolean') return answered.then(() => send(c, answer));
+      if (typeof answered !== 'boolean')
+        return answered.then(() => (state.held.delete(id), send(c, answer)));
+      state.held.delete(id);
       return send(c, answer);
     }
     let stored: boolean | undefined;
@@ -510,18 +536,22 @@ const around: AroundFactory = (record, services) => {
     } else {
       note(c, 'not_kept');
       // Sent but not kept: a retry must not run the handler again. The claim (if the store still
-      // has it) holds the key for at most the lease; this process refuses retries that long itself.
+      // has it) holds the key for at most the lease; this process refuses retries for as long as
+      // the answer would have been kept (other instances: see the guide, "at least once").
       if (state.notKept.size >= MAX_NOT_KEPT)
         state.notKept.delete(state.notKept.keys().next().value!);
-      state.notKept.set(id, performance.now() + leaseMs);
+      state.notKept.set(id, performance.now() + ttlMs);
       c.core.log(
-        `error: ${label}: answer to Idempotency-Key ${JSON.stringify(id)} sent but not kept (${why}); retries are refused 503 for ${Math.ceil(leaseMs / 1000)} s`,
+        `error: ${label}: answer to Idempotency-Key ${JSON.stringify(id)} sent but not kept (${why}); retries to this process are refused 503 for ${Math.ceil(ttlMs / 1000)} s`,
       );
     }
+    state.held.delete(id);
     send(c, answer);
   }
 
   function send(c: Ctx, answer: CapturedAnswer): void {
+    // A refused answer's kept 500: the app answers its error itself (logged, observers told).
+    if (answer.status >= 400 && refusals.has(answer)) throw refusals.get(answer);
     c.write(answer.status, answer.type, answer.body, answer.own);
   }
 
@@ -592,6 +622,27 @@ const around: AroundFactory = (record, services) => {
       : withCaller(c, proceed, caller);
   };
 };
+
+/**
+ * Kept answers that stand for an error: the 500 of an answer refused after its handler ran. Sending
+ * one throws the error instead, so the app answers it as it answers any error (the same bytes, as
+ * it maps the error the same way) and logs it once; a retry replays the kept bytes.
+ */
+const refusals = new WeakMap<CapturedAnswer, unknown>();
+
+/** Keeps the failure answer of `e` as the handler's answer (`keep` sends it, which throws `e`). */
+function keepRefused(c: Ctx, e: unknown, keep: () => unknown): unknown {
+  const failure = mapError(e, '');
+  const answer: CapturedAnswer = {
+    status: failure.status,
+    type: JSON_TYPE,
+    body: c.core.failureBody(failure.status, failure.message),
+    own: null,
+  };
+  refusals.set(answer, e);
+  c.captured = answer;
+  return keep();
+}
 
 /** A claim held while its handler runs. */
 interface Holding {
