@@ -239,3 +239,70 @@ describe('I22 idempotency: after the handler ran', () => {
     expect(runs).toBe(2);
   });
 });
+
+describe('I22.5 the per-caller share of a MemoryStore', () => {
+  it('I22.5 the default maxBytesPerCaller is a sixteenth of the store shared by its spaces; elsewhere the larger of 16 MiB and 64 × maxBytes', () => {
+    const A = Space('a', { ttlSeconds: 60, maxBytes: 4096 });
+    const B = Space('b', { ttlSeconds: 60, maxBytes: 4096 });
+    expect(A.maxBytesPerCaller).toBeNull();
+    expect(A.open(new MemoryStore({ bytes: 16 << 20 })).maxBytesPerCaller).toBe(1 << 20);
+    const shared = new MemoryStore({ bytes: 16 << 20 });
+    const a = A.open(shared);
+    B.open(shared);
+    expect(a.maxBytesPerCaller).toBe(512 << 10);
+    // At least two of the largest records, however small the store.
+    expect(A.open(new MemoryStore({ bytes: 1024 })).maxBytesPerCaller).toBe(
+      2 * (4096 + 1024 + MemoryStore.entryOverheadBytes),
+    );
+    const inner = new MemoryStore({ bytes: 1024 });
+    const own: Store = {
+      get: (k) => inner.get(k),
+      putIfAbsent: (k, v, t) => inner.putIfAbsent(k, v, t),
+      put: (k, v, t, o) => inner.put(k, v, t, o),
+      del: (k, o) => inner.del(k, o),
+      close: () => inner.close(),
+    };
+    expect(A.open(own).maxBytesPerCaller).toBe(16 << 20);
+    expect(
+      Space('c', { ttlSeconds: 60, maxBytes: 1, maxBytesPerCaller: 99 }).open(shared)
+        .maxBytesPerCaller,
+    ).toBe(99);
+  });
+
+  it('I22.5 fourteen callers filling at their cap leave room for a new caller’s claim; a warning is logged once the store passes 80 %', async () => {
+    const Shop = Space('shop', { ttlSeconds: 60, maxBytes: 4096 });
+    const store = new MemoryStore({ bytes: 1 << 20 });
+    @Controller()
+    class Fill {
+      @Post('/orders')
+      @Idempotent(Shop, { by: (c) => c.header('x-caller') })
+      @Returns(Status(201, Object))
+      create() {
+        return { pad: 'x'.repeat(2000) };
+      }
+    }
+    const lines: string[] = [];
+    const app = new App({ log: (l) => lines.push(JSON.parse(l).msg) })
+      .controllers(Fill)
+      .provide(Shop.open(store));
+    const post = (who: string, key: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/orders',
+        headers: { 'x-caller': who, 'idempotency-key': key },
+      });
+    for (let who = 0; who < 14; who++) {
+      let status = 201;
+      for (let i = 0; i < 200 && status === 201; i++)
+        status = (await post(`c${who}`, `k${i}`)).status;
+      expect([who, status]).toEqual([who, 429]); // at its cap, not at a full store
+    }
+    expect(store.bytesUsed).toBeLessThan(store.bytes);
+    expect((await post('newcomer', 'k0')).status).toBe(201);
+    await flush();
+    const warnings = lines.filter((l) =>
+      l.startsWith('warning: space "shop": the idempotency store is'),
+    );
+    expect(warnings).toHaveLength(1);
+  });
+});

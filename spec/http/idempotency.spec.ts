@@ -679,12 +679,19 @@ describe('idempotency without a store', () => {
     expect(() => Space('l', { ttlSeconds: 60, maxBytes: 1, maxBytesPerCaller: 0 })).toThrow(
       /maxBytesPerCaller/,
     );
-    expect(Space('l', { ttlSeconds: 60, maxBytes: 64 * 1024 }).maxBytesPerCaller).toBe(
-      16 * 1024 * 1024,
-    );
-    expect(Space('l', { ttlSeconds: 60, maxBytes: 1024 * 1024 }).maxBytesPerCaller).toBe(
-      64 * 1024 * 1024,
-    );
+    // Not declared: derived from the store it is opened on (I22.5); on a store of no known size, as before.
+    expect(Space('l', { ttlSeconds: 60, maxBytes: 64 * 1024 }).maxBytesPerCaller).toBeNull();
+    const own = new MemoryStore({ bytes: 1024 });
+    const unsized: Store = {
+      get: (k) => own.get(k),
+      putIfAbsent: (k, v, t) => own.putIfAbsent(k, v, t),
+      put: (k, v, t, o) => own.put(k, v, t, o),
+      del: (k, o) => own.del(k, o),
+      close: () => own.close(),
+    };
+    const sized = (maxBytes: number) => Space('l', { ttlSeconds: 60, maxBytes }).open(unsized);
+    expect(sized(64 * 1024).maxBytesPerCaller).toBe(16 * 1024 * 1024);
+    expect(sized(1024 * 1024).maxBytesPerCaller).toBe(64 * 1024 * 1024);
   });
 });
 

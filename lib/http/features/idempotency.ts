@@ -5,6 +5,7 @@ import { innerContracts, type Contract, type HeaderEntry } from '../core/answers
 import type { AroundFactory, Capability } from '../route/extensions';
 import { isThenable, type CapturedAnswer, type Ctx, type Resolvable } from '../request/ctx';
 import { CallerBudget } from './caller-budget';
+import { FillWatch } from './fill-watch';
 import type { HeaderBag } from '../core/header-rules';
 import type { OperationSink } from '../route/extensions';
 import { HttpError } from '../core/errors';
@@ -64,6 +65,7 @@ interface SpaceState {
    */
   readonly held: Set<string>;
   readonly callers: CallerBudget;
+  readonly fill: FillWatch;
 }
 const states = new WeakMap<OpenSpace, SpaceState>();
 function stateOf(space: OpenSpace): SpaceState {
@@ -75,6 +77,7 @@ function stateOf(space: OpenSpace): SpaceState {
         notKept: new Map(),
         held: new Set(),
         callers: new CallerBudget(space.maxBytesPerCaller),
+        fill: new FillWatch(),
       }),
     );
   return st;
@@ -268,6 +271,8 @@ const around: AroundFactory = (record, services) => {
   const state = stateOf(space);
   // With no `by` the route has one caller: there is no other caller to keep room for.
   const callers = mark.by === undefined ? null : state.callers;
+  // What a record costs the store beyond its bytes, counted against its caller's share.
+  const overhead = space.entryOverheadBytes;
 
   function replay(c: Ctx, a: KeptAnswer): void {
     // Kept headers were checked when the answer was first sent: no second check.
@@ -361,7 +366,12 @@ const around: AroundFactory = (record, services) => {
     const wait =
       callers === null
         ? 0
-        : callers.admit(caller, id, id.length + claim.length, performance.now() + leaseMs);
+        : callers.admit(
+            caller,
+            id,
+            id.length + claim.length + overhead,
+            performance.now() + leaseMs,
+          );
     if (wait !== 0) {
       c.setHeader('retry-after', String(Math.ceil(wait / 1000)));
       throw new HttpError(
@@ -531,8 +541,9 @@ const around: AroundFactory = (record, services) => {
     why: string,
   ): void {
     if (stored) {
-      callers?.set(caller, id, id.length + kept.length, performance.now() + ttlMs);
+      callers?.set(caller, id, id.length + kept.length + overhead, performance.now() + ttlMs);
       note(c, 'stored');
+      state.fill.check(space!.fill(), c.core.log, `space "${space!.space.name}"`);
     } else {
       note(c, 'not_kept');
       // Sent but not kept: a retry must not run the handler again. The claim (if the store still
