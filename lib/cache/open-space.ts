@@ -111,6 +111,15 @@ export class OpenSpace {
    * is down (and every idempotent route on it answers 503) the health route says so too.
    */
   async probe(): Promise<boolean> {
+    return (await this.problem()) === null;
+  }
+
+  /**
+   * Why the store does not answer a cheap request within `PROBE_DEADLINE_MS` (its error, which
+   * names the host and the cause, ECONNREFUSED or a database index out of range), or null when
+   * it does; never throws. Apps ask at listen and log it.
+   */
+  async problem(): Promise<string | null> {
     const store = this.#store;
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -119,12 +128,27 @@ export class OpenSpace {
         timer = setTimeout(() => reject(new Error('no answer')), OpenSpace.PROBE_DEADLINE_MS);
       });
       await Promise.race([answer, late]);
-      return true;
-    } catch {
-      return false;
+      return null;
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** What the store's settings say against keeping records (`Store.warnings`); nothing when it cannot tell. */
+  async warnings(): Promise<string[]> {
+    const store = this.#store;
+    if (store.warnings === undefined) return [];
+    return store.warnings().then(
+      (lines) => lines,
+      () => [],
+    );
+  }
+
+  /** @internal The store this space is opened on (apps check each store once at listen). */
+  get store(): Store {
+    return this.#store;
   }
 
   /** How long `probe` waits for the store. */

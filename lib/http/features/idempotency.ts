@@ -6,6 +6,7 @@ import type { AroundFactory, Capability } from '../route/extensions';
 import { isThenable, type CapturedAnswer, type Ctx, type Resolvable } from '../request/ctx';
 import { CallerBudget } from './caller-budget';
 import { FillWatch } from './fill-watch';
+import { StoreOutage } from './store-outage';
 import type { HeaderBag } from '../core/header-rules';
 import type { OperationSink } from '../route/extensions';
 import { HttpError } from '../core/errors';
@@ -66,6 +67,7 @@ interface SpaceState {
   readonly held: Set<string>;
   readonly callers: CallerBudget;
   readonly fill: FillWatch;
+  readonly outage: StoreOutage;
 }
 const states = new WeakMap<OpenSpace, SpaceState>();
 function stateOf(space: OpenSpace): SpaceState {
@@ -78,6 +80,7 @@ function stateOf(space: OpenSpace): SpaceState {
         held: new Set(),
         callers: new CallerBudget(space.maxBytesPerCaller),
         fill: new FillWatch(),
+        outage: new StoreOutage(),
       }),
     );
   return st;
@@ -273,6 +276,13 @@ const around: AroundFactory = (record, services) => {
   const callers = mark.by === undefined ? null : state.callers;
   // What a record costs the store beyond its bytes, counted against its caller's share.
   const overhead = space.entryOverheadBytes;
+  const where = `space "${space.space.name}"`;
+
+  /** The store failed: the outage's first failure is logged with its cause; 503 (or the error as it is). */
+  function storeDown(e: unknown, c: Ctx): never {
+    state.outage.failed(e, c.core.log, where);
+    return unavailable(e, c);
+  }
 
   function replay(c: Ctx, a: KeptAnswer): void {
     // Kept headers were checked when the answer was first sent: no second check.
@@ -318,12 +328,12 @@ const around: AroundFactory = (record, services) => {
     try {
       existing = space!.peek(id);
     } catch (e) {
-      unavailable(e, c);
+      storeDown(e, c);
     }
     if (existing === undefined) {
       return space!
         .get(id)
-        .catch((e: unknown) => unavailable(e, c))
+        .catch((e: unknown) => storeDown(e, c))
         .then((now) =>
           now !== null ? answerExisting(c, id, now, parts) : first(c, proceed, caller, id, parts),
         );
@@ -399,7 +409,7 @@ const around: AroundFactory = (record, services) => {
       c.setHeader('retry-after', '1');
       throw new HttpError('StoreFull', 'idempotency store full');
     }
-    return unavailable(e, c);
+    return storeDown(e, c);
   }
 
   /** The claim was written (`won`) or found taken: run the handler, or answer what is there. */
@@ -413,11 +423,12 @@ const around: AroundFactory = (record, services) => {
     claim: Buffer,
     won: boolean,
   ): unknown {
+    if (state.outage.down) state.outage.over(c.core.log, where);
     if (!won) {
       callers?.drop(caller, id);
       return space!
         .get(id)
-        .catch((e: unknown) => unavailable(e, c))
+        .catch((e: unknown) => storeDown(e, c))
         .then((now) => {
           if (now === null) throw inFlight(c); // taken and gone in between: let the client retry
           return answerExisting(c, id, now, parts);
@@ -614,6 +625,7 @@ const around: AroundFactory = (record, services) => {
   }
 
   function answerExisting(c: Ctx, id: string, bytes: Buffer, parts: RequestParts): void {
+    if (state.outage.down) state.outage.over(c.core.log, where);
     const entry = answers.find(id, bytes, decodeKept);
     if (entry === null) throw inFlight(c);
     if (!KeptAnswers.known(entry, parts)) {
