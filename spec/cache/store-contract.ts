@@ -325,7 +325,8 @@ export function describeStoreContract(
       });
 
       it('CACHE-02 an entry lives ttlSeconds by default; an explicit ttlMs gives a shorter lease', async () => {
-        const brief = Space('brief', { ttlSeconds: 0.1, maxBytes: 100 }).open(store);
+        // A TTL the six awaits below cannot outlast on a busy machine (I22.17).
+        const brief = Space('brief', { ttlSeconds: 1, maxBytes: 100 }).open(store);
         const long = Space('long', { ttlSeconds: 60, maxBytes: 100 }).open(store);
         await brief.putIfAbsent('k', text('v'));
         await brief.put('p', text('v'));
@@ -334,7 +335,7 @@ export function describeStoreContract(
         await long.put('leased-put', text('v'), 50, {});
         await long.put('leased-put-no-options', text('v'), 50);
         expect(await brief.get('k')).toEqual(text('v'));
-        await sleep(250);
+        await sleep(1_300);
         expect(await brief.get('k')).toBeNull();
         expect(await brief.get('p')).toBeNull();
         expect(await long.get('lease')).toBeNull();

@@ -1,18 +1,20 @@
 import {
   App,
   Controller,
+  Header,
   Idempotent,
   Post,
   Reply,
   Returns,
   Status,
+  fail,
   reply,
-  type Ctx,
+  Ctx,
 } from 'fw-http';
 import { MemoryStore, Space, type Store } from 'fw-http/cache';
 import { send } from '../support/post';
 
-// Issue 22's idempotency items that a client sees at one route: who the caller is, what the key is.
+// Issue 22's idempotency items (2, 5, 7, 14, 16, 17) over one app's routes.
 
 const Orders = Space('orders', { ttlSeconds: 60, maxBytes: 4096 });
 
@@ -304,5 +306,149 @@ describe('I22.5 the per-caller share of a MemoryStore', () => {
       l.startsWith('warning: space "shop": the idempotency store is'),
     );
     expect(warnings).toHaveLength(1);
+  });
+});
+
+describe('I22.17 tests that kill the step’s mutants', () => {
+  /** An app of one idempotent POST /x whose handler is `run`, on a fresh memory store (or `store`). */
+  function one(
+    run: (c: Ctx) => object | Promise<object>,
+    store: Store = new MemoryStore({ bytes: 1 << 20 }),
+  ) {
+    @Controller()
+    class X {
+      @Post('/x')
+      @Idempotent(Orders, { by: () => 'one' })
+      @Returns(Status(201, Object))
+      x(c: Ctx) {
+        return run(c);
+      }
+    }
+    const app = new App({ log: () => {} }).controllers(X).provide(Orders.open(store));
+    const post = (key: string, body = '') =>
+      app.inject({ method: 'POST', url: '/x', headers: { 'idempotency-key': key }, body });
+    return { app, post };
+  }
+
+  it('I22.17 IDEM-17 IDEM-18 an async handler that rejects answers its failure at once, keeps nothing and frees its key', async () => {
+    let runs = 0;
+    const { post } = one(async () => {
+      runs++;
+      await flush();
+      if (runs === 1) throw fail.conflict('out of stock');
+      if (runs === 2) throw new Error('boom');
+      return { runs };
+    });
+    expect((await post('a')).status).toBe(409);
+    expect((await post('a')).status).toBe(500);
+    const ok = await post('a');
+    expect([ok.status, ok.headers['idempotent-replayed']]).toEqual([201, undefined]);
+    expect(runs).toBe(3);
+  });
+
+  it('I22.17 the same mismatched body sent twice is 422 both times; the first body still replays', async () => {
+    const { post } = one(() => ({ ok: true }));
+    expect((await post('m', '{"a":1}')).status).toBe(201);
+    expect((await post('m', '{"a":2}')).status).toBe(422);
+    expect((await post('m', '{"a":2}')).status).toBe(422);
+    expect((await post('m', '{"a":1}')).headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('I22.17 a retry after a longer request on another key still replays (no stale scratch bytes in the fingerprint)', async () => {
+    const { post } = one(() => ({ ok: true }));
+    expect((await post('short', '{"a":1}')).status).toBe(201);
+    expect((await post('long', JSON.stringify({ pad: 'y'.repeat(9000) }))).status).toBe(201);
+    expect((await post('mid', JSON.stringify({ pad: 'z'.repeat(3000) }))).status).toBe(201);
+    const again = await post('short', '{"a":1}');
+    expect([again.status, again.headers['idempotent-replayed']]).toEqual([201, 'true']);
+  });
+
+  it('I22.17 OPEN-50 at run time: an idempotent route that answers through the Ctx is 500, keeps nothing, and its retry is refused the same way', async () => {
+    let runs = 0;
+    const { post } = one((c) => {
+      runs++;
+      c.sendText(200, 'sent by hand');
+      return { never: true };
+    });
+    const first = await post('o');
+    expect(first.status).toBe(500);
+    expect(first.body).not.toContain('sent by hand');
+    expect((await post('o')).status).toBe(500);
+    expect(runs).toBe(2); // refused before it answered: the handler had not returned, nothing ran to keep
+  });
+
+  it('I22.17 two answers not kept at once are both remembered: both retries are 503, neither runs again', async () => {
+    const inner = new MemoryStore({ bytes: 1 << 20 });
+    const store: Store = {
+      get: (k) => inner.get(k),
+      putIfAbsent: (k, v, t) => inner.putIfAbsent(k, v, t),
+      put: () => Promise.reject(new Error('store down')),
+      del: (k, o) => inner.del(k, o),
+      close: () => inner.close(),
+    };
+    let runs = 0;
+    const { post } = one(async () => {
+      runs++;
+      await sleep(20);
+      return { runs };
+    }, store);
+    const both = await Promise.all([post('p'), post('q')]);
+    expect(both.map((r) => r.status)).toEqual([201, 201]);
+    expect([(await post('p')).status, (await post('q')).status]).toEqual([503, 503]);
+    expect(runs).toBe(2);
+  });
+
+  it('I22.17 keep and release compare-and-set: a holder whose claim lapsed while a rival claimed neither overwrites nor deletes the rival’s record', async () => {
+    const Short = Space('short', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 100 });
+    const inner = new MemoryStore({ bytes: 1 << 20 });
+    // Renewals (a claim put over itself) are dropped, so a claim lapses after its lease.
+    const store: Store = {
+      get: (k) => inner.get(k),
+      putIfAbsent: (k, v, t) => inner.putIfAbsent(k, v, t),
+      put: (k, v, t, o) => (o?.expect?.equals(v) ? Promise.resolve(true) : inner.put(k, v, t, o)),
+      del: (k, o) => inner.del(k, o),
+      close: () => inner.close(),
+    };
+    const gates: (() => void)[] = [];
+    const made: string[] = [];
+    function instance(name: string) {
+      @Controller()
+      class X {
+        @Post('/x')
+        @Idempotent(Short, { by: () => 'one' })
+        @Returns(Status(201, Object))
+        async x(@Header('x-fail') failIt: string | undefined) {
+          made.push(name);
+          if (name === 'stale') await new Promise<void>((r) => gates.push(r));
+          if (failIt === 'yes') throw new Error('late failure');
+          return { by: name };
+        }
+      }
+      return new App({ log: () => {} }).controllers(X).provide(Short.open(store));
+    }
+    const stale = instance('stale');
+    const rival = instance('rival');
+    for (const failIt of ['no', 'yes']) {
+      const key = `cas-${failIt}`;
+      const headers = { 'idempotency-key': key, 'x-fail': failIt };
+      const first = stale.inject({ method: 'POST', url: '/x', headers });
+      await sleep(400); // four leases: the stale claim is gone from the store
+      const won = await rival.inject({
+        method: 'POST',
+        url: '/x',
+        headers: { 'idempotency-key': key },
+      });
+      expect(won.status).toBe(201);
+      gates.splice(0).forEach((open) => open());
+      await first; // kept over a claim it no longer holds (refused), or released (refused)
+      const replay = await rival.inject({
+        method: 'POST',
+        url: '/x',
+        headers: { 'idempotency-key': key },
+      });
+      expect([failIt, replay.status, replay.headers['idempotent-replayed'], replay.json()]).toEqual(
+        [failIt, 201, 'true', { by: 'rival' }],
+      );
+    }
   });
 });
