@@ -45,6 +45,9 @@ const Kept = Space('kept-metrics', { ttlSeconds: 60, maxBytes: 4096 });
 // A space whose store takes claims and refuses every keep: each first answer is sent, not kept.
 const Unkept = Space('unkept-metrics', { ttlSeconds: 60, maxBytes: 4096 });
 const claimsOnly = new MemoryStore({ bytes: 1 << 20 });
+// A MemoryStore provided only through its space, as a shop provides one: its gauges are reported too.
+const Aside = Space('aside-metrics', { ttlSeconds: 60, maxBytes: 4096 });
+const asideStore = new MemoryStore({ bytes: 3 << 20 });
 const refusingKeeps: Store = {
   get: (k) => claimsOnly.get(k),
   putIfAbsent: (k, v, t) => claimsOnly.putIfAbsent(k, v, t),
@@ -124,6 +127,7 @@ describe('metrics (OTEL-10..15)', () => {
       .provide(client)
       .provide(Kept.open(store))
       .provide(Unkept.open(refusingKeeps))
+      .provide(Aside.open(asideStore))
       .provide(store)
       .provide(Upstream.open(client, { base: url }));
     await app.listen({ port: 0 });
@@ -176,7 +180,7 @@ describe('metrics (OTEL-10..15)', () => {
     expect(await count('replayed')).toBe(2);
     expect(await count('mismatch')).toBe(1);
     // OTEL-15: the bytes of the provided MemoryStore are a gauge.
-    expect(await sum('fw.store.bytes', {})).toBe(store.bytesUsed);
+    expect(await sum('fw.store.bytes', { 'fw.store': 0 })).toBe(store.bytesUsed);
     expect(store.bytesUsed).toBeGreaterThan(0);
   });
 
@@ -192,6 +196,11 @@ describe('metrics (OTEL-10..15)', () => {
     expect(
       await sum('fw.idempotency.outcomes', { ...at, 'fw.idempotency.outcome': 'stored' }),
     ).toBe(0);
+  });
+
+  it('I22.5 a MemoryStore provided only through its space is reported by the fw.store gauges', async () => {
+    expect(await sum('fw.store.budget', { 'fw.store': 1 })).toBe(3 << 20);
+    expect(await sum('fw.store.bytes', { 'fw.store': 1 })).toBe(asideStore.bytesUsed);
   });
 
   it('OTEL-14: rate-limited requests are counted by route', async () => {
