@@ -586,13 +586,26 @@ const around: AroundFactory = (record, services) => {
     for (const h of holding) renew(h);
   };
 
+  /** The renewal timer runs only while a claim is held. */
+  function stopIfIdle(): void {
+    if (holding.size === 0 && renewer !== null) {
+      clearInterval(renewer);
+      renewer = null;
+    }
+  }
+
   function renew(h: Holding): void {
     space!.put(h.id, h.claim, leaseMs, { expect: h.claim }).then(
       (held) => {
-        if (!held)
-          h.core.log(
-            `error: ${label}: claim on Idempotency-Key ${JSON.stringify(h.id)} was lost while the handler ran`,
-          );
+        if (held || !holding.has(h)) return;
+        // Lost (the store restarted empty, failed over, or was paused past the lease): said once,
+        // not renewed again. This process still refuses retries (held keys), and the answer, which
+        // cannot be kept over a claim that is gone, is marked not kept when the handler ends.
+        holding.delete(h);
+        stopIfIdle();
+        h.core.log(
+          `error: ${label}: claim on Idempotency-Key ${JSON.stringify(h.id)} was lost while the handler ran`,
+        );
       },
       () =>
         h.core.log(
@@ -613,10 +626,7 @@ const around: AroundFactory = (record, services) => {
     renewer ??= setInterval(renewAll, Math.max(1, Math.floor(leaseMs / 3)));
     const done = (): void => {
       holding.delete(h);
-      if (holding.size === 0 && renewer !== null) {
-        clearInterval(renewer);
-        renewer = null;
-      }
+      stopIfIdle();
     };
     return Promise.resolve(running).then(
       (v) => (done(), v),
