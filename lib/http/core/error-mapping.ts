@@ -99,8 +99,7 @@ export function mapError(err: unknown, label: string): MappedError {
     return {
       status: err.status,
       // A framework fault (an undeclared answer, a bad header) is the server's: the log says what.
-      message:
-        err.status >= 500 && err.status !== 503 ? INTERNAL : unlabelled(err.message, label),
+      message: err.status >= 500 && err.status !== 503 ? INTERNAL : unlabelled(err.message, label),
       headers: null,
       log: { level: levelOf(err.status), msg: `${label}: ${err.code}: ${err.message}` },
     };
