@@ -91,3 +91,16 @@ export {
 } from './features/websocket';
 export type { LogLevel, LevelSetting, Logger as FwLogger } from './core/log';
 export type { ErrorInfo } from './app/app';
+
+// Who is calling (issue 26): JWT bearer resolvers and guards.
+export {
+  Bearer,
+  JwtCaller,
+  MAX_TOKEN_BYTES,
+  type JwtClaims,
+  type JwtOptions,
+  type JwtResolver,
+} from './features/jwt/bearer-jwt';
+export { JWKS_DEFAULTS, type RemoteKeyOptions } from './features/jwt/remote-keys';
+export { Guard, Requires, GUARD, type GuardMark, type GuardEntry } from './features/guards';
+export type { SecurityDeclaration } from './route/extensions';

@@ -5,11 +5,13 @@ import { versioned } from '../features/versioned';
 import { files } from '../features/files/file-body';
 import { jsonSpelling } from '../features/json-spelling';
 import { websockets } from '../features/websocket';
+import { guards } from '../features/guards';
 
 /** The capabilities every app is built with, in the order their steps wrap a handler. */
 export const CAPABILITIES: readonly Capability[] = [
   websockets,
   rateLimits,
+  guards,
   idempotency,
   versioned,
   files,

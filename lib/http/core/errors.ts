@@ -91,7 +91,12 @@ export const HTTP_ERRORS = {
   },
   PeerMissing: {
     status: 500,
-    doc: 'app.docs() without swagger-ui-dist installed (an optional peer dependency): npm install swagger-ui-dist',
+    doc: 'app.docs() without swagger-ui-dist installed (an optional peer dependency): npm install swagger-ui-dist; Bearer.jwt() without jose: npm install jose',
+  },
+  // Who is calling (issue 26): JWT resolvers and guards.
+  JwksUnavailable: {
+    status: 503,
+    doc: "a JWT resolver could not fetch its issuer's keys (JWKS or discovery document unreachable, too slow, too large or not a key set); the cause is in the log line",
   },
 } as const satisfies Record<string, ErrorRow>;
 
@@ -109,8 +114,8 @@ export const MALFORMED_CODES: ReadonlySet<string> = new Set([
 
 /** An error raised by `fw`, with a stable `code` and the status it answers. Its message is ours, so it is safe to send. */
 export class HttpError extends CodedError<HttpErrorCode> {
-  constructor(code: HttpErrorCode, message: string) {
-    super(code, HTTP_ERRORS[code], message);
+  constructor(code: HttpErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, HTTP_ERRORS[code], message, options);
     this.name = 'HttpError';
   }
 }
