@@ -13,6 +13,7 @@ import { Warehouse, WarehouseClient } from './warehouse-client';
 import { Client } from 'fw-http/fetch';
 import { Metrics } from './metrics';
 import { MetricsController } from './metrics-controller';
+import { AdminController, DevTokenController, JwksController } from './admin-controller';
 
 export interface ShopOptions {
   readonly log?: ((line: string) => void) | undefined;
@@ -63,6 +64,9 @@ export function shop(options: ShopOptions = {}): App {
       FilesController,
     )
     .controllers(LiveController, SessionController, MetricsController)
+    .controllers(AdminController, JwksController)
+    // The development issuer mints tokens for anyone who asks: never in production.
+    .controllers(...(process.env.NODE_ENV === 'production' ? [] : [DevTokenController]))
     .sessions({ sessionSecret: sessionSecret(options.log ?? console.log) })
     .health('/healthz')
     .openapi({ path: openapiPath(options) })

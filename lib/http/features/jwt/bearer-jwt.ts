@@ -23,8 +23,11 @@ export interface JwtClaims {
 
 /** How `Bearer.jwt` verifies tokens. Exactly one of `jwks`, `keys`, `secret`, `publicKey`, `discovery`. */
 export interface JwtOptions<T> {
-  /** The `iss` every token must carry, exactly. */
-  readonly issuer: string;
+  /**
+   * The `iss` every token must carry, exactly; a function when it is learnt per request (a
+   * development issuer that is the server's own URL, known once it listens).
+   */
+  readonly issuer: string | ((c: Ctx) => string);
   /** The `aud` a token must name (one of them, when several). */
   readonly audience: string | readonly string[];
   /** The URL of the issuer's key set (fetched, kept, refetched on an unknown `kid` at most once per cooldown). */
@@ -112,7 +115,7 @@ export const Bearer = Object.freeze({
         return verify.keys?.fetches ?? 0;
       }
       static async resolve(this: new (claims: JwtClaims) => JwtCaller, c: Ctx): Promise<T> {
-        const claims = await verify.check(c.authorization('bearer').value);
+        const claims = await verify.check(c.authorization('bearer').value, c);
         seen.set(c, scopesOf(claims));
         return map ? map(claims, c) : (new this(claims) as T);
       }
@@ -142,7 +145,7 @@ function declaration(o: JwtOptions<unknown>): SecurityDeclaration {
   if (o.discovery === true)
     return {
       name: o.schemeName ?? 'oidc',
-      scheme: { type: 'openIdConnect', openIdConnectUrl: discoveryUrl(o.issuer) },
+      scheme: { type: 'openIdConnect', openIdConnectUrl: discoveryUrl(String(o.issuer)) },
       challenge: 'Bearer',
     };
   return {
@@ -164,14 +167,17 @@ function invalidToken(why: string): AuthorizationFailure {
 }
 
 interface Verifier {
-  check(token: string): Promise<JwtClaims>;
+  check(token: string, c: Ctx): Promise<JwtClaims>;
   readonly keys: RemoteKeys | null;
 }
 
 function verifier(jose: JoseApi, o: JwtOptions<unknown>): Verifier {
-  const where = `Bearer.jwt({ issuer: ${JSON.stringify(o.issuer)} })`;
-  if (typeof o.issuer !== 'string' || o.issuer === '')
+  const issuer = o.issuer;
+  const where = `Bearer.jwt({ issuer: ${typeof issuer === 'string' ? JSON.stringify(issuer) : 'ƒ'} })`;
+  if ((typeof issuer !== 'string' && typeof issuer !== 'function') || issuer === '')
     throw new TypeError('Bearer.jwt: issuer must be the issuer URL tokens carry as "iss"');
+  if (typeof issuer === 'function' && o.discovery === true)
+    throw new TypeError(`${where}: discovery needs the issuer as a string`);
   const audiences = typeof o.audience === 'string' ? [o.audience] : [...(o.audience ?? [])];
   if (audiences.length === 0 || audiences.some((a) => typeof a !== 'string' || a === ''))
     throw new TypeError(`${where}: audience must name at least one audience`);
@@ -197,7 +203,7 @@ function verifier(jose: JoseApi, o: JwtOptions<unknown>): Verifier {
     throw new TypeError(`${where}: maxTokenBytes must be a positive whole number`);
   const { key, keys } = keySource(jose, o, where);
   const options: Jose.JWTVerifyOptions = {
-    issuer: o.issuer,
+    issuer: typeof issuer === 'string' ? issuer : '',
     audience: audiences,
     algorithms,
     clockTolerance: tolerance,
@@ -205,13 +211,13 @@ function verifier(jose: JoseApi, o: JwtOptions<unknown>): Verifier {
   };
   return {
     keys,
-    async check(token) {
+    async check(token, c) {
       if (token.length > maxBytes) throw invalidToken(`longer than ${maxBytes} bytes`);
       try {
         const { payload } = await jose.jwtVerify(
           token,
           key as Parameters<typeof jose.jwtVerify>[1],
-          options,
+          typeof issuer === 'string' ? options : { ...options, issuer: issuer(c) },
         );
         return payload as JwtClaims;
       } catch (e) {
@@ -252,7 +258,7 @@ function keySource(
   let found: string | null = null;
   const locate = async (): Promise<string> => {
     if (url !== null) return url;
-    return (found ??= await discover(o.issuer, remote));
+    return (found ??= await discover(String(o.issuer), remote));
   };
   const keys = new RemoteKeys(jose, locate, remote);
   return { key: keys.lookup, keys };
