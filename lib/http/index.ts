@@ -104,3 +104,6 @@ export {
 export { JWKS_DEFAULTS, type RemoteKeyOptions } from './features/jwt/remote-keys';
 export { Guard, Requires, GUARD, type GuardMark, type GuardEntry } from './features/guards';
 export type { SecurityDeclaration } from './route/extensions';
+// Around the handler (issue 26): c.route, c.log, beforeHead and finished hooks.
+export type { RouteInfo, Finished } from './request/ctx';
+export { RequestLog } from './core/request-log';

@@ -658,6 +658,12 @@ export class App {
       this.#terminal(c);
       return;
     }
+    // Routed before the middleware runs, so that middleware sees `c.route`.
+    const route = this.#find(c);
+    if (route !== undefined) {
+      c.matched = route;
+      c.route = route.info;
+    }
     try {
       const p = this.#chain(c);
       if (isThenable(p))
@@ -702,12 +708,18 @@ export class App {
   }
 
   /** Routes one request and answers it; failures become failure answers here, inside the middleware chain. */
-  #terminal(c: Ctx): unknown {
+  /** The route of a request (its path values set on `c`), or undefined when none answers its method. */
+  #find(c: Ctx): CompiledRoute | undefined {
     const match = this.#router!.find(c.path);
     const route =
       match?.methods.get(c.method) ?? (c.method === 'HEAD' ? match?.methods.get('GET') : undefined);
-    if (route === undefined) return this.#unrouted(c, match?.methods ?? null);
-    c.values = match!.values;
+    if (route !== undefined) c.values = match!.values;
+    return route;
+  }
+
+  #terminal(c: Ctx): unknown {
+    const route = (c.matched as CompiledRoute | null) ?? this.#find(c);
+    if (route === undefined) return this.#unrouted(c, this.#router!.find(c.path)?.methods ?? null);
     if (c.telemetry !== null) c.telemetry.routed(route.record.path);
     try {
       const p = route.run(c);

@@ -19,6 +19,7 @@ import { BODY_LIMIT, bufferedBody, readBody } from './read-body';
 import { NO_VALUES } from '../core/router';
 import { etagOf, noneMatchHolds, type Version } from '../core/etag';
 import { requestIdFor } from '../core/request-id';
+import { RequestLog } from '../core/request-log';
 import { spell } from '../../json';
 import { readCookie, serializeCookie, type CookieOptions } from '../core/cookies';
 import { EventStream } from './events';
@@ -74,6 +75,30 @@ export interface CapturedAnswer {
   readonly own: readonly HeaderEntry[] | null;
 }
 
+/** The route a request was matched to, as middleware sees it in `c.route`. */
+export interface RouteInfo {
+  /** The path template, `{name}` segments included: `/orders/{id}/cancel`. */
+  readonly template: string;
+  /** The HTTP method the route answers. */
+  readonly httpMethod: string;
+  /** The controller class's name (`OrdersController`; a built-in route's own name). */
+  readonly controller: string;
+  /** The handler method's name (`cancel`). */
+  readonly method: string;
+  /** How Refusals and logs name it: `POST /orders/{id}/cancel (OrdersController.cancel)`. */
+  readonly label: string;
+}
+
+/** What a `finished` hook is told once the answer is over (sent in full, or the connection gone). */
+export interface Finished {
+  /** The status sent; 0 when the connection closed before any head was written. */
+  readonly status: number;
+  /** Milliseconds from the request's arrival to the end of its answer. */
+  readonly durationMs: number;
+  /** False when the connection closed before the answer was sent in full. */
+  readonly completed: boolean;
+}
+
 /** A class whose value is worked out once per request from the request itself (an account from a token, say). */
 export interface Resolvable<T> {
   resolve(c: Ctx): T | Promise<T>;
@@ -123,6 +148,15 @@ export class Ctx implements Scope {
   answering: Promise<void> | null = null;
   /** @internal the request's telemetry, set by the app when a tracer or meter is registered */
   telemetry: RequestTelemetry | null = null;
+  /**
+   * The route the request was matched to (template, controller, method), or null when no route
+   * took it (a static file, a 404). Set before middleware runs.
+   */
+  route: RouteInfo | null = null;
+  /** @internal the compiled route found before the middleware ran, for the app to serve */
+  matched: unknown = null;
+  #beforeHead: ((status: number) => void)[] | null = null;
+  #log: RequestLog | null = null;
 
   /** @internal */
   constructor(
@@ -256,6 +290,69 @@ export class Ctx implements Scope {
    */
   requestId(): string {
     return (this.#id ??= requestIdFor(this.req.headers['x-request-id']));
+  }
+
+  /**
+   * The request's logger: the app's (fw's writer or the program's pino), each line carrying this
+   * request's `reqId`.
+   * @example c.log.info({ orderId }, 'order placed')
+   */
+  get log(): RequestLog {
+    return (this.#log ??= new RequestLog(this.core.logs, { reqId: this.requestId() }));
+  }
+
+  /**
+   * Runs `hook(status)` just before the answer's head is written, whatever writes it (a handler's
+   * value, a failure, a file, a stream): it may still set headers and read the status. Each hook
+   * runs once; one that throws is logged and the answer goes on.
+   * @example c.beforeHead((status) => c.setHeader('server-timing', `app;dur=${ms()}`))
+   */
+  beforeHead(hook: (status: number) => void): void {
+    (this.#beforeHead ??= []).push(hook);
+  }
+
+  /**
+   * Runs `hook` once the answer is over: sent in full, or the connection gone first. It gets the
+   * final status and the duration (for metrics and access logs; the answer can no longer change).
+   */
+  onFinished(hook: (finished: Finished) => void): void {
+    const res = this.res;
+    res.once('close', () => {
+      const finished: Finished = {
+        status: this.#status,
+        durationMs: performance.now() - this.startedAt,
+        completed: res.writableFinished,
+      };
+      try {
+        hook(finished);
+      } catch (err) {
+        this.core.logs.write(
+          'warn',
+          { reqId: this.requestId(), err },
+          'a finished hook failed (ignored)',
+        );
+      }
+    });
+  }
+
+  /** Runs the beforeHead hooks once, their headers going into the bag about to be written. */
+  #runBeforeHead(status: number, bag: HeaderBag): void {
+    const hooks = this.#beforeHead!;
+    this.#beforeHead = null;
+    const own = this.#out;
+    this.#out = bag;
+    for (const hook of hooks) {
+      try {
+        hook(status);
+      } catch (err) {
+        this.core.logs.write(
+          'warn',
+          { reqId: this.requestId(), err },
+          `a beforeHead hook failed (ignored): ${(err as Error).message}`,
+        );
+      }
+    }
+    this.#out = own === null ? bag : own;
   }
 
   /** The OpenTelemetry context of the request's server span (fw/fetch calls made with this Ctx are its children); null when no tracer is registered. */
@@ -565,6 +662,7 @@ export class Ctx implements Scope {
 
   /** @internal Writes the head: the status, the bag, and the Connection rules of the spec. */
   head(status: number, bag: HeaderBag): void {
+    if (this.#beforeHead !== null) this.#runBeforeHead(status, bag);
     const res = this.res;
     if (this.core.stopping) res.shouldKeepAlive = false;
     // Node writes `Connection: keep-alive` on every kept HTTP/1.1 answer; the spec sends nothing there.
