@@ -9,6 +9,7 @@ import { compressor, type CompressOptions } from '../features/compress';
 import { Ctx, isThenable, type Core } from '../request/ctx';
 import type { Capability, EncoderExtensions, Host, Middleware } from '../route/extensions';
 import { RefusalError } from '../core/errors';
+import { compileTrust, type TrustProxySetting } from '../core/trust-proxy';
 import {
   defaultFailureBody,
   failureBodyFor,
@@ -107,6 +108,14 @@ export interface AppOptions {
    * @example new App({ rateStore: new RedisStore({ url: process.env.REDIS_URL! }) })
    */
   readonly rateStore?: RateStore | undefined;
+  /**
+   * Proxies trusted to say who the client is: a hop count, addresses and CIDR ranges (or
+   * `loopback`, `linklocal`, `uniquelocal`), a function `(address, hop) => boolean`, or `true`.
+   * `c.ip`, `c.protocol`, `c.host`, rate limits and the request log then read `Forwarded` /
+   * `X-Forwarded-*` through the trusted hops only. Default: none (the socket's peer is the client).
+   * @example new App({ trustProxy: 1 }) · new App({ trustProxy: ['10.0.0.0/8'] })
+   */
+  readonly trustProxy?: TrustProxySetting | undefined;
 }
 
 /**
@@ -177,6 +186,10 @@ export class App {
       stopping: false,
       shutdown: this.#shutdown.signal,
       sessions: null,
+      trustProxy:
+        options.trustProxy === undefined || options.trustProxy === false
+          ? null
+          : compileTrust(options.trustProxy),
       release: (res) => void inFlight.delete(res),
     };
   }

@@ -65,8 +65,8 @@ const STORE_DOWN_RETRY_S = '1';
  * `Retry-After` until the oldest window ends, while addresses already counted go on as before
  * (why refusing beats forgetting: see `RateTable`). With one, each request is one `hit` on it.
  *
- * The key is the socket's remote address, never a forwarded header a client can write; behind a
- * proxy every client shares the proxy's allowance.
+ * The key is `c.ip`: the socket's peer, or behind proxies the app trusts (`new App({ trustProxy })`)
+ * the client they name; an untrusted peer's `X-Forwarded-For` is never read.
  */
 const around: AroundFactory = (record, services) => {
   const mark = record.marks.get(RATE);
@@ -110,11 +110,20 @@ const around: AroundFactory = (record, services) => {
     return overStore(store, rule, mark, storeDown === 'closed', route);
   }
   const table = new RateTable({ max: mark.max, spanMs, maxKeys, window });
+  const policy = policyOf(mark);
   return (c, proceed) => {
     const now = performance.now();
-    const verdict = table.take(c.req.socket?.remoteAddress ?? 'unknown', now);
+    const key = c.ip || 'unknown';
+    const verdict = table.take(key, now);
+    c.putHeader('ratelimit-policy', policy);
+    const { remaining, resetAt } = table.standing(key, now);
+    const reset = Math.max(
+      1,
+      Math.ceil(((verdict === RATE_ADMITTED ? resetAt : table.retryAt) - now) / 1000),
+    );
+    c.putHeader('ratelimit', `"default";r=${verdict === RATE_ADMITTED ? remaining : 0};t=${reset}`);
     if (verdict === RATE_ADMITTED) return proceed();
-    c.setHeader('retry-after', String(Math.max(1, Math.ceil((table.retryAt - now) / 1000))));
+    c.setHeader('retry-after', String(reset));
     if (c.telemetry !== null)
       c.telemetry.note('rate_limit', verdict === RATE_OVER ? 'over_limit' : 'table_full');
     if (verdict === RATE_OVER)
@@ -127,6 +136,12 @@ const around: AroundFactory = (record, services) => {
     );
   };
 };
+
+/**
+ * The route's policy as the IETF draft (draft-ietf-httpapi-ratelimit-headers) spells it: quota `q`
+ * per window `w` seconds, under the policy name `default`.
+ */
+const policyOf = (mark: RateMark): string => `"default";q=${mark.max};w=${mark.perSeconds}`;
 
 /** Whether a store was last seen down, per store: one log line when an outage begins and one when it ends. */
 const outages = new WeakMap<RateStore, { down: boolean }>();
@@ -145,7 +160,7 @@ function overStore(
   return async (c, proceed) => {
     let wait: number;
     try {
-      wait = await store.hit(rule, c.req.socket?.remoteAddress ?? 'unknown');
+      wait = await store.hit(rule, c.ip || 'unknown');
     } catch (err) {
       if (!state.down) {
         state.down = true;
@@ -165,8 +180,11 @@ function overStore(
       state.down = false;
       c.core.logs.write('info', null, 'rate-limit store answers again: counting resumed');
     }
+    c.putHeader('ratelimit-policy', policyOf(mark));
     if (wait === 0) return proceed();
-    c.setHeader('retry-after', String(Math.max(1, Math.ceil(wait / 1000))));
+    const reset = String(Math.max(1, Math.ceil(wait / 1000)));
+    c.putHeader('ratelimit', `"default";r=0;t=${reset}`);
+    c.setHeader('retry-after', reset);
     if (c.telemetry !== null) c.telemetry.note('rate_limit', 'over_limit');
     throw fail.tooManyRequests('at most %d requests per %d s', mark.max, mark.perSeconds);
   };

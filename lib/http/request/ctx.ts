@@ -20,6 +20,7 @@ import { NO_VALUES } from '../core/router';
 import { etagOf, noneMatchHolds, type Version } from '../core/etag';
 import { requestIdFor } from '../core/request-id';
 import { RequestLog } from '../core/request-log';
+import { clientOf, type ClientFacts } from '../core/trust-proxy';
 import { spell } from '../../json';
 import { readCookie, serializeCookie, type CookieOptions } from '../core/cookies';
 import { EventStream } from './events';
@@ -42,6 +43,8 @@ export interface Core {
   readonly shutdown: AbortSignal;
   /** `app.sessions(...)`, or null when not set. */
   sessions: SessionOptions | null;
+  /** `new App({ trustProxy })` compiled: which hop may speak for the client; null trusts none. */
+  readonly trustProxy: ((address: string, hop: number) => boolean) | null;
   /** Gives back the answer's in-flight slot (`maxRequestsInFlight`): a long stream or an upgraded socket holds none. */
   release(res: ServerResponse): void;
   // The features behind `c.sendFile` and `c.upgrade`, filled in by the app: the Ctx sits below
@@ -157,6 +160,7 @@ export class Ctx implements Scope {
   matched: unknown = null;
   #beforeHead: ((status: number) => void)[] | null = null;
   #log: RequestLog | null = null;
+  #client: ClientFacts | null = null;
 
   /** @internal */
   constructor(
@@ -183,6 +187,24 @@ export class Ctx implements Scope {
     const v = this.req.headers[name.toLowerCase()];
     if (v === undefined) return null;
     return Array.isArray(v) ? v.join(', ') : v;
+  }
+
+  /**
+   * The client's address: the socket's peer, or, behind proxies the app trusts
+   * (`new App({ trustProxy })`), the first untrusted address of `Forwarded`/`X-Forwarded-For`.
+   */
+  get ip(): string {
+    return (this.#client ??= clientOf(this.req, this.core.trustProxy)).ip;
+  }
+
+  /** `https` when the connection is TLS, or a trusted proxy says the client's was; else `http`. */
+  get protocol(): 'http' | 'https' {
+    return (this.#client ??= clientOf(this.req, this.core.trustProxy)).protocol;
+  }
+
+  /** The host the client asked for: `Host`, or what a trusted proxy forwarded (`X-Forwarded-Host`, `host=`). */
+  get host(): string {
+    return (this.#client ??= clientOf(this.req, this.core.trustProxy)).host;
   }
 
   /** The parsed query string. */
