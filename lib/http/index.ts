@@ -107,3 +107,12 @@ export type { SecurityDeclaration } from './route/extensions';
 // Around the handler (issue 26): c.route, c.log, beforeHead and finished hooks.
 export type { RouteInfo, Finished } from './request/ctx';
 export { RequestLog } from './core/request-log';
+// Browser-facing defaults (issue 26): security headers and the CSRF check of cookie-session routes.
+export {
+  securityHeaders,
+  SecurityHeaders,
+  AllowCrossSite,
+  BROWSER,
+  type SecurityHeadersOptions,
+  type BrowserMark,
+} from './features/browser-defaults';

@@ -6,11 +6,13 @@ import { files } from '../features/files/file-body';
 import { jsonSpelling } from '../features/json-spelling';
 import { websockets } from '../features/websocket';
 import { guards } from '../features/guards';
+import { browserDefaults } from '../features/browser-defaults';
 
 /** The capabilities every app is built with, in the order their steps wrap a handler. */
 export const CAPABILITIES: readonly Capability[] = [
   websockets,
   rateLimits,
+  browserDefaults,
   guards,
   idempotency,
   versioned,

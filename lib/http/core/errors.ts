@@ -98,6 +98,10 @@ export const HTTP_ERRORS = {
     status: 503,
     doc: "a JWT resolver could not fetch its issuer's keys (JWKS or discovery document unreachable, too slow, too large or not a key set); the cause is in the log line",
   },
+  CrossSiteRequest: {
+    status: 403,
+    doc: 'a browser request from another site (Sec-Fetch-Site or Origin) to a cookie-session route that changes state (CSRF)',
+  },
 } as const satisfies Record<string, ErrorRow>;
 
 export type HttpErrorCode = keyof typeof HTTP_ERRORS;
