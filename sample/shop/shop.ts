@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { App, Dir, logger } from 'fw-http';
+import { App, Dir, logger, securityHeaders } from 'fw-http';
 import { FilesController } from './files-controller';
 import { MemoryStore, RedisStore, type Store } from 'fw-http/cache';
 import { CatalogController } from './catalog-controller';
@@ -48,6 +48,7 @@ export function shop(options: ShopOptions = {}): App {
     rateStore: redis ?? undefined,
   })
     .use(logger.with({ format: 'json', requestId: true }))
+    .use(securityHeaders())
     .compress({ minBytes: 1024 })
     .provide(client)
     .provide(warehouse)

@@ -209,6 +209,16 @@ const describe = (record: RouteRecord, op: OperationSink): void => {
             : 'Seconds until the request would be admitted',
         schema: { type: 'integer' },
       },
+      RateLimit: {
+        description: 'IETF draft: requests left (r=0) and seconds until the window ends (t)',
+        schema: { type: 'string' },
+        example: '"default";r=0;t=42',
+      },
+      'RateLimit-Policy': {
+        description: 'IETF draft: the quota (q) per window of w seconds',
+        schema: { type: 'string' },
+        example: `"default";q=${mark.max};w=${mark.perSeconds}`,
+      },
     },
   );
   if (mark.storeDown === 'closed')
