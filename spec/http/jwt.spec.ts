@@ -190,6 +190,36 @@ describe('I26.1 the OpenAPI document declares the JWT scheme and the scopes of e
   });
 });
 
+describe("I26.1 map builds the program's own caller", () => {
+  it("I26.1 map(claims) gives the resolved value; @Requires still knows the token's scopes", async () => {
+    class Account {
+      constructor(readonly id: string) {}
+    }
+    const Mapped = Bearer.jwt({
+      issuer: ISSUER,
+      audience: 'shop',
+      jwks: server.url,
+      map: (claims) => new Account(claims.sub ?? ''),
+    });
+    @Requires(Mapped, 'admin')
+    @Controller()
+    class MappedController {
+      @Get('/mapped')
+      @Returns(Object)
+      mapped(c: Ctx) {
+        const account: Account = c.resolve(Mapped);
+        return { id: account.id, isAccount: account instanceof Account };
+      }
+    }
+    const app = new App({ log: () => {} }).controllers(MappedController);
+    const admin = await sign(rs, { iss: ISSUER, aud: 'shop', sub: 'dora', scope: 'admin' });
+    const res = await app.inject({ url: '/mapped', headers: bearer(admin) });
+    expect(res.json()).toEqual({ id: 'dora', isAccount: true });
+    const plain = await sign(rs, { iss: ISSUER, aud: 'shop', sub: 'dora' });
+    expect((await app.inject({ url: '/mapped', headers: bearer(plain) })).status).toBe(403);
+  });
+});
+
 describe('I26.1 other key sources', () => {
   it('I26.1 a secret verifies HS256; a public key in PEM verifies RS256', async () => {
     const secret = createHash('sha256').update('a secret for tests').digest('hex');
