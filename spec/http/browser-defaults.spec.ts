@@ -8,7 +8,10 @@ import {
   App,
   Body,
   Controller,
+  Ctx,
   Get,
+  RequireCsrfToken,
+  csrfToken,
   Post,
   Returns,
   SecurityHeaders,
@@ -50,6 +53,19 @@ class PagesController {
   login(@Body() body: Login, session: Session) {
     session.set('account', body.account);
     return { account: body.account };
+  }
+
+  @Get('/form')
+  @Returns(Object)
+  form(c: Ctx) {
+    return { csrf: csrfToken(c) };
+  }
+
+  @RequireCsrfToken()
+  @Post('/transfer')
+  @Returns(Object)
+  transfer(session: Session) {
+    return { by: session.get<string>('account') ?? null };
   }
 
   @AllowCrossSite()
@@ -164,6 +180,34 @@ describe('I26.5 CSRF on cookie-session routes that change state', () => {
     const hook = doc.paths['/hook']!.post as { responses: Record<string, unknown> };
     expect(login.responses['403']).toBeDefined();
     expect(hook.responses['403']).toBeUndefined();
+  });
+});
+
+describe('I26.5 the double-submit token', () => {
+  it('I26.5 @RequireCsrfToken needs X-CSRF-Token equal to the fw_csrf cookie csrfToken(c) set (403 CsrfTokenMismatch)', async () => {
+    const app = browserApp();
+    const form = await app.inject({ url: '/form' });
+    const { csrf } = form.json<{ csrf: string }>();
+    expect(csrf).toMatch(/^[\w-]{43}$/);
+    const cookie = String(form.headers['set-cookie']).split(';')[0]!;
+    expect(cookie).toBe(`fw_csrf=${csrf}`);
+    expect(String(form.headers['set-cookie'])).toContain('SameSite=Strict');
+    const transfer = (headers: Record<string, string>) =>
+      app.inject({ method: 'POST', url: '/transfer', headers });
+    for (const headers of [
+      { cookie },
+      { cookie, 'x-csrf-token': 'x'.repeat(43) },
+      { 'x-csrf-token': csrf },
+    ]) {
+      const res = await transfer(headers);
+      expect(res.status).toBe(403);
+      expect(res.json<{ error: string }>().error).toBe(
+        'POST /transfer needs the header X-CSRF-Token equal to the fw_csrf cookie',
+      );
+    }
+    expect((await transfer({ cookie, 'x-csrf-token': csrf })).status).toBe(200);
+    // The same page asking again keeps its token.
+    expect((await app.inject({ url: '/form', headers: { cookie } })).json()).toEqual({ csrf });
   });
 });
 

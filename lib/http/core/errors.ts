@@ -102,6 +102,10 @@ export const HTTP_ERRORS = {
     status: 403,
     doc: 'a browser request from another site (Sec-Fetch-Site or Origin) to a cookie-session route that changes state (CSRF)',
   },
+  CsrfTokenMismatch: {
+    status: 403,
+    doc: 'a @RequireCsrfToken route without the header X-CSRF-Token equal to its fw_csrf cookie',
+  },
 } as const satisfies Record<string, ErrorRow>;
 
 export type HttpErrorCode = keyof typeof HTTP_ERRORS;

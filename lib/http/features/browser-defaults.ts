@@ -1,3 +1,4 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { HttpError } from '../core/errors';
 import type { Ctx } from '../request/ctx';
 import type { AroundFactory, Capability, Middleware, OperationSink } from '../route/extensions';
@@ -31,6 +32,8 @@ export interface SecurityHeadersOptions {
 export interface BrowserMark {
   readonly headers?: SecurityHeadersOptions | false;
   readonly crossSite?: boolean;
+  /** The request must also send `X-CSRF-Token` equal to its `fw_csrf` cookie (double submit). */
+  readonly token?: boolean;
 }
 
 /** The key of a route's browser settings: `record.marks.get(BROWSER)`. */
@@ -50,6 +53,38 @@ export function SecurityHeaders(options: SecurityHeadersOptions | false): Method
  */
 export function AllowCrossSite(): MethodDecorator {
   return mergeMark({ crossSite: true });
+}
+
+/**
+ * On top of the Origin / Sec-Fetch-Site check, this route needs the double-submit token: header
+ * `X-CSRF-Token` equal to the `fw_csrf` cookie that `csrfToken(c)` set (403 `CsrfTokenMismatch`).
+ * For browsers that send neither header, or when same-site subdomains are not trusted either.
+ */
+export function RequireCsrfToken(): MethodDecorator {
+  return mergeMark({ token: true });
+}
+
+/** The cookie the double-submit token lives in; readable by the page's script, sent to this site only. */
+export const CSRF_COOKIE = 'fw_csrf';
+
+/**
+ * The request's CSRF token: the one in its `fw_csrf` cookie, or a new random one set in that cookie
+ * (`SameSite=Strict`, not HttpOnly so the page's script can copy it into `X-CSRF-Token`).
+ * @example @Get('/form') form(c: Ctx) { return { csrf: csrfToken(c) } }
+ */
+export function csrfToken(c: Ctx): string {
+  const held = c.cookie(CSRF_COOKIE);
+  if (held !== null && /^[\w-]{43}$/.test(held)) return held;
+  const token = randomBytes(32).toString('base64url');
+  c.setCookie(CSRF_COOKIE, token, { httpOnly: false, sameSite: 'Strict' });
+  return token;
+}
+
+function tokenHolds(c: Ctx): boolean {
+  const cookie = c.cookie(CSRF_COOKIE);
+  const sent = c.header('x-csrf-token');
+  if (cookie === null || sent === null || cookie.length !== sent.length) return false;
+  return timingSafeEqual(Buffer.from(cookie), Buffer.from(sent));
 }
 
 /** Both decorators write one mark: each keeps what the other wrote. */
@@ -122,8 +157,9 @@ const SAFE = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
 /** True when a route reads a cookie session (a `Session` parameter) and changes state. */
 const guarded = (record: RouteRecord): boolean =>
   !SAFE.has(record.method) &&
-  record.marks.get(BROWSER)?.crossSite !== true &&
-  record.args.some((a) => a.kind === 'resolved' && a.type === Session);
+  ((record.marks.get(BROWSER)?.crossSite !== true &&
+    record.args.some((a) => a.kind === 'resolved' && a.type === Session)) ||
+    record.marks.get(BROWSER)?.token === true);
 
 /**
  * CSRF (cross-site request forgery) on cookie-session routes that change state: a browser sends
@@ -143,8 +179,15 @@ function crossSite(c: Ctx): string | null {
 const around: AroundFactory = (record) => {
   if (!guarded(record)) return null;
   const label = `${record.method} ${record.path}`;
+  const token = record.marks.get(BROWSER)?.token === true;
+  const crossSiteOk = record.marks.get(BROWSER)?.crossSite === true;
   return (c, proceed) => {
-    const why = crossSite(c);
+    if (token && !tokenHolds(c))
+      throw new HttpError(
+        'CsrfTokenMismatch',
+        `${label} needs the header X-CSRF-Token equal to the ${CSRF_COOKIE} cookie`,
+      );
+    const why = crossSiteOk ? null : crossSite(c);
     if (why !== null)
       throw new HttpError(
         'CrossSiteRequest',
@@ -155,6 +198,8 @@ const around: AroundFactory = (record) => {
 };
 
 const describe = (record: RouteRecord, op: OperationSink): void => {
+  if (record.marks.get(BROWSER)?.token === true && !SAFE.has(record.method))
+    op.failure(403, `no X-CSRF-Token equal to the ${CSRF_COOKIE} cookie`);
   if (guarded(record))
     op.failure(403, 'a browser request from another site (CSRF check: Sec-Fetch-Site / Origin)');
 };
