@@ -101,7 +101,7 @@ export {
   type JwtOptions,
   type JwtResolver,
 } from './features/jwt/bearer-jwt';
-export { JWKS_DEFAULTS, type RemoteKeyOptions } from './features/jwt/remote-keys';
+export { JWKS_DEFAULTS, type RemoteKeyOptions } from './features/jwt/remote-key-options';
 export { Guard, Requires, GUARD, type GuardMark, type GuardEntry } from './features/guards';
 export type { SecurityDeclaration } from './route/extensions';
 // Around the handler (issue 26): c.route, c.log, beforeHead and finished hooks.

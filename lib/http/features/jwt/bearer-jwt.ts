@@ -5,7 +5,8 @@ import { AuthorizationFailure } from '../../core/authorization';
 import type { Ctx } from '../../request/ctx';
 import type { SecurityDeclaration } from '../../route/extensions';
 import { joseApi, type JoseApi } from './jose-peer';
-import { RemoteKeys, fetchJson, JWKS_DEFAULTS, type RemoteKeyOptions } from './remote-keys';
+import { RemoteKeys, fetchJson } from './remote-keys';
+import { JWKS_DEFAULTS, type RemoteKeyOptions } from './remote-key-options';
 
 /** The claims of a verified token (RFC 7519 §4.1, and `scope`/`scp` of RFC 8693 §4.2 and common use). */
 export interface JwtClaims {
