@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { AroundFactory, Capability } from '../route/extensions';
+import type { Around, AroundFactory, Capability } from '../route/extensions';
 import { fail } from '../core/fail';
 import { HttpError } from '../core/errors';
 import type { OperationSink } from '../route/extensions';
@@ -109,7 +109,11 @@ const around: AroundFactory = (record, services) => {
     const rule: RateRule = { name: route, max: mark.max, windowMs: spanMs, window, maxKeys };
     return overStore(store, rule, mark, storeDown === 'closed', route);
   }
-  const table = new RateTable({ max: mark.max, spanMs, maxKeys, window });
+  return inProcess(new RateTable({ max: mark.max, spanMs, maxKeys, window }), mark, route);
+};
+
+/** The step counting in this process: synchronous, with the RateLimit headers on every answer. */
+function inProcess(table: RateTable, mark: RateMark, route: string): Around {
   const policy = policyOf(mark);
   return (c, proceed) => {
     const now = performance.now();
@@ -132,10 +136,10 @@ const around: AroundFactory = (record, services) => {
       503,
       '%s is rate-limiting as many addresses as it keeps (%d); try again later',
       route,
-      maxKeys,
+      table.maxKeys,
     );
   };
-};
+}
 
 /**
  * The route's policy as the IETF draft (draft-ietf-httpapi-ratelimit-headers) spells it: quota `q`

@@ -80,16 +80,10 @@ function describeArguments(record: RouteRecord, op: OperationBuilder): void {
       case 'authorization':
         requireScheme(op, a.scheme);
         break;
-      case 'resolved': {
+      case 'resolved':
         resolves = true;
-        const declared = declaredSecurity(a.type);
-        if (declared !== null) requireDeclared(op, declared, []);
-        else {
-          const scheme = resolvedScheme(a.type);
-          if (scheme !== null) requireScheme(op, scheme);
-        }
+        describeResolved(op, a.type);
         break;
-      }
       default:
         break;
     }
@@ -124,6 +118,16 @@ function requireScheme(op: OperationBuilder, scheme: SecurityScheme): void {
       },
     },
   );
+}
+
+/** The security a resolved class declares: its own `static security`, or its `static authorization`. */
+function describeResolved(op: OperationBuilder, type: Function): void {
+  const declared = declaredSecurity(type);
+  if (declared !== null) requireDeclared(op, declared, []);
+  else {
+    const scheme = resolvedScheme(type);
+    if (scheme !== null) requireScheme(op, scheme);
+  }
 }
 
 /** A resolver's own `static security` (a JWT resolver's), or null. */
