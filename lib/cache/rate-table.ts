@@ -77,6 +77,17 @@ export class RateTable {
     return this.#windows.size;
   }
 
+  /**
+   * Requests `key` may still make in its current window, and when that window ends (same clock as
+   * `now`): what the `RateLimit` header says. A sliding window counts its current part only.
+   */
+  standing(key: string, now: number): { readonly remaining: number; readonly resetAt: number } {
+    const w = this.#windows.get(key);
+    if (w === undefined || now - w.start >= this.spanMs)
+      return { remaining: this.max, resetAt: now + this.spanMs };
+    return { remaining: Math.max(0, this.max - w.count), resetAt: w.start + this.spanMs };
+  }
+
   /** Counts one request of `key` at `now` (a clock that does not go back, not below 0). */
   take(key: string, now: number): RateVerdict {
     if (this.sliding) return this.#slide(key, now);

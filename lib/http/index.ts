@@ -103,3 +103,30 @@ export {
   UPLOAD_DEFAULTS,
   type UploadLimits,
 } from './request/uploaded-file';
+// Who is calling (issue 26): JWT bearer resolvers and guards.
+export {
+  Bearer,
+  JwtCaller,
+  MAX_TOKEN_BYTES,
+  type JwtClaims,
+  type JwtOptions,
+  type JwtResolver,
+} from './features/jwt/bearer-jwt';
+export { JWKS_DEFAULTS, type RemoteKeyOptions } from './features/jwt/remote-key-options';
+export { Guard, Requires, GUARD, type GuardMark, type GuardEntry } from './features/guards';
+export type { SecurityDeclaration } from './route/extensions';
+// Around the handler (issue 26): c.route, c.log, beforeHead and finished hooks.
+export type { RouteInfo, Finished } from './request/ctx';
+export { RequestLog } from './core/request-log';
+// Browser-facing defaults (issue 26): security headers and the CSRF check of cookie-session routes.
+export {
+  securityHeaders,
+  SecurityHeaders,
+  AllowCrossSite,
+  RequireCsrfToken,
+  csrfToken,
+  CSRF_COOKIE,
+  BROWSER,
+  type SecurityHeadersOptions,
+  type BrowserMark,
+} from './features/browser-defaults';

@@ -42,4 +42,9 @@ export class OrderBook {
     entry.version++;
     return entry.order;
   }
+
+  /** How many orders the book holds, of every account. */
+  count(): number {
+    return this.#byId.size;
+  }
 }

@@ -21,7 +21,7 @@ import { Orders } from './spaces';
 import { WarehouseClient } from './warehouse-client';
 
 /** Idempotency records are per account: one account's key never replays another's answer. */
-const byAccount = (c: Ctx) => c.resolve(Account).id;
+const byAccount = async (c: Ctx) => (await c.resolveAsync(Account)).id;
 
 @Controller('/orders')
 export class OrdersController {

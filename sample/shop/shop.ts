@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { App, Dir, logger } from 'fw-http';
+import { App, Dir, logger, securityHeaders } from 'fw-http';
 import { FilesController } from './files-controller';
 import { MemoryStore, RedisStore, type Store } from 'fw-http/cache';
 import { CatalogController } from './catalog-controller';
@@ -14,6 +14,7 @@ import { Warehouse, WarehouseClient } from './warehouse-client';
 import { Client } from 'fw-http/fetch';
 import { Metrics } from './metrics';
 import { MetricsController } from './metrics-controller';
+import { AdminController, DevTokenController, JwksController } from './admin-controller';
 
 export interface ShopOptions {
   readonly log?: ((line: string) => void) | undefined;
@@ -51,6 +52,7 @@ export function shop(options: ShopOptions = {}): App {
     uploads: { tmpDir: options.uploadDir ?? process.env.UPLOAD_DIR ?? null },
   })
     .use(logger.with({ format: 'json', requestId: true }))
+    .use(securityHeaders())
     .compress({ minBytes: 1024 })
     .provide(client)
     .provide(warehouse)
@@ -68,6 +70,9 @@ export function shop(options: ShopOptions = {}): App {
       ImportController,
     )
     .controllers(LiveController, SessionController, MetricsController)
+    .controllers(AdminController, JwksController)
+    // The development issuer mints tokens for anyone who asks: never in production.
+    .controllers(...(process.env.NODE_ENV === 'production' ? [] : [DevTokenController]))
     .sessions({ sessionSecret: sessionSecret(options.log ?? console.log) })
     .health('/healthz')
     .openapi({ path: openapiPath(options) })

@@ -37,4 +37,12 @@ export const PUBLIC_CTX: readonly string[] = [
   'send',
   'sendFile',
   'redirect',
+  // Who is calling and around the handler (issue 26).
+  'ip',
+  'protocol',
+  'host',
+  'route',
+  'log',
+  'beforeHead',
+  'onFinished',
 ];

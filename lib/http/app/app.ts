@@ -12,6 +12,7 @@ import type { UploadLimits } from '../request/uploaded-file';
 import type { Capability, EncoderExtensions, Host, Middleware } from '../route/extensions';
 import { HttpError, RefusalError } from '../core/errors';
 import { checkStores } from './check-stores';
+import { compileTrust, type TrustProxySetting } from '../core/trust-proxy';
 import {
   defaultFailureBody,
   failureBodyFor,
@@ -148,6 +149,14 @@ export interface AppOptions {
    * `@ApiVersion` route is refused.
    */
   readonly versions?: VersionsOptions | undefined;
+  /**
+   * Proxies trusted to say who the client is: a hop count, addresses and CIDR ranges (or
+   * `loopback`, `linklocal`, `uniquelocal`), a function `(address, hop) => boolean`, or `true`.
+   * `c.ip`, `c.protocol`, `c.host`, rate limits and the request log then read `Forwarded` /
+   * `X-Forwarded-*` through the trusted hops only. Default: none (the socket's peer is the client).
+   * @example new App({ trustProxy: 1 }) · new App({ trustProxy: ['10.0.0.0/8'] })
+   */
+  readonly trustProxy?: TrustProxySetting | undefined;
 }
 
 /**
@@ -225,6 +234,10 @@ export class App {
       shutdown: this.#shutdown.signal,
       sessions: null,
       bodyLimit: bodyLimitOf(options.maxBodyBytes, 'App({ maxBodyBytes })'),
+      trustProxy:
+        options.trustProxy === undefined || options.trustProxy === false
+          ? null
+          : compileTrust(options.trustProxy),
       release: (res) => void inFlight.delete(res),
     };
   }
@@ -767,6 +780,12 @@ export class App {
       this.#terminal(c);
       return;
     }
+    // Routed before the middleware runs, so that middleware sees `c.route`.
+    const route = this.#find(c);
+    if (route !== undefined) {
+      c.matched = route;
+      c.route = route.info;
+    }
     try {
       const p = this.#chain(c);
       if (isThenable(p))
@@ -816,12 +835,18 @@ export class App {
   }
 
   /** Routes one request and answers it; failures become failure answers here, inside the middleware chain. */
-  #terminal(c: Ctx): unknown {
+  /** The route of a request (its path values set on `c`), or undefined when none answers its method. */
+  #find(c: Ctx): CompiledRoute | undefined {
     const match = this.#router!.find(c.path);
     const route =
       match?.methods.get(c.method) ?? (c.method === 'HEAD' ? match?.methods.get('GET') : undefined);
-    if (route === undefined) return this.#unrouted(c, match?.methods ?? null);
-    c.values = match!.values;
+    if (route !== undefined) c.values = match!.values;
+    return route;
+  }
+
+  #terminal(c: Ctx): unknown {
+    const route = (c.matched as CompiledRoute | null) ?? this.#find(c);
+    if (route === undefined) return this.#unrouted(c, this.#router!.find(c.path)?.methods ?? null);
     if (c.telemetry !== null) c.telemetry.routed(route.record.path);
     try {
       const p = route.run(c);

@@ -7,12 +7,16 @@ import { files } from '../features/files/file-body';
 import { jsonSpelling } from '../features/json-spelling';
 import { websockets } from '../features/websocket';
 import { uploads } from '../features/uploads';
+import { guards } from '../features/guards';
+import { browserDefaults } from '../features/browser-defaults';
 
 /** The capabilities every app is built with, in the order their steps wrap a handler. */
 export const CAPABILITIES: readonly Capability[] = [
   apiVersions,
   websockets,
   rateLimits,
+  browserDefaults,
+  guards,
   idempotency,
   versioned,
   files,

@@ -28,9 +28,17 @@ export const CHALLENGE = { bearer: 'Bearer', basic: 'Basic realm="fw", charset="
 
 export class AuthorizationFailure extends Failure {
   readonly challenge: string;
-  constructor(scheme: 'bearer' | 'basic', message: string) {
-    super(401, message);
-    this.challenge = CHALLENGE[scheme];
+  /**
+   * `options.challenge` replaces the bare scheme (RFC 6750 §3: `Bearer error="invalid_token"`);
+   * `options.status` is 403 for `insufficient_scope`.
+   */
+  constructor(
+    scheme: 'bearer' | 'basic',
+    message: string,
+    options: { readonly status?: number; readonly challenge?: string } = {},
+  ) {
+    super(options.status ?? 401, message);
+    this.challenge = options.challenge ?? CHALLENGE[scheme];
   }
 }
 

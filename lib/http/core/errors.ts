@@ -91,11 +91,24 @@ export const HTTP_ERRORS = {
   },
   PeerMissing: {
     status: 500,
-    doc: 'an optional peer dependency is not installed: app.docs() needs swagger-ui-dist (npm install swagger-ui-dist), a multipart @Form needs busboy (npm install busboy)',
+    doc: 'an optional peer dependency is not installed: app.docs() needs swagger-ui-dist (npm install swagger-ui-dist), a multipart @Form needs busboy (npm install busboy), Bearer.jwt() needs jose (npm install jose)',
   },
   UploadLimit: {
     status: 413,
     doc: 'a multipart form past one of its limits (maxBytes of a file, count, maxFiles, maxFields, maxFieldBytes, maxParts, maxPartHeaderBytes, maxTotalBytes); the message names the limit',
+  },
+  // Who is calling (issue 26): JWT resolvers and guards.
+  JwksUnavailable: {
+    status: 503,
+    doc: "a JWT resolver could not fetch its issuer's keys (JWKS or discovery document unreachable, too slow, too large or not a key set); the cause is in the log line",
+  },
+  CrossSiteRequest: {
+    status: 403,
+    doc: 'a browser request from another site (Sec-Fetch-Site or Origin) to a cookie-session route that changes state (CSRF)',
+  },
+  CsrfTokenMismatch: {
+    status: 403,
+    doc: 'a @RequireCsrfToken route without the header X-CSRF-Token equal to its fw_csrf cookie',
   },
 } as const satisfies Record<string, ErrorRow>;
 
@@ -113,8 +126,8 @@ export const MALFORMED_CODES: ReadonlySet<string> = new Set([
 
 /** An error raised by `fw`, with a stable `code` and the status it answers. Its message is ours, so it is safe to send. */
 export class HttpError extends CodedError<HttpErrorCode> {
-  constructor(code: HttpErrorCode, message: string) {
-    super(code, HTTP_ERRORS[code], message);
+  constructor(code: HttpErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, HTTP_ERRORS[code], message, options);
     this.name = 'HttpError';
   }
 }

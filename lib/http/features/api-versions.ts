@@ -5,6 +5,7 @@ import type { Capability, OperationSink } from '../route/extensions';
 import { MarkKey } from '../route/mark-key';
 import { markRoute } from '../route/decorators';
 import type { RouteRecord } from '../route/route-record';
+import type { CompiledRoute } from '../pipeline/compile-route';
 
 /**
  * How an app tells versions apart: `new App({ versions: { by: 'uri' } })` serves `@ApiVersion('2')`
@@ -145,10 +146,7 @@ export function routeKey(record: RouteRecord, options: VersionsOptions | undefin
 }
 
 /** A compiled route as the router holds it. */
-export interface Served {
-  readonly record: RouteRecord;
-  readonly run: (c: Ctx) => unknown;
-}
+export type Served = CompiledRoute;
 
 /**
  * Under the header strategy, the routes of one method and path become one that picks by the
@@ -168,6 +166,7 @@ export function dispatchByVersion(
   const first = (defaultVersion !== null ? byVersion.get(defaultVersion) : undefined) ?? routes[0]!;
   return {
     record: first.record,
+    info: first.info,
     run: (c) => {
       c.setHeader('vary', options.header ?? 'Accept-Version');
       const asked = c.header(header) ?? defaultVersion;

@@ -32,7 +32,7 @@ function make(options: LoggerOptions): Middleware {
             'info',
             {
               reqId: c.requestId(),
-              req: { method: c.method, url: c.path },
+              req: { method: c.method, url: c.path, remoteAddress: c.ip },
               res: { statusCode: status },
               responseTime: us / 1000,
               us,

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { AroundFactory, Capability } from '../route/extensions';
+import type { Around, AroundFactory, Capability } from '../route/extensions';
 import { fail } from '../core/fail';
 import { HttpError } from '../core/errors';
 import type { OperationSink } from '../route/extensions';
@@ -65,8 +65,8 @@ const STORE_DOWN_RETRY_S = '1';
  * `Retry-After` until the oldest window ends, while addresses already counted go on as before
  * (why refusing beats forgetting: see `RateTable`). With one, each request is one `hit` on it.
  *
- * The key is the socket's remote address, never a forwarded header a client can write; behind a
- * proxy every client shares the proxy's allowance.
+ * The key is `c.ip`: the socket's peer, or behind proxies the app trusts (`new App({ trustProxy })`)
+ * the client they name; an untrusted peer's `X-Forwarded-For` is never read.
  */
 const around: AroundFactory = (record, services) => {
   const mark = record.marks.get(RATE);
@@ -109,12 +109,25 @@ const around: AroundFactory = (record, services) => {
     const rule: RateRule = { name: route, max: mark.max, windowMs: spanMs, window, maxKeys };
     return overStore(store, rule, mark, storeDown === 'closed', route);
   }
-  const table = new RateTable({ max: mark.max, spanMs, maxKeys, window });
+  return inProcess(new RateTable({ max: mark.max, spanMs, maxKeys, window }), mark, route);
+};
+
+/** The step counting in this process: synchronous, with the RateLimit headers on every answer. */
+function inProcess(table: RateTable, mark: RateMark, route: string): Around {
+  const policy = policyOf(mark);
   return (c, proceed) => {
     const now = performance.now();
-    const verdict = table.take(c.req.socket?.remoteAddress ?? 'unknown', now);
+    const key = c.ip || 'unknown';
+    const verdict = table.take(key, now);
+    c.putHeader('ratelimit-policy', policy);
+    const { remaining, resetAt } = table.standing(key, now);
+    const reset = Math.max(
+      1,
+      Math.ceil(((verdict === RATE_ADMITTED ? resetAt : table.retryAt) - now) / 1000),
+    );
+    c.putHeader('ratelimit', `"default";r=${verdict === RATE_ADMITTED ? remaining : 0};t=${reset}`);
     if (verdict === RATE_ADMITTED) return proceed();
-    c.setHeader('retry-after', String(Math.max(1, Math.ceil((table.retryAt - now) / 1000))));
+    c.setHeader('retry-after', String(reset));
     if (c.telemetry !== null)
       c.telemetry.note('rate_limit', verdict === RATE_OVER ? 'over_limit' : 'table_full');
     if (verdict === RATE_OVER)
@@ -123,10 +136,16 @@ const around: AroundFactory = (record, services) => {
       503,
       '%s is rate-limiting as many addresses as it keeps (%d); try again later',
       route,
-      maxKeys,
+      table.maxKeys,
     );
   };
-};
+}
+
+/**
+ * The route's policy as the IETF draft (draft-ietf-httpapi-ratelimit-headers) spells it: quota `q`
+ * per window `w` seconds, under the policy name `default`.
+ */
+const policyOf = (mark: RateMark): string => `"default";q=${mark.max};w=${mark.perSeconds}`;
 
 /** Whether a store was last seen down, per store: one log line when an outage begins and one when it ends. */
 const outages = new WeakMap<RateStore, { down: boolean }>();
@@ -145,7 +164,7 @@ function overStore(
   return async (c, proceed) => {
     let wait: number;
     try {
-      wait = await store.hit(rule, c.req.socket?.remoteAddress ?? 'unknown');
+      wait = await store.hit(rule, c.ip || 'unknown');
     } catch (err) {
       if (!state.down) {
         state.down = true;
@@ -165,8 +184,11 @@ function overStore(
       state.down = false;
       c.core.logs.write('info', null, 'rate-limit store answers again: counting resumed');
     }
+    c.putHeader('ratelimit-policy', policyOf(mark));
     if (wait === 0) return proceed();
-    c.setHeader('retry-after', String(Math.max(1, Math.ceil(wait / 1000))));
+    const reset = String(Math.max(1, Math.ceil(wait / 1000)));
+    c.putHeader('ratelimit', `"default";r=0;t=${reset}`);
+    c.setHeader('retry-after', reset);
     if (c.telemetry !== null) c.telemetry.note('rate_limit', 'over_limit');
     throw fail.tooManyRequests('at most %d requests per %d s', mark.max, mark.perSeconds);
   };
@@ -190,6 +212,16 @@ const describe = (record: RouteRecord, op: OperationSink): void => {
             ? 'Seconds until the window ends'
             : 'Seconds until the request would be admitted',
         schema: { type: 'integer' },
+      },
+      RateLimit: {
+        description: 'IETF draft: requests left (r=0) and seconds until the window ends (t)',
+        schema: { type: 'string' },
+        example: '"default";r=0;t=42',
+      },
+      'RateLimit-Policy': {
+        description: 'IETF draft: the quota (q) per window of w seconds',
+        schema: { type: 'string' },
+        example: `"default";q=${mark.max};w=${mark.perSeconds}`,
       },
     },
   );

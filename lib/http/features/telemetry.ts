@@ -159,7 +159,8 @@ class RequestWatch implements RequestTelemetry {
           attributes: {
             'http.request.method': c.method,
             'url.path': c.path,
-            'url.scheme': 'http',
+            'url.scheme': c.protocol,
+            'client.address': c.ip,
             'server.address': colon > host.lastIndexOf(']') ? host.slice(0, colon) : host,
             'network.protocol.version': req.httpVersion,
           },

@@ -1,5 +1,5 @@
 import { compileArgument, gather, type Extractor, type ReadingOptions } from './arguments';
-import { type Ctx, isThenable } from '../request/ctx';
+import { type Ctx, type RouteInfo, isThenable } from '../request/ctx';
 import { baseStatus, compileEncoder, undeclared } from './encode-answer';
 import type { RouteRecord } from '../route/route-record';
 import { templateNames } from '../core/router';
@@ -17,6 +17,8 @@ import type {
 /** A route ready to serve: everything worked out at build, nothing read per request but the request. */
 export interface CompiledRoute {
   readonly record: RouteRecord;
+  /** What middleware sees of the route in `c.route`. */
+  readonly info: RouteInfo;
   /** Answers one request; returns a promise when anything on the way is asynchronous. */
   readonly run: (c: Ctx) => unknown;
 }
@@ -84,5 +86,12 @@ export function compileRoute(
       return inner(c);
     };
   }
-  return Object.freeze({ record, run });
+  const info: RouteInfo = Object.freeze({
+    template: record.path,
+    httpMethod: record.method,
+    controller: record.builtIn ? record.operationId : record.controller.name,
+    method: record.key,
+    label: record.label,
+  });
+  return Object.freeze({ record, info, run });
 }

@@ -20,6 +20,8 @@ import { isMultipart, readUpload, type ReadUpload, type UploadPlan } from './rea
 import { NO_VALUES } from '../core/router';
 import { etagOf, noneMatchHolds, type Version } from '../core/etag';
 import { requestIdFor } from '../core/request-id';
+import { RequestLog } from '../core/request-log';
+import { clientOf, type ClientFacts } from '../core/trust-proxy';
 import { spell } from '../../json';
 import { readCookie, serializeCookie, type CookieOptions } from '../core/cookies';
 import { EventStream } from './events';
@@ -44,6 +46,8 @@ export interface Core {
   sessions: SessionOptions | null;
   /** The largest body read whole (`c.body()`, `@Body`, an urlencoded `@Form`) where a route sets none (`App({ maxBodyBytes })`). */
   readonly bodyLimit: number;
+  /** `new App({ trustProxy })` compiled: which hop may speak for the client; null trusts none. */
+  readonly trustProxy: ((address: string, hop: number) => boolean) | null;
   /** Gives back the answer's in-flight slot (`maxRequestsInFlight`): a long stream or an upgraded socket holds none. */
   release(res: ServerResponse): void;
   // The features behind `c.sendFile` and `c.upgrade`, filled in by the app: the Ctx sits below
@@ -75,6 +79,30 @@ export interface CapturedAnswer {
   readonly type: string | null;
   readonly body: Uint8Array | string | null;
   readonly own: readonly HeaderEntry[] | null;
+}
+
+/** The route a request was matched to, as middleware sees it in `c.route`. */
+export interface RouteInfo {
+  /** The path template, `{name}` segments included: `/orders/{id}/cancel`. */
+  readonly template: string;
+  /** The HTTP method the route answers. */
+  readonly httpMethod: string;
+  /** The controller class's name (`OrdersController`; a built-in route's own name). */
+  readonly controller: string;
+  /** The handler method's name (`cancel`). */
+  readonly method: string;
+  /** How Refusals and logs name it: `POST /orders/{id}/cancel (OrdersController.cancel)`. */
+  readonly label: string;
+}
+
+/** What a `finished` hook is told once the answer is over (sent in full, or the connection gone). */
+export interface Finished {
+  /** The status sent; 0 when the connection closed before any head was written. */
+  readonly status: number;
+  /** Milliseconds from the request's arrival to the end of its answer. */
+  readonly durationMs: number;
+  /** False when the connection closed before the answer was sent in full. */
+  readonly completed: boolean;
 }
 
 /** A class whose value is worked out once per request from the request itself (an account from a token, say). */
@@ -137,6 +165,16 @@ export class Ctx implements Scope {
   /** @internal the route's multipart form plan (a `@Form` class with `@File` fields), set by its compiled route */
   uploadPlan: UploadPlan | null = null;
   #upload: Promise<ReadUpload> | null = null;
+  /**
+   * The route the request was matched to (template, controller, method), or null when no route
+   * took it (a static file, a 404). Set before middleware runs.
+   */
+  route: RouteInfo | null = null;
+  /** @internal the compiled route found before the middleware ran, for the app to serve */
+  matched: unknown = null;
+  #beforeHead: ((status: number) => void)[] | null = null;
+  #log: RequestLog | null = null;
+  #client: ClientFacts | null = null;
 
   /** @internal */
   constructor(
@@ -164,6 +202,24 @@ export class Ctx implements Scope {
     const v = this.req.headers[name.toLowerCase()];
     if (v === undefined) return null;
     return Array.isArray(v) ? v.join(', ') : v;
+  }
+
+  /**
+   * The client's address: the socket's peer, or, behind proxies the app trusts
+   * (`new App({ trustProxy })`), the first untrusted address of `Forwarded`/`X-Forwarded-For`.
+   */
+  get ip(): string {
+    return (this.#client ??= clientOf(this.req, this.core.trustProxy)).ip;
+  }
+
+  /** `https` when the connection is TLS, or a trusted proxy says the client's was; else `http`. */
+  get protocol(): 'http' | 'https' {
+    return (this.#client ??= clientOf(this.req, this.core.trustProxy)).protocol;
+  }
+
+  /** The host the client asked for: `Host`, or what a trusted proxy forwarded (`X-Forwarded-Host`, `host=`). */
+  get host(): string {
+    return (this.#client ??= clientOf(this.req, this.core.trustProxy)).host;
   }
 
   /** The parsed query string. */
@@ -293,6 +349,69 @@ export class Ctx implements Scope {
    */
   requestId(): string {
     return (this.#id ??= requestIdFor(this.req.headers['x-request-id']));
+  }
+
+  /**
+   * The request's logger: the app's (fw's writer or the program's pino), each line carrying this
+   * request's `reqId`.
+   * @example c.log.info({ orderId }, 'order placed')
+   */
+  get log(): RequestLog {
+    return (this.#log ??= new RequestLog(this.core.logs, { reqId: this.requestId() }));
+  }
+
+  /**
+   * Runs `hook(status)` just before the answer's head is written, whatever writes it (a handler's
+   * value, a failure, a file, a stream): it may still set headers and read the status. Each hook
+   * runs once; one that throws is logged and the answer goes on.
+   * @example c.beforeHead((status) => c.setHeader('server-timing', `app;dur=${ms()}`))
+   */
+  beforeHead(hook: (status: number) => void): void {
+    (this.#beforeHead ??= []).push(hook);
+  }
+
+  /**
+   * Runs `hook` once the answer is over: sent in full, or the connection gone first. It gets the
+   * final status and the duration (for metrics and access logs; the answer can no longer change).
+   */
+  onFinished(hook: (finished: Finished) => void): void {
+    const res = this.res;
+    res.once('close', () => {
+      const finished: Finished = {
+        status: this.#status,
+        durationMs: performance.now() - this.startedAt,
+        completed: res.writableFinished,
+      };
+      try {
+        hook(finished);
+      } catch (err) {
+        this.core.logs.write(
+          'warn',
+          { reqId: this.requestId(), err },
+          'a finished hook failed (ignored)',
+        );
+      }
+    });
+  }
+
+  /** Runs the beforeHead hooks once, their headers going into the bag about to be written. */
+  #runBeforeHead(status: number, bag: HeaderBag): void {
+    const hooks = this.#beforeHead!;
+    this.#beforeHead = null;
+    const own = this.#out;
+    this.#out = bag;
+    for (const hook of hooks) {
+      try {
+        hook(status);
+      } catch (err) {
+        this.core.logs.write(
+          'warn',
+          { reqId: this.requestId(), err },
+          `a beforeHead hook failed (ignored): ${(err as Error).message}`,
+        );
+      }
+    }
+    this.#out = own === null ? bag : own;
   }
 
   /** The OpenTelemetry context of the request's server span (fw/fetch calls made with this Ctx are its children); null when no tracer is registered. */
@@ -617,6 +736,7 @@ export class Ctx implements Scope {
 
   /** @internal Writes the head: the status, the bag, and the Connection rules of the spec. */
   head(status: number, bag: HeaderBag): void {
+    if (this.#beforeHead !== null) this.#runBeforeHead(status, bag);
     const res = this.res;
     if (this.core.stopping) res.shouldKeepAlive = false;
     // Node writes `Connection: keep-alive` on every kept HTTP/1.1 answer; the spec sends nothing there.

@@ -62,6 +62,17 @@ export interface ParameterObject {
   readonly schema: JsonSchema;
 }
 
+/**
+ * How a resolver that reads credentials declares itself in the OpenAPI document (a JWT resolver's
+ * `static security`): the scheme's name under `components.securitySchemes` and its object.
+ */
+export interface SecurityDeclaration {
+  readonly name: string;
+  readonly scheme: Readonly<Record<string, unknown>>;
+  /** The `WWW-Authenticate` of its 401 (the document's example). */
+  readonly challenge: string;
+}
+
 /** What a capability may add to a route's OpenAPI operation. */
 export interface OperationSink {
   /** The statuses the route answers with a body or without (its contract's, not its failures). */
@@ -81,6 +92,8 @@ export interface OperationSink {
   deprecated(): this;
   /** Sets an `x-` member of the operation (a value JSON can write). */
   extension(name: `x-${string}`, value: unknown): this;
+  /** Requires a security scheme, with the scopes (OpenAPI 3.1: roles for a non-OAuth scheme) it needs. */
+  security(scheme: 'bearer' | 'basic' | SecurityDeclaration, scopes?: readonly string[]): this;
 }
 
 /** A piece of the framework that a capability adds (idempotency, files, versioned answers), kept next to its own code. */

@@ -35,7 +35,6 @@ export const DEFAULT_FAILURE_SCHEMA = Object.freeze({
 
 // OpenAPI's own order of the operations of a path item.
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-const SCHEMES = { bearer: { type: 'http', scheme: 'bearer' }, basic: { type: 'http', scheme: 'basic' } } as const;
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
@@ -71,7 +70,7 @@ export function buildDocument(input: DocumentInput): OpenApiDocument {
   for (const name of [...components.schemas.keys()].sort(byText)) schemas[name] = components.schemas.get(name);
   const componentsJson: { schemas: Record<string, unknown>; securitySchemes?: Record<string, unknown> } = { schemas };
   if (components.securitySchemes.size) {
-    componentsJson.securitySchemes = Object.fromEntries([...components.securitySchemes].sort(byText).map((s) => [s, SCHEMES[s]]));
+    componentsJson.securitySchemes = Object.fromEntries([...components.securitySchemes].sort((a, b) => byText(a[0], b[0])));
   }
   const doc = {
     openapi: '3.1.0' as const,

@@ -5,6 +5,7 @@ import { templateNames } from '../../core/router';
 import { EVENT_STREAM, JSON_TYPE, OCTET_STREAM, TEXT_MEDIA_TYPE } from '../../core/media-types';
 import { readShape, scalarSchema, valueSchema, type JsonSchema } from '../../schema';
 import type { OperationBuilder, SecurityScheme } from './operation-builder';
+import type { OperationSink, SecurityDeclaration } from '../../route/extensions';
 
 const BINARY: JsonSchema = Object.freeze({ type: 'string', format: 'binary' });
 
@@ -83,12 +84,10 @@ function describeArguments(record: RouteRecord, op: OperationBuilder): void {
       case 'authorization':
         requireScheme(op, a.scheme);
         break;
-      case 'resolved': {
+      case 'resolved':
         resolves = true;
-        const scheme = resolvedScheme(a.type);
-        if (scheme !== null) requireScheme(op, scheme);
+        describeResolved(op, a.type);
         break;
-      }
       default:
         break;
     }
@@ -171,6 +170,36 @@ function requireScheme(op: OperationBuilder, scheme: SecurityScheme): void {
       },
     },
   );
+}
+
+/** The security a resolved class declares: its own `static security`, or its `static authorization`. */
+function describeResolved(op: OperationBuilder, type: Function): void {
+  const declared = declaredSecurity(type);
+  if (declared !== null) requireDeclared(op, declared, []);
+  else {
+    const scheme = resolvedScheme(type);
+    if (scheme !== null) requireScheme(op, scheme);
+  }
+}
+
+/** A resolver's own `static security` (a JWT resolver's), or null. */
+export function declaredSecurity(type: Function): SecurityDeclaration | null {
+  const s = (type as { security?: unknown }).security;
+  if (typeof s !== 'object' || s === null) return null;
+  const d = s as SecurityDeclaration;
+  return typeof d.name === 'string' && typeof d.scheme === 'object' && typeof d.challenge === 'string' ? d : null;
+}
+
+/** The security requirement of a declared scheme, with its scopes, and its 401 (with its challenge). */
+export function requireDeclared(op: OperationSink, d: SecurityDeclaration, scopes: readonly string[]): void {
+  op.security(d, scopes);
+  op.failure(401, 'the bearer token is missing or invalid', {
+    'WWW-Authenticate': {
+      description: 'RFC 6750: `Bearer` without a token, `Bearer error="invalid_token"` for a bad one',
+      schema: { type: 'string' },
+      example: 'Bearer error="invalid_token"',
+    },
+  });
 }
 
 /**

@@ -1,5 +1,10 @@
 import { STATUS_CODES } from 'node:http';
-import type { HeaderObject, OperationSink, ParameterObject } from '../../route/extensions';
+import type {
+  HeaderObject,
+  OperationSink,
+  ParameterObject,
+  SecurityDeclaration,
+} from '../../route/extensions';
 import type { RouteRecord } from '../../route/route-record';
 import { JSON_TYPE } from '../../core/media-types';
 
@@ -18,8 +23,11 @@ export type SecurityScheme = 'bearer' | 'basic';
 /** What the operations of one document share: the schemas and security schemes under `components`. */
 export class Components {
   readonly schemas = new Map<string, object>();
-  readonly securitySchemes = new Set<SecurityScheme>();
+  /** By name: `bearer` and `basic` for the plain schemes, a declaration's own name otherwise. */
+  readonly securitySchemes = new Map<string, Readonly<Record<string, unknown>>>();
 }
+
+const PLAIN_SCHEMES = { bearer: { type: 'http', scheme: 'bearer' }, basic: { type: 'http', scheme: 'basic' } } as const;
 
 export const FAILURE_REF = Object.freeze({ $ref: '#/components/schemas/Failure' });
 
@@ -51,7 +59,8 @@ export class OperationBuilder implements OperationSink {
   readonly #components: Components;
   readonly #parameters: ParameterObject[] = [];
   readonly #responses = new Map<number, Response>();
-  readonly #security: SecurityScheme[] = [];
+  /** Scheme name → scopes, in the order they were required. */
+  readonly #security = new Map<string, string[]>();
   #body: { schema: JsonSchema; contentType: string; required: boolean; encoding?: Record<string, { contentType: string }> } | null = null;
   #deprecated = false;
   readonly #extensions = new Map<string, unknown>();
@@ -149,10 +158,17 @@ export class OperationBuilder implements OperationSink {
     return this.statuses.filter((s) => !this.#responses.get(s)!.failure);
   }
 
-  /** Requires an `Authorization` scheme (listed under `components.securitySchemes`). */
-  security(scheme: SecurityScheme): this {
-    this.#components.securitySchemes.add(scheme);
-    if (!this.#security.includes(scheme)) this.#security.push(scheme);
+  /** Requires an `Authorization` scheme (listed under `components.securitySchemes`), with the scopes it needs. */
+  security(scheme: SecurityScheme | SecurityDeclaration, scopes: readonly string[] = []): this {
+    const name = typeof scheme === 'string' ? scheme : scheme.name;
+    const object = typeof scheme === 'string' ? PLAIN_SCHEMES[scheme] : scheme.scheme;
+    const known = this.#components.securitySchemes.get(name);
+    if (known !== undefined && JSON.stringify(known) !== JSON.stringify(object))
+      throw new TypeError(`${this.record.label}: two different security schemes are named "${name}": give one a schemeName of its own`);
+    this.#components.securitySchemes.set(name, object);
+    const list = this.#security.get(name) ?? [];
+    for (const s of scopes) if (!list.includes(s)) list.push(s);
+    this.#security.set(name, list);
     return this;
   }
 
@@ -164,7 +180,7 @@ export class OperationBuilder implements OperationSink {
     op.operationId = r.operationId;
     if (this.#deprecated) op.deprecated = true;
     // Every scheme a route takes must be sent, so they go in one requirement object (AND).
-    if (this.#security.length) op.security = [Object.fromEntries(this.#security.map((s) => [s, []]))];
+    if (this.#security.size) op.security = [Object.fromEntries(this.#security)];
     if (this.#parameters.length) op.parameters = this.#parameters.map(parameterJson);
     if (this.#body) {
       const media = { schema: this.#body.schema, ...(this.#body.encoding === undefined ? {} : { encoding: this.#body.encoding }) };
