@@ -107,6 +107,12 @@ export interface AppOptions {
    * @example new App({ rateStore: new RedisStore({ url: process.env.REDIS_URL! }) })
    */
   readonly rateStore?: RateStore | undefined;
+  /**
+   * Log (warn) each field an answer leaves out because its `@Returns` class does not declare it,
+   * once per route and field. Default: on unless `NODE_ENV` is `production`; the field is left out
+   * either way.
+   */
+  readonly logDroppedFields?: boolean | undefined;
 }
 
 /**
@@ -402,6 +408,15 @@ export class App {
     return this;
   }
 
+  /** Where an undeclared field left out of an answer is told (issue 24 §1), or null: not looked for. */
+  #droppedFields(): ((label: string, field: string) => void) | null {
+    if (!(this.options.logDroppedFields ?? process.env.NODE_ENV !== 'production')) return null;
+    return (label, field) =>
+      this.log(
+        `warning: ${label}: left ${field} out of the answer: its @Returns class does not declare it`,
+      );
+  }
+
   /**
    * Scans, checks and compiles every route, without opening a socket. Throws one `RefusalError`
    * listing every declaration problem. Runs once; later calls return at once.
@@ -427,6 +442,7 @@ export class App {
       arounds: capabilities.flatMap((c) => c.arounds ?? []),
       services,
       reading: this.options,
+      dropped: this.#droppedFields(),
     };
     const all = [
       ...records.map((r) => ({ record: r, instance: instances.get(r.controller) })),

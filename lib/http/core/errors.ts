@@ -30,6 +30,10 @@ export const HTTP_ERRORS = {
     status: 500,
     doc: 'a handler answered what its @Returns does not declare: a Reply status not in its map or list, a bare value from a Reply route, a value from a route with no @Returns',
   },
+  AnswerMismatch: {
+    status: 500,
+    doc: 'a returned value whose declared field is missing, null where not optional, or of another kind than its @Returns class declares (named as Class.field); undeclared fields are left out, never an error',
+  },
   NotResolved: {
     status: 500,
     doc: 'c.resolve(T) of an async resolver that has not been worked out yet',
