@@ -91,3 +91,8 @@ export {
 } from './features/websocket';
 export type { LogLevel, LevelSetting, Logger as FwLogger } from './core/log';
 export type { ErrorInfo } from './app/app';
+
+// The declaration is the wire (issue 24): structured failures and the RFC 9457 shape.
+export { Problem } from './core/problem';
+export type { FailureFacts } from './core/error-mapping';
+export type { FailureDetails, FailureInit } from './core/errors';

@@ -175,6 +175,7 @@ export class App {
     // answer, and a getter there is a call where a field is a load.
     this.#core = {
       failureBody: defaultFailureBody,
+      failureType: JSON_TYPE,
       sendFile,
       upgrade: upgradeConnection,
       compress: null,
@@ -475,6 +476,7 @@ export class App {
     this.#records = Object.freeze(all.map((a) => a.record));
     const shape = failureBodyFor(this.#failureShape);
     this.#core.failureBody = shape;
+    this.#core.failureType = this.#failureShape?.contentType ?? JSON_TYPE;
     this.#chain = this.#middleware.length ? this.#compose() : null;
     this.#telemetry = ServerTelemetry.resolve(this.#provided);
     try {
@@ -686,7 +688,7 @@ export class App {
   /** Sheds a request past `maxRequestsInFlight` (default failure shape, like every answer written before routing). */
   #shed(res: ServerResponse): boolean {
     if (this.#inFlight.size >= this.#shedAt) {
-      const body = defaultFailureBody(503, 'server busy');
+      const body = defaultFailureBody({ status: 503, message: 'server busy' });
       res.shouldKeepAlive = false;
       res.writeHead(503, {
         'content-type': JSON_TYPE,
@@ -779,7 +781,7 @@ export class App {
     if (failure.log !== null) this.#report(c, err, label, failure.status, false, failure.log);
     if (failure.status === 413 || failure.status === 408) c.res.shouldKeepAlive = false; // the unread body would be read as the next request
     try {
-      c.writeFailure(failure.status, failure.message, failure.headers);
+      c.writeFailure(failure.status, failure.message, failure.headers, failure);
     } catch (e) {
       this.#logs.write(
         'warn',

@@ -1,3 +1,4 @@
+import { JSON_TYPE } from '../../core/media-types';
 import type { Capability } from '../../route/extensions';
 import type { FailureShape } from '../../core/error-mapping';
 import type { RouteRecord } from '../../route/route-record';
@@ -83,7 +84,25 @@ export function buildDocument(input: DocumentInput): OpenApiDocument {
   // Through JSON once: shared (and frozen) schema objects become separate, plain values.
   const plain = JSON.parse(JSON.stringify(doc)) as typeof doc;
   if (failureName !== null) renameSchema(plain, failureName, 'Failure');
+  const failureType = input.failureShape?.contentType;
+  if (failureType !== undefined && failureType !== JSON_TYPE) retypeFailures(plain.paths, failureType);
   return plain;
+}
+
+/** Failure bodies under the shape's own content type (`application/problem+json`), beside a declared JSON answer of the same status. */
+function retypeFailures(paths: Record<string, Record<string, Record<string, unknown>>>, type: string): void {
+  const ref = '#/components/schemas/Failure';
+  for (const item of Object.values(paths))
+    for (const op of Object.values(item))
+      for (const r of Object.values((op.responses ?? {}) as Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>)) {
+        const json = r.content?.[JSON_TYPE];
+        if (json === undefined) continue;
+        const oneOf = json.schema.oneOf as Record<string, unknown>[] | undefined;
+        if (json.schema.$ref === ref) delete r.content![JSON_TYPE];
+        else if (oneOf?.some((s) => s.$ref === ref)) json.schema = oneOf.find((s) => s.$ref !== ref)!;
+        else continue;
+        r.content![type] = { schema: { $ref: ref } };
+      }
 }
 
 /**
