@@ -96,3 +96,4 @@ export type { ErrorInfo } from './app/app';
 export { Problem } from './core/problem';
 export type { FailureFacts } from './core/error-mapping';
 export type { FailureDetails, FailureInit } from './core/errors';
+export { NoContent } from './core/answers';

@@ -114,6 +114,8 @@ describe('Refusals: what a route declares', () => {
     expect(refusals([C])).toEqual([
       'GET /u/text (C.text): returns String but declares no @Returns, so it would answer 204: declare @Returns(...) or return nothing',
       'GET /u/one (C.one): returns Booking but declares no @Returns, so it would answer 204: declare @Returns(...) or return nothing',
+      // issue 24 §4: an async handler declares what it resolves to, or NoContent.
+      'POST /u/later (C.later): is async but declares no @Returns, so what it resolves to has no answer: declare @Returns(...) for its value, or @Returns(NoContent) if it answers nothing (204)',
     ]);
   });
 

@@ -84,7 +84,7 @@ export function scan(
           `${label}: @Returns(EventStream) answers through c.events(): take a Ctx parameter`,
         );
       }
-      if (record.contract === null) checkUndeclared(record, problems);
+      if (record.contract === null) checkUndeclared(record, handler, problems);
       for (const check of checks) check(record, services, problems);
       records.push(record);
     }
@@ -134,16 +134,29 @@ const ERASED_FIX =
 
 /**
  * A route without `@Returns` answers 204 and its document says so: a handler TypeScript says
- * returns a value must declare what (REF-38). `void`, `undefined` and a promise (of nothing, it
- * cannot tell) pass; the value of one that resolves to something is a 500 at run time.
+ * returns a value must declare what (REF-38). An `async` handler may resolve to anything (its
+ * `design:returntype` is `Promise` whatever it holds, and an inferred return type leaves none), so
+ * it declares either what it answers or that it answers nothing (`@Returns(NoContent)`), unless it
+ * answers through the Ctx (issue 24 §4). `void` and `undefined` pass; the value of a sync handler
+ * whose return type is inferred is still a 500 at run time.
  */
-function checkUndeclared(record: RouteRecord, problems: string[]): void {
+function checkUndeclared(record: RouteRecord, handler: Function, problems: string[]): void {
   const t = record.returnType;
-  if (t === undefined || t === Promise) return;
+  if (t === Promise || isAsync(handler)) {
+    if (record.args.some((a) => a.kind === 'ctx')) return;
+    problems.push(
+      `${record.label}: is async but declares no @Returns, so what it resolves to has no answer: declare @Returns(...) for its value, or @Returns(NoContent) if it answers nothing (204)`,
+    );
+    return;
+  }
+  if (t === undefined) return;
   problems.push(
     `${record.label}: returns ${typeName(t)} but declares no @Returns, so it would answer 204: declare @Returns(...) or return nothing`,
   );
 }
+
+/** An `async` function or method, as the engine sees it (tsc and SWC targets from ES2017 keep `async`). */
+const isAsync = (f: Function): boolean => f.constructor?.name === 'AsyncFunction';
 
 function readArgs(
   proto: object,
