@@ -97,3 +97,4 @@ export { Problem } from './core/problem';
 export type { FailureFacts } from './core/error-mapping';
 export type { FailureDetails, FailureInit } from './core/errors';
 export { NoContent } from './core/answers';
+export { Fails, type FailsEntry } from './features/declared-failures';

@@ -5,6 +5,7 @@ import { versioned } from '../features/versioned';
 import { files } from '../features/files/file-body';
 import { jsonSpelling } from '../features/json-spelling';
 import { websockets } from '../features/websocket';
+import { declaredFailures } from '../features/declared-failures';
 
 /** The capabilities every app is built with, in the order their steps wrap a handler. */
 export const CAPABILITIES: readonly Capability[] = [
@@ -14,4 +15,5 @@ export const CAPABILITIES: readonly Capability[] = [
   versioned,
   files,
   jsonSpelling,
+  declaredFailures,
 ];

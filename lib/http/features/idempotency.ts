@@ -734,6 +734,7 @@ const describe = (record: RouteRecord, op: OperationSink): void => {
     'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
   });
   op.failure(422, 'Idempotency-Key was used for a different request');
+  op.failure(503, 'the idempotency store cannot be reached or has no room'); // issue 24 §3
 };
 
 /** Idempotent replay: the Refusals of `@Idempotent`, the step around its handler and its API description. */

@@ -49,6 +49,8 @@ export function buildDocument(input: DocumentInput): OpenApiDocument {
   // Reserved first: a program class that happens to be named Failure becomes Failure_2.
   components.schemas.set('Failure', DEFAULT_FAILURE_SCHEMA);
   const failureName = describeFailureShape(input.failureShape, components);
+  const failure = components.schemas.get(failureName ?? 'Failure') as { properties?: Record<string, unknown> } | undefined;
+  components.failureHasCode = failure?.properties?.code !== undefined;
 
   const capabilities = input.capabilities ?? [];
   const paths = new Map<string, Map<string, OperationBuilder>>();
@@ -92,16 +94,24 @@ export function buildDocument(input: DocumentInput): OpenApiDocument {
 /** Failure bodies under the shape's own content type (`application/problem+json`), beside a declared JSON answer of the same status. */
 function retypeFailures(paths: Record<string, Record<string, Record<string, unknown>>>, type: string): void {
   const ref = '#/components/schemas/Failure';
+  // The failure schema, or it narrowed to declared codes (`allOf: [Failure, { code enum }]`).
+  const isFailure = (s: Record<string, unknown>): boolean =>
+    s.$ref === ref || (s.allOf as Record<string, unknown>[] | undefined)?.[0]?.$ref === ref;
   for (const item of Object.values(paths))
     for (const op of Object.values(item))
       for (const r of Object.values((op.responses ?? {}) as Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>)) {
         const json = r.content?.[JSON_TYPE];
         if (json === undefined) continue;
         const oneOf = json.schema.oneOf as Record<string, unknown>[] | undefined;
-        if (json.schema.$ref === ref) delete r.content![JSON_TYPE];
-        else if (oneOf?.some((s) => s.$ref === ref)) json.schema = oneOf.find((s) => s.$ref !== ref)!;
-        else continue;
-        r.content![type] = { schema: { $ref: ref } };
+        let failure: Record<string, unknown> | undefined;
+        if (isFailure(json.schema)) {
+          failure = json.schema;
+          delete r.content![JSON_TYPE];
+        } else if (oneOf !== undefined && oneOf.some(isFailure)) {
+          failure = oneOf.find(isFailure);
+          json.schema = oneOf.find((s) => !isFailure(s))!;
+        } else continue;
+        r.content![type] = { schema: failure! };
       }
 }
 

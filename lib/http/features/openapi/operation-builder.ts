@@ -19,6 +19,8 @@ export type SecurityScheme = 'bearer' | 'basic';
 export class Components {
   readonly schemas = new Map<string, object>();
   readonly securitySchemes = new Set<SecurityScheme>();
+  /** Whether the failure shape has a `code` property, where declared codes become an enum. */
+  failureHasCode = false;
 }
 
 export const FAILURE_REF = Object.freeze({ $ref: '#/components/schemas/Failure' });
@@ -53,6 +55,7 @@ export class OperationBuilder implements OperationSink {
   readonly #responses = new Map<number, Response>();
   readonly #security: SecurityScheme[] = [];
   #body: { schema: JsonSchema; contentType: string; required: boolean } | null = null;
+  readonly #codes = new Map<number, string[]>();
 
   constructor(record: RouteRecord, components: Components) {
     this.record = record;
@@ -119,6 +122,30 @@ export class OperationBuilder implements OperationSink {
     return this;
   }
 
+  /** Codes a failure of `status` may carry; written as an enum on `code` when the failure shape has one. */
+  codes(status: number, codes: readonly string[]): this {
+    const list = this.#codes.get(status) ?? [];
+    for (const c of codes) if (!list.includes(c)) list.push(c);
+    this.#codes.set(status, list);
+    return this;
+  }
+
+  /** The response of `status`, its failure schema narrowed to the declared codes where the shape has a `code`. */
+  #coded(status: number): Response {
+    const r = this.#responses.get(status)!;
+    const codes = this.#codes.get(status);
+    if (codes === undefined || !this.#components.failureHasCode || r.content === null) return r;
+    const narrowed = { allOf: [FAILURE_REF, { type: 'object', properties: { code: { type: 'string', enum: codes } }, required: ['code'] }] };
+    const content: Record<string, { schema: JsonSchema }> = {};
+    for (const [type, c] of Object.entries(r.content)) {
+      const oneOf = c.schema.oneOf as JsonSchema[] | undefined;
+      if (c.schema === FAILURE_REF) content[type] = { schema: narrowed };
+      else if (oneOf?.includes(FAILURE_REF)) content[type] = { schema: { oneOf: oneOf.map((s) => (s === FAILURE_REF ? narrowed : s)) } };
+      else content[type] = c;
+    }
+    return { ...r, content };
+  }
+
   /** Adds a header to the answer of `status` (listed already). */
   header(status: number, name: string, header: HeaderObject): this {
     this.#responses.get(status)?.headers.set(name, header);
@@ -153,7 +180,7 @@ export class OperationBuilder implements OperationSink {
     if (this.#parameters.length) op.parameters = this.#parameters.map(parameterJson);
     if (this.#body) op.requestBody = { required: this.#body.required, content: { [this.#body.contentType]: { schema: this.#body.schema } } };
     const responses: Record<string, unknown> = {};
-    for (const status of this.statuses) responses[String(status)] = responseJson(this.#responses.get(status)!);
+    for (const status of this.statuses) responses[String(status)] = responseJson(this.#coded(status));
     op.responses = responses;
     return op;
   }
