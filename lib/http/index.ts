@@ -98,3 +98,4 @@ export type { FailureFacts } from './core/error-mapping';
 export type { FailureDetails, FailureInit } from './core/errors';
 export { NoContent } from './core/answers';
 export { Fails, type FailsEntry } from './features/declared-failures';
+export { Page, type PageOf } from './core/page';

@@ -91,7 +91,7 @@ export function scan(
   }
   if (unmarked.length > 0)
     problems.push(
-      `decorator metadata is missing (no design:paramtypes on ${unmarked.slice(0, 3).join(', ')}${unmarked.length > 3 ? ` and ${unmarked.length - 3} more` : ''}): fw reads parameter types from it. Compile with tsc or ts-jest and "experimentalDecorators": true, "emitDecoratorMetadata": true in tsconfig.json; esbuild, tsx, vitest and swc (without its decoratorMetadata option) do not write it`,
+      `decorator metadata is missing (no design:paramtypes on ${unmarked.slice(0, 3).join(', ')}${unmarked.length > 3 ? ` and ${unmarked.length - 3} more` : ''}): fw reads parameter types from it. Compile with tsc or ts-jest and "experimentalDecorators": true, "emitDecoratorMetadata": true in tsconfig.json; esbuild and tsx do not write it, nor does vitest on Vite 7 or older (esbuild: add unplugin-swc) or swc without its decoratorMetadata option; vitest on Vite 8 (Oxc) writes it from tsconfig.json`,
     );
   return { records, instances };
 }
