@@ -127,6 +127,14 @@ class UsersController {
     return { count: 1, label: 'ünï' };
   }
 
+  @Get('/deep')
+  @Returns(PublicUser)
+  deep() {
+    const row = new UserRow();
+    row.lines = [row.lines[0]!, { sku: 'b', qty: '2' as unknown as number, cost: 7 }];
+    return row as unknown as PublicUser;
+  }
+
   @Get('/plain')
   @Returns(Plain)
   plain() {
@@ -235,6 +243,11 @@ describe('I24.1 only declared fields leave the server', () => {
       expect(logged).toContain(said);
       expect(logged).toContain('AnswerMismatch');
     }
+    const deep = await get('/deep');
+    expect(deep.status).toBe(500);
+    expect(JSON.parse(deep.text).error).toBe(
+      "GET /deep (UsersController.deep): the answer's PublicUser.lines[1].qty is a string, declared an integer",
+    );
     const ok = await get('/strict/ok');
     expect(ok.text).toBe('{"count":1,"label":"ünï"}');
     expect(ok.length).toBe(String(Buffer.byteLength(ok.text)));

@@ -32,8 +32,11 @@ export interface DeclaredWriterOptions {
   readonly dropped: ((field: string) => void) | null;
 }
 
-/** Writes one value as JSON text; throws `AnswerMismatch` when it does not fit the declaration. */
-type Write = (x: unknown, path: string) => string;
+/**
+ * Writes one value as JSON text; throws a `Mismatch` when it does not fit the declaration. No path
+ * is built while writing: a mismatch collects its place on the way out.
+ */
+type Write = (x: unknown) => string;
 
 /** Printable ASCII but `"` and `\`: a string of these is written between quotes as it is. */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
@@ -60,11 +63,15 @@ export function declaredWriter(type: unknown, options: DeclaredWriterOptions): S
     text(v) {
       ascii = true;
       try {
-        const text = write(v, name);
+        const text = write(v);
         writer.ascii = ascii;
         return text;
       } catch (e) {
-        throw e instanceof Mismatch ? new HttpError('AnswerMismatch', `${label}: ${e.message}`) : e;
+        if (!(e instanceof Mismatch)) throw e;
+        throw new HttpError(
+          'AnswerMismatch',
+          `${label}: the answer's ${name}${e.at.join('')} ${e.message}`,
+        );
       }
     },
   };
@@ -144,7 +151,7 @@ class Compiler {
     if (known !== undefined) return known;
     // Registered before its fields are compiled, so a class that refers to itself compiles.
     let body: Write = () => '';
-    const w: Write = (x, path) => body(x, path);
+    const w: Write = (x) => body(x);
     if (omit === null) this.#classes.set(cls, w);
     const plans = fieldsOf(cls).filter((f) => f.key !== omit);
     const writes = plans.map((f) => (f.value === null ? anyValue : this.value(f.value)));
@@ -155,24 +162,30 @@ class Compiler {
     if (omit !== null) declared.add(omit);
     const report = this.#options.dropped === null ? null : this.#undeclared(cls.name, declared);
     const n = plans.length;
-    body = (x, path) => {
+    body = (x) => {
       if (x === null || typeof x !== 'object' || Array.isArray(x))
-        throw mismatch(path, `is ${kindOf(x)}, declared ${cls.name}`);
+        throw new Mismatch(`is ${kindOf(x)}, declared ${cls.name}`);
       const v = x as Record<string, unknown>;
       let out = lead;
-      for (let i = 0; i < n; i++) {
-        const f = plans[i]!;
-        const y = v[f.key];
-        let s: string;
-        if (y === undefined) {
-          if (f.required) throw mismatch(`${path}.${f.key}`, 'is missing, declared required');
-          continue;
-        } else if (y === null) {
-          if (!f.nullable) throw mismatch(`${path}.${f.key}`, 'is null, not declared optional');
-          s = 'null';
-        } else s = writes[i]!(y, `${path}.${f.key}`);
-        if (!f.headAscii) ascii = false;
-        out += (out === '' ? '{' : ',') + f.head + s;
+      let i = 0;
+      try {
+        for (; i < n; i++) {
+          const f = plans[i]!;
+          const y = v[f.key];
+          let s: string;
+          if (y === undefined) {
+            if (f.required) throw new Mismatch('is missing, declared required');
+            continue;
+          } else if (y === null) {
+            if (!f.nullable) throw new Mismatch('is null, not declared optional');
+            s = 'null';
+          } else s = writes[i]!(y);
+          if (!f.headAscii) ascii = false;
+          out += (out === '' ? '{' : ',') + f.head + s;
+        }
+      } catch (e) {
+        if (e instanceof Mismatch) e.at.unshift(`.${plans[i]!.key}`);
+        throw e;
       }
       if (report !== null) report(v);
       return out === '' ? '{}' : out + '}';
@@ -222,7 +235,7 @@ class Compiler {
     const known = this.#unions.get(u);
     if (known !== undefined) return known;
     let body: Write = () => '';
-    const w: Write = (x, path) => body(x, path);
+    const w: Write = (x) => body(x);
     this.#unions.set(u, w);
     const tag = u.tag;
     const variants = new Map(
@@ -233,7 +246,7 @@ class Compiler {
       }),
     );
     const names = u.variants.map((v) => v.name).join(', ');
-    body = (x, path) => {
+    body = (x) => {
       let variant = u.variantOf(x);
       // A plain object naming its variant by the tag is that variant (a row from a query).
       if (variant === null && tag !== null && typeof x === 'object' && x !== null) {
@@ -241,11 +254,17 @@ class Compiler {
         if (typeof said === 'string') variant = u.byName.get(said) ?? null;
       }
       if (variant === null)
-        throw mismatch(path, `is ${kindOf(x)}, declared one of ${u.name}: ${names}`);
+        throw new Mismatch(`is ${kindOf(x)}, declared one of ${u.name}: ${names}`);
       const { name, payload } = variants.get(variant)!;
       if (payload === null)
         return tag === null ? `{${name}:{}}` : `{${JSON.stringify(tag)}:${name}}`;
-      const inner = payload(x, `${path}(${variant.name})`);
+      let inner: string;
+      try {
+        inner = payload(x);
+      } catch (e) {
+        if (e instanceof Mismatch) e.at.unshift(`(${variant.name})`);
+        throw e;
+      }
       if (tag === null) return `{${name}:${inner}}`;
       const head = `{${JSON.stringify(tag)}:${name}`;
       return inner === '{}' ? head + '}' : head + ',' + inner.slice(1);
@@ -255,13 +274,19 @@ class Compiler {
 }
 
 function listOf(item: Write): Write {
-  return (x, path) => {
-    if (!Array.isArray(x)) throw mismatch(path, `is ${kindOf(x)}, declared an array`);
+  return (x) => {
+    if (!Array.isArray(x)) throw new Mismatch(`is ${kindOf(x)}, declared an array`);
     let out = '[';
-    for (let i = 0; i < x.length; i++) {
-      const e: unknown = x[i];
-      const s = e === null || e === undefined ? 'null' : item(e, `${path}[${i}]`);
-      out += i === 0 ? s : ',' + s;
+    let i = 0;
+    try {
+      for (; i < x.length; i++) {
+        const e: unknown = x[i];
+        const s = e === null || e === undefined ? 'null' : item(e);
+        out += i === 0 ? s : ',' + s;
+      }
+    } catch (e) {
+      if (e instanceof Mismatch) e.at.unshift(`[${i}]`);
+      throw e;
     }
     return out + ']';
   };
@@ -274,42 +299,42 @@ function quoted(x: string): string {
   return s;
 }
 
-function stringValue(x: unknown, path: string): string {
+function stringValue(x: unknown): string {
   if (typeof x === 'string') return quoted(x);
   // A Date under a date string (`@IsISO8601()`): its JSON, an ISO 8601 string.
   if (x instanceof Date) return JSON.stringify(x);
-  throw wrongKind(path, x, 'a string');
+  throw wrongKind(x, 'a string');
 }
 
-function numberValue(x: unknown, path: string): string {
+function numberValue(x: unknown): string {
   if (typeof x === 'number') return Number.isFinite(x) ? '' + x : 'null';
-  throw wrongKind(path, x, 'a number');
+  throw wrongKind(x, 'a number');
 }
 
-function integerValue(x: unknown, path: string): string {
+function integerValue(x: unknown): string {
   if (typeof x === 'number' && Number.isInteger(x)) return '' + x;
-  throw wrongKind(path, x, 'an integer');
+  throw wrongKind(x, 'an integer');
 }
 
-function booleanValue(x: unknown, path: string): string {
+function booleanValue(x: unknown): string {
   if (typeof x === 'boolean') return x ? 'true' : 'false';
-  throw wrongKind(path, x, 'a boolean');
+  throw wrongKind(x, 'a boolean');
 }
 
-function objectValue(x: unknown, path: string): string {
-  if (typeof x === 'object' && !Array.isArray(x)) return anyValue(x, path);
-  throw wrongKind(path, x, 'an object');
+function objectValue(x: unknown): string {
+  if (typeof x === 'object' && !Array.isArray(x)) return anyValue(x);
+  throw wrongKind(x, 'an object');
 }
 
 function enumValue(s: ValueShape): Write {
   const c = s.constraints.find((k) => k.check === 'enum' && k.decorator === IS_ENUM);
   const spelled = c === undefined ? null : enumSpelling(c.constraints?.[0]);
   if (spelled === null) return anyValue;
-  return (x, path) => anyValue(spelled.toName.get(x) ?? x, path);
+  return (x) => anyValue(spelled.toName.get(x) ?? x);
 }
 
 /** A value whose kind nothing declares: its JSON, as `JSON.stringify` writes it. */
-function anyValue(x: unknown, _path: string): string {
+function anyValue(x: unknown): string {
   switch (typeof x) {
     case 'string':
       return quoted(x);
@@ -320,20 +345,42 @@ function anyValue(x: unknown, _path: string): string {
     default:
       break;
   }
+  // A list of plain values, the usual case (`tags: ['a', 'b']`), without JSON.stringify's walk.
+  if (Array.isArray(x)) {
+    const fast = plainList(x);
+    if (fast !== null) return fast;
+  }
   const s = JSON.stringify(spell(x)) ?? 'null';
   if (ascii && NOT_ASCII.test(s)) ascii = false;
   return s;
 }
 
-/** What a value does not fit; the writer turns it into `AnswerMismatch` naming the route. */
-class Mismatch extends Error {}
-
-function mismatch(path: string, what: string): Mismatch {
-  return new Mismatch(`the answer's ${path} ${what}`);
+/** What a value does not fit, and where (`.lines`, `[2]`, `.qty`, gathered on the way out); the writer turns it into `AnswerMismatch` naming the route. */
+class Mismatch extends Error {
+  readonly at: string[] = [];
 }
 
-function wrongKind(path: string, x: unknown, declared: string): Mismatch {
-  return mismatch(path, `is ${kindOf(x)}, declared ${declared}`);
+function wrongKind(x: unknown, declared: string): Mismatch {
+  return new Mismatch(`is ${kindOf(x)}, declared ${declared}`);
+}
+
+/** An array of plain strings, finite numbers, booleans and nulls as JSON, or null for anything else. */
+function plainList(x: unknown[]): string | null {
+  if ((x as { toJSON?: unknown }).toJSON !== undefined) return null;
+  let out = '[';
+  for (let i = 0; i < x.length; i++) {
+    const e = x[i];
+    let s: string;
+    if (typeof e === 'string') {
+      if (!PLAIN.test(e)) return null;
+      s = '"' + e + '"';
+    } else if (typeof e === 'number') s = Number.isFinite(e) ? '' + e : 'null';
+    else if (typeof e === 'boolean') s = e ? 'true' : 'false';
+    else if (e === null || e === undefined) s = 'null';
+    else return null;
+    out += i === 0 ? s : ',' + s;
+  }
+  return out + ']';
 }
 
 function kindOf(x: unknown): string {
