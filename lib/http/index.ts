@@ -99,3 +99,4 @@ export type { FailureDetails, FailureInit } from './core/errors';
 export { NoContent } from './core/answers';
 export { Fails, type FailsEntry } from './features/declared-failures';
 export { Page, type PageOf } from './core/page';
+export type { Infer, StandardSchema, StandardIssue } from './core/standard-schema';

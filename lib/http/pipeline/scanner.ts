@@ -1,3 +1,4 @@
+import { isStandardSchema, type StandardSchema } from '../core/standard-schema';
 import { REDIRECT_STATUSES, innerContracts, type Contract } from '../core/answers';
 import { Bound } from '../core/bound';
 import { Ctx } from '../request/ctx';
@@ -158,6 +159,15 @@ function checkUndeclared(record: RouteRecord, handler: Function, problems: strin
 /** An `async` function or method, as the engine sees it (tsc and SWC targets from ES2017 keep `async`). */
 const isAsync = (f: Function): boolean => f.constructor?.name === 'AsyncFunction';
 
+/** `@Body(schema)`: a Standard Schema reads the body (issue 24 §5); anything else is refused. */
+function schemaBody(schema: unknown, where: string, problems: string[]): ArgRecord {
+  if (!isStandardSchema(schema))
+    problems.push(
+      `${where}: @Body(schema) was given something that is not a Standard Schema v1 value (zod 4, valibot, arktype)`,
+    );
+  return { kind: 'body', type: Object, schema: schema as StandardSchema };
+}
+
 function readArgs(
   proto: object,
   key: string,
@@ -177,6 +187,10 @@ function readArgs(
     if (mark) {
       switch (mark.kind) {
         case 'body':
+          if (mark.schema !== undefined) {
+            args.push(schemaBody(mark.schema, where, problems));
+            break;
+          }
           if (type === Array)
             problems.push(
               `${where}: @Body() cannot read an array: wrap it in a class (class NewBookings { @ValidateNested({ each: true }) @Type(() => NewBooking) items!: NewBooking[] }) and take @Body() b: NewBookings`,

@@ -1,10 +1,11 @@
+import type { StandardSchema } from '../core/standard-schema';
 import type { Contract } from '../core/answers';
 import { RouteMarks } from './mark-key';
 import type { HttpMethod } from './metadata';
 
 /** One handler argument, as the scanner read it. */
 export type ArgRecord =
-  | { readonly kind: 'body'; readonly type: Function }
+  | { readonly kind: 'body'; readonly type: Function; readonly schema?: StandardSchema }
   | { readonly kind: 'form'; readonly type: Function; readonly bound: boolean }
   | { readonly kind: 'queryClass'; readonly type: Function }
   | { readonly kind: 'query'; readonly name: string; readonly type: unknown }
