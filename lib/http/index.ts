@@ -130,3 +130,11 @@ export {
   type SecurityHeadersOptions,
   type BrowserMark,
 } from './features/browser-defaults';
+// The declaration is the wire (issue 24): structured failures and the RFC 9457 shape.
+export { Problem } from './core/problem';
+export type { FailureFacts } from './core/error-mapping';
+export type { FailureDetails, FailureInit } from './core/errors';
+export { NoContent } from './core/answers';
+export { Fails, type FailsEntry } from './features/declared-failures';
+export { Page, type PageOf } from './core/page';
+export type { Infer, StandardSchema, StandardIssue } from './core/standard-schema';

@@ -27,3 +27,7 @@ export { RENAME_ALL, renameWith, words, type RenameAll } from './rename';
 export { compileWriter, spell, type Spell } from './writer';
 export { unspell, type Unspell } from './reader';
 export { reachesMarker } from './fields';
+
+// Declared fields only (issue 24): what fw-http's declared writer reads of a class.
+export { blank, declaredFields } from './fields';
+export { transformerStorage } from './transformer';

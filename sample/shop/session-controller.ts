@@ -1,9 +1,19 @@
-import { IsIn, IsString } from 'class-validator';
-import { Body, Controller, Get, Post, RateLimit, Returns, Session, fail } from 'fw-http';
+import { IsString } from 'class-validator';
+import { z } from 'zod';
+import {
+  Body,
+  Controller,
+  Get,
+  Post,
+  RateLimit,
+  Returns,
+  Session,
+  fail,
+  type Infer,
+} from 'fw-http';
 
-export class Login {
-  @IsIn(['alice', 'bob']) account!: 'alice' | 'bob';
-}
+/** The login body as a zod schema: any Standard Schema reads a body beside class-validator classes. */
+export const Login = z.object({ account: z.enum(['alice', 'bob']) }).meta({ title: 'Login' });
 
 export class Me {
   @IsString() account!: string;
@@ -16,7 +26,7 @@ export class SessionController {
   @Post('/login')
   @RateLimit({ max: 5, perSeconds: 60 })
   @Returns(Me)
-  login(@Body() body: Login, session: Session): Me {
+  login(@Body(Login) body: Infer<typeof Login>, session: Session): Me {
     session.set('account', body.account);
     return Object.assign(new Me(), { account: body.account });
   }

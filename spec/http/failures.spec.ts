@@ -1,5 +1,6 @@
 import {
   App,
+  NoContent,
   CodedError,
   Controller,
   Get,
@@ -63,7 +64,7 @@ class FailController {
   @Get('/exact') exact() {
     throw fail.badRequest('a'.repeat(240));
   }
-  @Get('/async') async asyncFail() {
+  @Get('/async') @Returns(NoContent) async asyncFail() {
     await new Promise((r) => setTimeout(r, 1));
     throw fail.conflict('later');
   }

@@ -114,6 +114,8 @@ describe('Refusals: what a route declares', () => {
     expect(refusals([C])).toEqual([
       'GET /u/text (C.text): returns String but declares no @Returns, so it would answer 204: declare @Returns(...) or return nothing',
       'GET /u/one (C.one): returns Booking but declares no @Returns, so it would answer 204: declare @Returns(...) or return nothing',
+      // issue 24 §4: an async handler declares what it resolves to, or NoContent.
+      'POST /u/later (C.later): is async but declares no @Returns, so what it resolves to has no answer: declare @Returns(...) for its value, or @Returns(NoContent) if it answers nothing (204)',
     ]);
   });
 
@@ -237,7 +239,7 @@ describe('Refusals: what a controller is built from', () => {
       Reflect.deleteMetadata('design:paramtypes', target, key);
     Reflect.deleteMetadata('design:paramtypes', C);
     expect(refusals([C, D])).toEqual([
-      `decorator metadata is missing (no design:paramtypes on C's constructor, C.one, C.two and 1 more): fw reads parameter types from it. Compile with tsc or ts-jest and "experimentalDecorators": true, "emitDecoratorMetadata": true in tsconfig.json; esbuild, tsx, vitest and swc (without its decoratorMetadata option) do not write it`,
+      `decorator metadata is missing (no design:paramtypes on C's constructor, C.one, C.two and 1 more): fw reads parameter types from it. Compile with tsc or ts-jest and "experimentalDecorators": true, "emitDecoratorMetadata": true in tsconfig.json; esbuild and tsx do not write it, nor does vitest on Vite 7 or older (esbuild: add unplugin-swc) or swc without its decoratorMetadata option; vitest on Vite 8 (Oxc) writes it from tsconfig.json`,
     ]);
   });
 

@@ -144,12 +144,15 @@ describe('issue 18: a route writes its JSON answers by the shape it learned', ()
   });
 });
 
+/** Declares no field: since issue 24 a declared class is written by its declaration, this one as it comes. */
+class Open {}
+
 @Controller()
 class ShapeController {
   @Get('/item/{n}')
-  @Returns(Item)
+  @Returns(Open)
   item(@Param('n') n: string) {
-    return corpus()[Number(n)] as Item; // any value: the writer is exact for all of them
+    return corpus()[Number(n)] as Open; // any value: the writer is exact for all of them
   }
 }
 

@@ -157,6 +157,12 @@ export interface AppOptions {
    * @example new App({ trustProxy: 1 }) · new App({ trustProxy: ['10.0.0.0/8'] })
    */
   readonly trustProxy?: TrustProxySetting | undefined;
+  /**
+   * Log (warn) each field an answer leaves out because its `@Returns` class does not declare it,
+   * once per route and field. Default: on unless `NODE_ENV` is `production`; the field is left out
+   * either way.
+   */
+  readonly logDroppedFields?: boolean | undefined;
 }
 
 /**
@@ -225,6 +231,7 @@ export class App {
     // answer, and a getter there is a call where a field is a load.
     this.#core = {
       failureBody: defaultFailureBody,
+      failureType: JSON_TYPE,
       sendFile,
       upgrade: upgradeConnection,
       compress: null,
@@ -468,6 +475,15 @@ export class App {
     return this;
   }
 
+  /** Where an undeclared field left out of an answer is told (issue 24 §1), or null: not looked for. */
+  #droppedFields(): ((label: string, field: string) => void) | null {
+    if (!(this.options.logDroppedFields ?? process.env.NODE_ENV !== 'production')) return null;
+    return (label, field) =>
+      this.log(
+        `warning: ${label}: left ${field} out of the answer: its @Returns class does not declare it`,
+      );
+  }
+
   /**
    * Scans, checks and compiles every route, without opening a socket. Throws one `RefusalError`
    * listing every declaration problem. Runs once; later calls return at once.
@@ -493,6 +509,7 @@ export class App {
       arounds: capabilities.flatMap((c) => c.arounds ?? []),
       services,
       reading: this.options,
+      dropped: this.#droppedFields(),
     };
     const versions = this.options.versions;
     const all = [
@@ -541,6 +558,7 @@ export class App {
     this.#records = Object.freeze(all.map((a) => a.record));
     const shape = failureBodyFor(this.#failureShape);
     this.#core.failureBody = shape;
+    this.#core.failureType = this.#failureShape?.contentType ?? JSON_TYPE;
     this.#chain = this.#middleware.length ? this.#compose() : null;
     this.#telemetry = ServerTelemetry.resolve(this.#provided);
     try {
@@ -797,7 +815,7 @@ export class App {
 
   /** An answer before routing: the default failure shape, and the connection closes after it. */
   #refuseEarly(res: ServerResponse, status: number, message: string): void {
-    const body = defaultFailureBody(status, message);
+    const body = defaultFailureBody({ status, message });
     res.shouldKeepAlive = false;
     res.writeHead(status, {
       'content-type': JSON_TYPE,
@@ -902,7 +920,7 @@ export class App {
     if (failure.log !== null) this.#report(c, err, label, failure.status, false, failure.log);
     if (failure.status === 413 || failure.status === 408) c.res.shouldKeepAlive = false; // the unread body would be read as the next request
     try {
-      c.writeFailure(failure.status, failure.message, failure.headers);
+      c.writeFailure(failure.status, failure.message, failure.headers, failure);
     } catch (e) {
       this.#logs.write(
         'warn',

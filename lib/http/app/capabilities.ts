@@ -9,6 +9,7 @@ import { websockets } from '../features/websocket';
 import { uploads } from '../features/uploads';
 import { guards } from '../features/guards';
 import { browserDefaults } from '../features/browser-defaults';
+import { declaredFailures } from '../features/declared-failures';
 
 /** The capabilities every app is built with, in the order their steps wrap a handler. */
 export const CAPABILITIES: readonly Capability[] = [
@@ -22,4 +23,5 @@ export const CAPABILITIES: readonly Capability[] = [
   files,
   jsonSpelling,
   uploads,
+  declaredFailures,
 ];

@@ -379,3 +379,10 @@ Redirect.with = <H extends ReturnedHeaders>(
   location,
   headers: toHeaderList(list as ReturnedHeaders, 'Redirect.with'),
 });
+
+/**
+ * The contract of a route that answers nothing: 204, no body. An `async` handler without a
+ * `@Returns` is refused at startup; this declares that it resolves to nothing (issue 24 §4).
+ * @example @Post('/ping') @Returns(NoContent) async ping(): Promise<void> { await this.db.ping(); }
+ */
+export const NoContent: Contract<void | null | undefined> = typed({ kind: 'void' });

@@ -5,7 +5,15 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { CodedError } from '../../errors';
 import { AuthorizationFailure } from './authorization';
-import { Failure, HTTP_ERRORS, HttpError, MALFORMED_CODES, type HttpErrorCode } from './errors';
+import {
+  Failure,
+  HTTP_ERRORS,
+  HttpError,
+  MALFORMED_CODES,
+  statusCode,
+  type FailureDetails,
+  type HttpErrorCode,
+} from './errors';
 import type { HeaderBag } from './header-rules';
 import { isError } from './log';
 
@@ -15,6 +23,9 @@ export interface MappedError {
   /** The failure body's message: never a stack, file name or internal error name (FAIL-04). */
   readonly message: string;
   readonly headers: HeaderBag | null;
+  /** A stable name for what failed: the program's (`fail.*({ code })`), fw's own, or the status phrase's. */
+  readonly code: string;
+  readonly details: FailureDetails | null;
   /**
    * How the error is logged (its name, message, stack and cause go in the line's `err`), or null
    * when it is the program's own ordinary answer (a `Failure`).
@@ -55,11 +66,13 @@ const levelOf = (status: number): 'error' | 'warn' =>
   status >= 500 && status !== 503 ? 'error' : 'warn';
 
 /** An answer whose message is not the error's: the reason phrase, or `internal server error` for a 500. */
-function phraseOnly(status: number, msg: string): MappedError {
+function phraseOnly(status: number, msg: string, code = statusCode(status)): MappedError {
   return {
     status,
     message: status === 500 ? INTERNAL : phrase(status),
     headers: null,
+    code,
+    details: null,
     log: { level: levelOf(status), msg },
   };
 }
@@ -86,12 +99,16 @@ export function mapError(err: unknown, label: string): MappedError {
         status: err.status,
         message: phrase(err.status),
         headers,
+        code: err.code,
+        details: null,
         log: { level: 'error', msg: `${label}: fail.internal: ${err.message}` },
       };
     return {
       status: err.status,
       message: err.message === '' ? phrase(err.status) : unlabelled(err.message, label),
       headers,
+      code: err.code,
+      details: err.details,
       log: null,
     };
   }
@@ -101,16 +118,19 @@ export function mapError(err: unknown, label: string): MappedError {
       // A framework fault (an undeclared answer, a bad header) is the server's: the log says what.
       message: err.status >= 500 && err.status !== 503 ? INTERNAL : unlabelled(err.message, label),
       headers: null,
+      code: err.code,
+      details: err.details,
       log: { level: levelOf(err.status), msg: `${label}: ${err.code}: ${err.message}` },
     };
   }
-  if (err instanceof CodedError) return phraseOnly(err.status, `${label}: ${err.name} ${err.code}`);
+  if (err instanceof CodedError)
+    return phraseOnly(err.status, `${label}: ${err.name} ${err.code}`, err.code);
   const e = err as { name?: unknown; code?: unknown } | null;
   const name = typeof e?.name === 'string' ? e.name : typeof err;
   const code = typeof e?.code === 'string' ? e.code : undefined;
   const ours = ourCode(code) ?? ourCode(name);
   const named = `${name}${code === undefined ? '' : ` ${code}`}`;
-  if (ours !== undefined) return phraseOnly(HTTP_ERRORS[ours].status, `${label}: ${named}`);
+  if (ours !== undefined) return phraseOnly(HTTP_ERRORS[ours].status, `${label}: ${named}`, ours);
   if (
     err instanceof SyntaxError ||
     (code !== undefined && MALFORMED_CODES.has(code)) ||
@@ -134,25 +154,47 @@ function unlabelled(message: string, label: string): string {
 /** Room a custom failure shape has around its message; a shape needing more falls back to the default. */
 export const ENVELOPE_ROOM = 256;
 
-/** A class passed to `app.failures(T)`: its static `failure(status, message)` builds the body. */
-export interface FailureShape {
-  failure(status: number, message: string): object;
+/** Everything a failure answer says, handed to the failure shape (issue 24 §2). */
+export interface FailureFacts {
+  readonly status: number;
+  readonly message: string;
+  /** A stable name for what failed (`InsufficientFunds`, `BodyTooLarge`, `NotFound`). */
+  readonly code: string;
+  readonly details: FailureDetails | null;
+  readonly requestId: string;
+  /** The request's path (`instance` in a Problem). */
+  readonly path: string;
 }
 
-export const defaultFailureBody = (status: number, message: string): string =>
-  `{"error":${JSON.stringify(message)},"status":${status}}`;
+/**
+ * A class passed to `app.failures(T)`: its static `failure(status, message, facts)` builds the body
+ * (a shape written for `(status, message)` keeps working: `facts` holds the code, details, request
+ * id and path). `contentType` (default `application/json`) is the answer's type.
+ */
+export interface FailureShape {
+  failure(status: number, message: string, facts: FailureFacts): object;
+  readonly contentType?: string;
+}
+
+export const defaultFailureBody = (f: { status: number; message: string }): string =>
+  `{"error":${JSON.stringify(f.message)},"status":${f.status}}`;
 
 /** Compiles the failure body writer of an app: the default `{ error, status }`, or the program's own shape. */
-export function failureBodyFor(
-  shape: FailureShape | null,
-): (status: number, message: string) => string {
+export function failureBodyFor(shape: FailureShape | null): (f: FailureFacts) => string {
   if (shape === null) return defaultFailureBody;
-  return (status, message) => {
-    const body = JSON.stringify(shape.failure(status, message));
-    const envelope = Buffer.byteLength(body) - Buffer.byteLength(JSON.stringify(message));
-    return envelope > ENVELOPE_ROOM ? defaultFailureBody(status, message) : body;
+  // The Problem shape is fw's: its members are bounded by the request head, its details are the
+  // program's own. A program's shape keeps its room around the message (LIMITS-04).
+  if (shape.contentType === PROBLEM_TYPE)
+    return (f) => JSON.stringify(shape.failure(f.status, f.message, f));
+  return (f) => {
+    const body = JSON.stringify(shape.failure(f.status, f.message, f));
+    const envelope = Buffer.byteLength(body) - Buffer.byteLength(JSON.stringify(f.message));
+    return envelope > ENVELOPE_ROOM ? defaultFailureBody(f) : body;
   };
 }
+
+/** The content type of the RFC 9457 Problem shape. */
+export const PROBLEM_TYPE = 'application/problem+json';
 
 /**
  * A failure written straight on a socket that no `ServerResponse` owns (a request node could not
@@ -160,7 +202,7 @@ export function failureBodyFor(
  * then our side is ended.
  */
 export function writeRawFailure(socket: Socket, status: number, message: string): void {
-  const body = defaultFailureBody(status, message);
+  const body = defaultFailureBody({ status, message });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nDate: ${new Date().toUTCString()}\r\nContent-Type: application/json\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

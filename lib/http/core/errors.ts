@@ -1,6 +1,7 @@
 // What is thrown: the errors `fw` raises (HttpError, with its one table of codes, and
 // RefusalError) and the Failure a program raises with `fail.*` (./fail). What a thrown value
 // answers is ./error-mapping.
+import { STATUS_CODES } from 'node:http';
 import { CodedError, type ErrorRow } from '../../errors';
 
 /**
@@ -29,6 +30,10 @@ export const HTTP_ERRORS = {
   UndeclaredAnswer: {
     status: 500,
     doc: 'a handler answered what its @Returns does not declare: a Reply status not in its map or list, a bare value from a Reply route, a value from a route with no @Returns',
+  },
+  AnswerMismatch: {
+    status: 500,
+    doc: 'a returned value whose declared field is missing, null where not optional, or of another kind than its @Returns class declares (named as Class.field); undeclared fields are left out, never an error',
   },
   NotResolved: {
     status: 500,
@@ -124,11 +129,22 @@ export const MALFORMED_CODES: ReadonlySet<string> = new Set([
   'SyntaxError',
 ]);
 
+/** Details a failure carries for the client to act on: a plain object, sent as it is (issue 24 §2). */
+export type FailureDetails = Readonly<Record<string, unknown>>;
+
 /** An error raised by `fw`, with a stable `code` and the status it answers. Its message is ours, so it is safe to send. */
 export class HttpError extends CodedError<HttpErrorCode> {
-  constructor(code: HttpErrorCode, message: string, options?: { cause?: unknown }) {
+  /** Sent with the failure (the Problem shape's extension members, a custom shape's third argument). */
+  readonly details: FailureDetails | null;
+  constructor(
+    code: HttpErrorCode,
+    message: string,
+    details: FailureDetails | null = null,
+    options?: { cause?: unknown },
+  ) {
     super(code, HTTP_ERRORS[code], message, options);
     this.name = 'HttpError';
+    this.details = details;
   }
 }
 
@@ -155,17 +171,40 @@ export class RefusalError extends HttpError {
 /** Bytes a failure message may take; a longer one is cut at a character boundary, never refused. */
 export const MESSAGE_SLOT = 240;
 
+/**
+ * What a failure says besides its status: `fail.unprocessable({ code: 'InsufficientFunds',
+ * message: 'the balance is too low', details: { balance: 3 } })`.
+ */
+export interface FailureInit {
+  readonly message?: string;
+  /** A stable name clients can branch on. Default: the status phrase in PascalCase (`NotFound`). */
+  readonly code?: string;
+  readonly details?: FailureDetails;
+}
+
 /** A failure chosen by the program (`fail.*`): thrown, it answers `status` with `message` in the failure shape. */
 export class Failure extends Error {
   readonly status: number;
   /** Set by `fail.internal`: the message is logged, the client gets the status phrase. */
   readonly internal: boolean;
-  constructor(status: number, message: string, internal = false) {
+  /** A stable name for what failed (`InsufficientFunds`); by default the status phrase (`Conflict`). */
+  readonly code: string;
+  readonly details: FailureDetails | null;
+  constructor(status: number, message: string, internal = false, init: FailureInit = {}) {
     super(truncate(message));
     this.name = 'Failure';
     this.status = status;
     this.internal = internal;
+    this.code = init.code ?? statusCode(status);
+    this.details = init.details ?? null;
   }
+}
+
+/** The code of a failure that names none: its status phrase in PascalCase (`Unprocessable Entity` → `UnprocessableEntity`). */
+export function statusCode(status: number): string {
+  const words = STATUS_CODES[status]?.match(/[A-Za-z0-9]+/g);
+  if (words === undefined || words === null) return `Status${status}`;
+  return words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
 }
 
 /** `message` cut to MESSAGE_SLOT bytes of UTF-8 at a character boundary (FAIL-17). */

@@ -11,7 +11,6 @@ import type { HeaderBag } from '../core/header-rules';
 import type { OperationSink } from '../route/extensions';
 import { HttpError } from '../core/errors';
 import { mapError } from '../core/error-mapping';
-import { JSON_TYPE } from '../core/media-types';
 import { KeptAnswers, type KeptAnswer, type RequestParts } from './kept-answers';
 import { fail } from '../core/fail';
 import type { RouteRecord } from '../route/route-record';
@@ -668,8 +667,15 @@ function keepRefused(c: Ctx, e: unknown, keep: () => unknown): unknown {
   const failure = mapError(e, '');
   const answer: CapturedAnswer = {
     status: failure.status,
-    type: JSON_TYPE,
-    body: c.core.failureBody(failure.status, failure.message),
+    type: c.core.failureType,
+    body: c.core.failureBody({
+      status: failure.status,
+      message: failure.message,
+      code: failure.code,
+      details: failure.details,
+      requestId: c.requestId(),
+      path: c.path,
+    }),
     own: null,
   };
   refusals.set(answer, e);
@@ -849,6 +855,7 @@ const describe = (record: RouteRecord, op: OperationSink): void => {
     'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
   });
   op.failure(422, 'Idempotency-Key was used for a different request');
+  op.failure(503, 'the idempotency store cannot be reached or has no room'); // issue 24 §3
 };
 
 /** Idempotent replay: the Refusals of `@Idempotent`, the step around its handler and its API description. */

@@ -1,3 +1,4 @@
+import { firstIssue, type StandardResult, type StandardSchema } from '../core/standard-schema';
 import { fail } from '../core/fail';
 import { Bound } from '../core/bound';
 import { type Ctx, isThenable } from '../request/ctx';
@@ -113,6 +114,7 @@ export function compileArgument(
       };
     }
     case 'body': {
+      if (arg.schema !== undefined) return schemaBody(arg.schema);
       const read = compileReader(arg.type, { source: 'body', maxDepth: reading.maxDepth });
       return (c) => {
         const type = c.req.headers['content-type'];
@@ -220,4 +222,31 @@ function gatherAsync(
     }
     return then(c, args);
   });
+}
+
+/** A JSON body validated by a Standard Schema: its value, or 400 naming the first failing path. */
+function schemaBody(schema: StandardSchema): Extractor {
+  const validate = schema['~standard'].validate.bind(schema['~standard']);
+  const settle = (r: StandardResult<unknown>): unknown => {
+    if (r.issues !== undefined) throw new Failure(400, firstIssue('body', r.issues));
+    return r.value;
+  };
+  return (c) => {
+    const type = c.req.headers['content-type'];
+    if (type !== undefined && !JSON_CONTENT.test(type))
+      throw new Failure(
+        415,
+        `body: content type must be application/json, got ${type.split(';')[0]}`,
+      );
+    return c.afterBody((bytes) => {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(bytes.length === 0 ? '' : bytes.toString('utf8'));
+      } catch {
+        throw fail.badRequest('body: invalid JSON');
+      }
+      const r = validate(parsed);
+      return isThenable(r) ? Promise.resolve(r).then(settle) : settle(r);
+    });
+  };
 }

@@ -1,6 +1,6 @@
 import { compileArgument, gather, type Extractor, type ReadingOptions } from './arguments';
 import { type Ctx, type RouteInfo, isThenable } from '../request/ctx';
-import { baseStatus, compileEncoder, undeclared } from './encode-answer';
+import { baseStatus, compileEncoder, undeclared, type DroppedField } from './encode-answer';
 import type { RouteRecord } from '../route/route-record';
 import { templateNames } from '../core/router';
 import { uploadPlanOf } from './upload-form';
@@ -29,6 +29,8 @@ export interface CompileOptions {
   readonly services: Services;
   /** Bounds on reading arguments (the App's `maxParams`, `maxDepth`). */
   readonly reading?: ReadingOptions;
+  /** Told each undeclared field an answer leaves out, once per route and field; null: not looked for. */
+  readonly dropped?: DroppedField | null;
 }
 
 /** The arguments of a handler that takes none: one list for every request (`apply` only reads it). */
@@ -46,7 +48,7 @@ export function compileRoute(
   );
   const handler = (instance as Record<string, (...args: unknown[]) => unknown>)[record.key];
   const encode: Encoder = record.contract
-    ? compileEncoder(record.contract, record.label, options.encoders)
+    ? compileEncoder(record.contract, record.label, options.encoders, options.dropped ?? null)
     : undeclared(record.label);
   const status = record.contract ? baseStatus(record.contract) : 200;
 

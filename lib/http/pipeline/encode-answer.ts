@@ -12,6 +12,7 @@ import { JSON_TYPE, OCTET_STREAM, TEXT_TYPE } from '../core/media-types';
 import { compileWriter, spell } from '../../json';
 import type { Encoder, EncoderExtensions } from '../route/extensions';
 import { shapeWriter } from './shape-writer';
+import { declaredWriter } from './declared-writer';
 
 /**
  * Writes a handler's result as the contract says. `status` and `own` come from wrappers (Status, Reply).
@@ -35,32 +36,19 @@ export function baseStatus(contract: Contract): number {
   }
 }
 
+/** Told each undeclared field an answer left out (`PublicUser.passwordHash`), once per route and field. */
+export type DroppedField = (label: string, field: string) => void;
+
 /** Compiles a contract into the function that writes its answers, once, at build. */
 export function compileEncoder(
   contract: Contract,
   label: string,
   extensions: EncoderExtensions,
+  dropped: DroppedField | null = null,
 ): Encoder {
   switch (contract.kind) {
-    case 'json': {
-      // `@Returns(Object)` names no class: each value's runtime class decides its spelling (JSON-12).
-      if (contract.type === Object)
-        return (c, v, status, own) =>
-          c.write(status, JSON_TYPE, JSON.stringify(spell(v)) ?? 'null', own);
-      // A type that reaches no JSON marker keeps the plain path; a marked one is spelled first (JSON-12).
-      const spelled = compileWriter(contract.type);
-      // The text is JSON.stringify's, written faster on the shape the route keeps answering.
-      const json = shapeWriter();
-      if (spelled === null)
-        return (c, v, status, own) => {
-          const text = json.text(v);
-          c.write(status, JSON_TYPE, text, own, json.ascii ? text.length : -1);
-        };
-      return (c, v, status, own) => {
-        const text = json.text(spelled(v));
-        c.write(status, JSON_TYPE, text, own, json.ascii ? text.length : -1);
-      };
-    }
+    case 'json':
+      return jsonEncoder(contract.type, label, dropped);
     case 'text':
       return (c, v, status, own) => c.write(status, TEXT_TYPE, String(v), own);
     case 'void':
@@ -76,23 +64,23 @@ export function compileEncoder(
     case 'self':
       return selfWriting(contract.type as unknown as SelfWriting);
     case 'status': {
-      const inner = compileEncoder(contract.inner, label, extensions);
+      const inner = compileEncoder(contract.inner, label, extensions, dropped);
       const fixed = contract.status;
       return (c, v, _status, own) => inner(c, v, fixed, own);
     }
     case 'optional': {
-      const inner = compileEncoder(contract.inner, label, extensions);
+      const inner = compileEncoder(contract.inner, label, extensions, dropped);
       return (c, v, status, own) => {
         if (v === null || v === undefined) throw fail.notFound();
         return inner(c, v, status, own);
       };
     }
     case 'reply': {
-      const inner = compileEncoder(contract.inner, label, extensions);
+      const inner = compileEncoder(contract.inner, label, extensions, dropped);
       const variants = new Map(
         Object.entries(contract.variants ?? {}).map(([s, c]) => [
           Number(s),
-          compileEncoder(c, label, extensions),
+          compileEncoder(c, label, extensions, dropped),
         ]),
       );
       // Checked here, on the compiled path: a status the contract does not list never goes out
@@ -145,9 +133,44 @@ export function compileEncoder(
       const make = extensions[contract.kind];
       if (!make)
         throw new HttpError('Refusal', `${label}: ${contract.kind} answers are not available`);
-      return make(contract, label, (inner) => compileEncoder(inner, label, extensions));
+      return make(contract, label, (inner) => compileEncoder(inner, label, extensions, dropped));
     }
   }
+}
+
+/** A JSON answer of a declared type: its declared writer, else JSON.stringify's text (spelled where marked). */
+function jsonEncoder(
+  type: Extract<Contract, { kind: 'json' }>['type'],
+  label: string,
+  dropped: DroppedField | null,
+): Encoder {
+  // `@Returns(Object)` names no class: each value's runtime class decides its spelling (JSON-12).
+  if (type === Object)
+    return (c, v, status, own) =>
+      c.write(status, JSON_TYPE, JSON.stringify(spell(v)) ?? 'null', own);
+  // Only declared fields leave the server (issue 24 §1): the class's own writer.
+  const declared = declaredWriter(type, {
+    label,
+    dropped: dropped === null ? null : (field) => dropped(label, field),
+  });
+  if (declared !== null)
+    return (c, v, status, own) => {
+      const text = declared.text(v);
+      c.write(status, JSON_TYPE, text, own, declared.ascii ? text.length : -1);
+    };
+  // A type that reaches no JSON marker keeps the plain path; a marked one is spelled first (JSON-12).
+  const spelled = compileWriter(type);
+  // The text is JSON.stringify's, written faster on the shape the route keeps answering.
+  const json = shapeWriter();
+  if (spelled === null)
+    return (c, v, status, own) => {
+      const text = json.text(v);
+      c.write(status, JSON_TYPE, text, own, json.ascii ? text.length : -1);
+    };
+  return (c, v, status, own) => {
+    const text = json.text(spelled(v));
+    c.write(status, JSON_TYPE, text, own, json.ascii ? text.length : -1);
+  };
 }
 
 /** A class that writes its own body under its own content type. */

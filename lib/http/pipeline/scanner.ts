@@ -1,3 +1,4 @@
+import { isStandardSchema, type StandardSchema } from '../core/standard-schema';
 import { REDIRECT_STATUSES, innerContracts, type Contract } from '../core/answers';
 import { Bound } from '../core/bound';
 import { Ctx } from '../request/ctx';
@@ -85,14 +86,14 @@ export function scan(
           `${label}: @Returns(EventStream) answers through c.events(): take a Ctx parameter`,
         );
       }
-      if (record.contract === null) checkUndeclared(record, problems);
+      if (record.contract === null) checkUndeclared(record, handler, problems);
       for (const check of checks) check(record, services, problems);
       records.push(record);
     }
   }
   if (unmarked.length > 0)
     problems.push(
-      `decorator metadata is missing (no design:paramtypes on ${unmarked.slice(0, 3).join(', ')}${unmarked.length > 3 ? ` and ${unmarked.length - 3} more` : ''}): fw reads parameter types from it. Compile with tsc or ts-jest and "experimentalDecorators": true, "emitDecoratorMetadata": true in tsconfig.json; esbuild, tsx, vitest and swc (without its decoratorMetadata option) do not write it`,
+      `decorator metadata is missing (no design:paramtypes on ${unmarked.slice(0, 3).join(', ')}${unmarked.length > 3 ? ` and ${unmarked.length - 3} more` : ''}): fw reads parameter types from it. Compile with tsc or ts-jest and "experimentalDecorators": true, "emitDecoratorMetadata": true in tsconfig.json; esbuild and tsx do not write it, nor does vitest on Vite 7 or older (esbuild: add unplugin-swc) or swc without its decoratorMetadata option; vitest on Vite 8 (Oxc) writes it from tsconfig.json`,
     );
   return { records, instances };
 }
@@ -143,15 +144,37 @@ const erasedRead = (where: string, decorator: string, t: unknown): string =>
 
 /**
  * A route without `@Returns` answers 204 and its document says so: a handler TypeScript says
- * returns a value must declare what (REF-38). `void`, `undefined` and a promise (of nothing, it
- * cannot tell) pass; the value of one that resolves to something is a 500 at run time.
+ * returns a value must declare what (REF-38). An `async` handler may resolve to anything (its
+ * `design:returntype` is `Promise` whatever it holds, and an inferred return type leaves none), so
+ * it declares either what it answers or that it answers nothing (`@Returns(NoContent)`), unless it
+ * answers through the Ctx (issue 24 §4). `void` and `undefined` pass; the value of a sync handler
+ * whose return type is inferred is still a 500 at run time.
  */
-function checkUndeclared(record: RouteRecord, problems: string[]): void {
+function checkUndeclared(record: RouteRecord, handler: Function, problems: string[]): void {
   const t = record.returnType;
-  if (t === undefined || t === Promise) return;
+  if (t === Promise || isAsync(handler)) {
+    if (record.args.some((a) => a.kind === 'ctx')) return;
+    problems.push(
+      `${record.label}: is async but declares no @Returns, so what it resolves to has no answer: declare @Returns(...) for its value, or @Returns(NoContent) if it answers nothing (204)`,
+    );
+    return;
+  }
+  if (t === undefined) return;
   problems.push(
     `${record.label}: returns ${typeName(t)} but declares no @Returns, so it would answer 204: declare @Returns(...) or return nothing`,
   );
+}
+
+/** An `async` function or method, as the engine sees it (tsc and SWC targets from ES2017 keep `async`). */
+const isAsync = (f: Function): boolean => f.constructor?.name === 'AsyncFunction';
+
+/** `@Body(schema)`: a Standard Schema reads the body (issue 24 §5); anything else is refused. */
+function schemaBody(schema: unknown, where: string, problems: string[]): ArgRecord {
+  if (!isStandardSchema(schema))
+    problems.push(
+      `${where}: @Body(schema) was given something that is not a Standard Schema v1 value (zod 4, valibot, arktype)`,
+    );
+  return { kind: 'body', type: Object, schema: schema as StandardSchema };
 }
 
 function readArgs(
@@ -173,6 +196,10 @@ function readArgs(
     if (mark) {
       switch (mark.kind) {
         case 'body':
+          if (mark.schema !== undefined) {
+            args.push(schemaBody(mark.schema, where, problems));
+            break;
+          }
           if (erased(type)) problems.push(erasedRead(where, '@Body()', type));
           else if (type === Array)
             problems.push(

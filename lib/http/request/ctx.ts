@@ -4,7 +4,8 @@ import type { Context } from '@opentelemetry/api';
 import type { Scope } from '../../fetch/scope';
 import { REDIRECT_STATUSES, type HeaderEntry, type RedirectStatus } from '../core/answers';
 import { parseAuthorization, type Credentials } from '../core/authorization';
-import { HttpError, clientGone } from '../core/errors';
+import { HttpError, clientGone, statusCode, type FailureDetails } from '../core/errors';
+import type { FailureFacts } from '../core/error-mapping';
 import {
   addHeader,
   checkHeader,
@@ -30,8 +31,10 @@ import type { UpgradeLoop } from './upgrade-loop';
 
 /** @internal What a request needs from its app; the App implements it. */
 export interface Core {
-  /** The failure body for a status and message, in the app's failure shape. */
-  failureBody(status: number, message: string): string;
+  /** The failure body, in the app's failure shape. */
+  failureBody(f: FailureFacts): string;
+  /** The failure body's content type (`application/problem+json` for the Problem shape). */
+  failureType: string;
   /** Compresses a finished body when the app and the request allow it; may add headers. */
   compress:
     | ((c: Ctx, bag: HeaderBag, type: string, body: Uint8Array | string) => Uint8Array | string)
@@ -771,11 +774,23 @@ export class Ctx implements Scope {
   }
 
   /** @internal Writes a failure in the app's shape, keeping the headers set so far (CORS, WWW-Authenticate, X-Request-Id). */
-  writeFailure(status: number, message: string, extra: HeaderBag | null): void {
+  writeFailure(
+    status: number,
+    message: string,
+    extra: HeaderBag | null,
+    more: { readonly code: string; readonly details: FailureDetails | null } | null = null,
+  ): void {
     const bag = this.#out ?? (this.#out = {});
     if (extra !== null) for (const k in extra) bag[k] = extra[k];
-    const body = this.core.failureBody(status, message);
-    bag['content-type'] = JSON_TYPE;
+    const body = this.core.failureBody({
+      status,
+      message,
+      code: more?.code ?? statusCode(status),
+      details: more?.details ?? null,
+      requestId: this.requestId(),
+      path: this.path,
+    });
+    bag['content-type'] = this.core.failureType;
     bag['content-length'] = String(Buffer.byteLength(body));
     delete bag['content-encoding'];
     this.head(status, bag);

@@ -1,3 +1,4 @@
+import type { StandardSchema } from '../core/standard-schema';
 import {
   toContract,
   type AnswerOf,
@@ -97,8 +98,14 @@ const param =
   (proto, key, index) =>
     marks.addParam(proto, String(key), build(index));
 
-/** The JSON request body, read into the parameter's class and validated with its class-validator decorators. */
-export const Body = (): ParameterDecorator => param((index) => ({ index, kind: 'body' }));
+/**
+ * The JSON request body, read into the parameter's class and validated with its class-validator
+ * decorators; or, given a Standard Schema (zod 4, valibot, arktype), validated by it and typed
+ * `Infer<typeof schema>` (issue 24 §5).
+ * @example create(@Body(NewOrder) o: Infer<typeof NewOrder>) { … }   // const NewOrder = z.object({ … })
+ */
+export const Body = (schema?: StandardSchema): ParameterDecorator =>
+  param((index) => ({ index, kind: 'body', schema }));
 /**
  * An `application/x-www-form-urlencoded` body read into the parameter's class (400 when it does not
  * fit). `@Form(T) b: Bound<T>` gives the reading itself, so the handler can answer 422 with `b.fail()`.

@@ -87,6 +87,8 @@ export interface OperationSink {
     },
   ): this;
   failure(status: number, reason?: string, headers?: Record<string, HeaderObject>): this;
+  /** Codes a failure of `status` may carry: an enum on the failure shape's `code` (issue 24 §3). */
+  codes(status: number, codes: readonly string[]): this;
   header(status: number, name: string, header: HeaderObject): this;
   /** Marks the operation `deprecated: true`. */
   deprecated(): this;

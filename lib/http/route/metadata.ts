@@ -1,3 +1,4 @@
+import type { StandardSchema } from '../core/standard-schema';
 import 'reflect-metadata';
 import type { Contract } from '../core/answers';
 import type { UploadLimits } from '../request/uploaded-file';
@@ -22,7 +23,7 @@ export interface RouteMark {
 }
 
 export type ParamMark =
-  | { readonly index: number; readonly kind: 'body' }
+  | { readonly index: number; readonly kind: 'body'; readonly schema?: StandardSchema | undefined }
   | { readonly index: number; readonly kind: 'query'; readonly name?: string | undefined }
   | { readonly index: number; readonly kind: 'param'; readonly name: string }
   | { readonly index: number; readonly kind: 'header'; readonly name: string }

@@ -1,3 +1,4 @@
+import type { StandardSchema } from '../core/standard-schema';
 import type { Contract } from '../core/answers';
 import { RouteMarks } from './mark-key';
 import type { HttpMethod } from './metadata';
@@ -6,7 +7,7 @@ import type { UploadLimits } from '../request/uploaded-file';
 
 /** One handler argument, as the scanner read it. */
 export type ArgRecord =
-  | { readonly kind: 'body'; readonly type: Function }
+  | { readonly kind: 'body'; readonly type: Function; readonly schema?: StandardSchema }
   | {
       readonly kind: 'form';
       readonly type: Function;

@@ -1,7 +1,7 @@
 import { IsEmail, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, Min, ValidateNested } from 'class-validator';
 import { Type } from 'class-transformer';
 import {
-  App, Authorization, Body, Bound, Bytes, Controller, Ctx, Delete, Form, Get, Header, Optional, Param, Post, Put, Query, RateLimit, Redirect, Reply, Returns, Status, reply,
+  App, Authorization, Body, Bound, Bytes, Controller, Ctx, Delete, Form, Get, Header, NoContent, Optional, Param, Post, Put, Query, RateLimit, Redirect, Reply, Returns, Status, reply,
   type BearerCredentials, type BasicCredentials, type OpenApiDocument,
 } from 'fw-http';
 
@@ -137,6 +137,7 @@ class MovesController {
   }
 
   @Get('/answer')
+  @Returns(NoContent)
   async answer(): Promise<void> {}
 }
 

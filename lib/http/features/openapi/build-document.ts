@@ -1,3 +1,4 @@
+import { JSON_TYPE } from '../../core/media-types';
 import type { Capability } from '../../route/extensions';
 import type { FailureShape } from '../../core/error-mapping';
 import type { RouteRecord } from '../../route/route-record';
@@ -47,6 +48,8 @@ export function buildDocument(input: DocumentInput): OpenApiDocument {
   // Reserved first: a program class that happens to be named Failure becomes Failure_2.
   components.schemas.set('Failure', DEFAULT_FAILURE_SCHEMA);
   const failureName = describeFailureShape(input.failureShape, components);
+  const failure = components.schemas.get(failureName ?? 'Failure') as { properties?: Record<string, unknown> } | undefined;
+  components.failureHasCode = failure?.properties?.code !== undefined;
 
   const capabilities = input.capabilities ?? [];
   const paths = new Map<string, Map<string, OperationBuilder>>();
@@ -82,7 +85,33 @@ export function buildDocument(input: DocumentInput): OpenApiDocument {
   // Through JSON once: shared (and frozen) schema objects become separate, plain values.
   const plain = JSON.parse(JSON.stringify(doc)) as typeof doc;
   if (failureName !== null) renameSchema(plain, failureName, 'Failure');
+  const failureType = input.failureShape?.contentType;
+  if (failureType !== undefined && failureType !== JSON_TYPE) retypeFailures(plain.paths, failureType);
   return plain;
+}
+
+/** Failure bodies under the shape's own content type (`application/problem+json`), beside a declared JSON answer of the same status. */
+function retypeFailures(paths: Record<string, Record<string, Record<string, unknown>>>, type: string): void {
+  const ref = '#/components/schemas/Failure';
+  // The failure schema, or it narrowed to declared codes (`allOf: [Failure, { code enum }]`).
+  const isFailure = (s: Record<string, unknown>): boolean =>
+    s.$ref === ref || (s.allOf as Record<string, unknown>[] | undefined)?.[0]?.$ref === ref;
+  for (const item of Object.values(paths))
+    for (const op of Object.values(item))
+      for (const r of Object.values((op.responses ?? {}) as Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>)) {
+        const json = r.content?.[JSON_TYPE];
+        if (json === undefined) continue;
+        const oneOf = json.schema.oneOf as Record<string, unknown>[] | undefined;
+        let failure: Record<string, unknown> | undefined;
+        if (isFailure(json.schema)) {
+          failure = json.schema;
+          delete r.content![JSON_TYPE];
+        } else if (oneOf !== undefined && oneOf.some(isFailure)) {
+          failure = oneOf.find(isFailure);
+          json.schema = oneOf.find((s) => !isFailure(s))!;
+        } else continue;
+        r.content![type] = { schema: failure! };
+      }
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { StandardSchema } from '../../core/standard-schema';
 import type { Contract } from '../../core/answers';
 import { CHALLENGE } from '../../core/authorization';
 import type { RouteRecord } from '../../route/route-record';
@@ -62,7 +63,11 @@ function describeArguments(record: RouteRecord, op: OperationBuilder): void {
         break;
       case 'body':
         unread.push('the body is not JSON or does not read as declared');
-        op.body(op.schemaOf(a.type));
+        op.body(
+          a.schema === undefined
+            ? op.schemaOf(a.type)
+            : schemaComponent(a.schema, `${record.operationId}.Body`, op.schemas),
+        );
         op.failure(413, 'the body is larger than 1 MiB');
         op.failure(415, 'the body is not application/json');
         break;
@@ -284,4 +289,36 @@ function jsonSchema(type: unknown, op: OperationBuilder): JsonSchema {
 
 function scalar(type: unknown): JsonSchema {
   return typeof type === 'function' ? scalarSchema(type) : {};
+}
+
+// Which Standard Schema got which component name, per document (the components map).
+const schemaNames = new WeakMap<Map<string, object>, Map<StandardSchema, string>>();
+
+/**
+ * A Standard Schema as a named component (issue 24 §5): its JSON Schema from the library's own
+ * conversion (`~standard.jsonSchema`, draft 2020-12, the OpenAPI 3.1 dialect), named by its `title`
+ * or `id` when it has one, else after the operation (`OrdersController.create.Body`). A library
+ * without the conversion is described as any object.
+ */
+function schemaComponent(schema: StandardSchema, fallback: string, schemas: Map<string, object>): { $ref: string } {
+  let owned = schemaNames.get(schemas);
+  if (owned === undefined) schemaNames.set(schemas, (owned = new Map()));
+  let name = owned.get(schema);
+  if (name === undefined) {
+    let json: Record<string, unknown>;
+    try {
+      json = { ...(schema['~standard'].jsonSchema?.input({ target: 'draft-2020-12' }) ?? { type: 'object' }) };
+    } catch {
+      json = { type: 'object' };
+    }
+    delete json.$schema;
+    const said = typeof json.title === 'string' ? json.title : typeof json.$id === 'string' ? json.$id : fallback;
+    const base = said.replace(/[^A-Za-z0-9._-]/g, '_');
+    name = base;
+    for (let i = 2; schemas.has(name); i++) name = `${base}_${i}`;
+    delete json.$id;
+    owned.set(schema, name);
+    schemas.set(name, json);
+  }
+  return { $ref: `#/components/schemas/${name}` };
 }

@@ -25,6 +25,8 @@ export class Components {
   readonly schemas = new Map<string, object>();
   /** By name: `bearer` and `basic` for the plain schemes, a declaration's own name otherwise. */
   readonly securitySchemes = new Map<string, Readonly<Record<string, unknown>>>();
+  /** Whether the failure shape has a `code` property, where declared codes become an enum. */
+  failureHasCode = false;
 }
 
 const PLAIN_SCHEMES = { bearer: { type: 'http', scheme: 'bearer' }, basic: { type: 'http', scheme: 'basic' } } as const;
@@ -64,6 +66,7 @@ export class OperationBuilder implements OperationSink {
   #body: { schema: JsonSchema; contentType: string; required: boolean; encoding?: Record<string, { contentType: string }> } | null = null;
   #deprecated = false;
   readonly #extensions = new Map<string, unknown>();
+  readonly #codes = new Map<number, string[]>();
 
   constructor(record: RouteRecord, components: Components) {
     this.record = record;
@@ -142,6 +145,30 @@ export class OperationBuilder implements OperationSink {
     return this;
   }
 
+  /** Codes a failure of `status` may carry; written as an enum on `code` when the failure shape has one. */
+  codes(status: number, codes: readonly string[]): this {
+    const list = this.#codes.get(status) ?? [];
+    for (const c of codes) if (!list.includes(c)) list.push(c);
+    this.#codes.set(status, list);
+    return this;
+  }
+
+  /** The response of `status`, its failure schema narrowed to the declared codes where the shape has a `code`. */
+  #coded(status: number): Response {
+    const r = this.#responses.get(status)!;
+    const codes = this.#codes.get(status);
+    if (codes === undefined || !this.#components.failureHasCode || r.content === null) return r;
+    const narrowed = { allOf: [FAILURE_REF, { type: 'object', properties: { code: { type: 'string', enum: codes } }, required: ['code'] }] };
+    const content: Record<string, { schema: JsonSchema }> = {};
+    for (const [type, c] of Object.entries(r.content)) {
+      const oneOf = c.schema.oneOf as JsonSchema[] | undefined;
+      if (c.schema === FAILURE_REF) content[type] = { schema: narrowed };
+      else if (oneOf?.includes(FAILURE_REF)) content[type] = { schema: { oneOf: oneOf.map((s) => (s === FAILURE_REF ? narrowed : s)) } };
+      else content[type] = c;
+    }
+    return { ...r, content };
+  }
+
   /** Adds a header to the answer of `status` (listed already). */
   header(status: number, name: string, header: HeaderObject): this {
     this.#responses.get(status)?.headers.set(name, header);
@@ -187,7 +214,7 @@ export class OperationBuilder implements OperationSink {
       op.requestBody = { required: this.#body.required, content: { [this.#body.contentType]: media } };
     }
     const responses: Record<string, unknown> = {};
-    for (const status of this.statuses) responses[String(status)] = responseJson(this.#responses.get(status)!);
+    for (const status of this.statuses) responses[String(status)] = responseJson(this.#coded(status));
     op.responses = responses;
     for (const [name, value] of this.#extensions) op[name] = value;
     return op;

@@ -1,0 +1,394 @@
+import { IS_ENUM } from 'class-validator';
+import {
+  blank,
+  classSpelling,
+  enumSpelling,
+  spell,
+  transformerStorage,
+  unionOf,
+  type UnionSpelling,
+} from '../../json';
+import { HttpError } from '../core/errors';
+import { readShape, type ValueShape } from '../schema';
+import type { ShapeWriter } from './shape-writer';
+
+/**
+ * The writer of a `@Returns(Class)` answer, compiled at build from what the class declares (issue
+ * 24 §1), like fast-json-stringify: its class-validator properties (their kinds, nested classes,
+ * arrays, `Union`s, `@IsOptional`), the fields a `new Class()` has, class-transformer's `@Expose`
+ * less its `@Exclude`, spelled as `@Json` says. It writes those fields, in declaration order, and
+ * nothing else: a `passwordHash` on the returned row, a getter the class does not declare, a
+ * `toJSON` on the value (it would bypass the declaration) never reach the wire. A declared field is
+ * read once, so a getter of that name runs once.
+ *
+ * A required field that is missing, or a value of another kind than declared (a string where an
+ * integer is declared, null where the field is not optional), throws `AnswerMismatch` naming the
+ * route and the field: the route answers 500 and logs it, as the document would otherwise lie.
+ */
+export interface DeclaredWriterOptions {
+  /** `POST /orders (OrdersController.create)`, for the messages. */
+  readonly label: string;
+  /** Told each undeclared field left out, once per route and field (`PublicUser.passwordHash`); null: not looked for. */
+  readonly dropped: ((field: string) => void) | null;
+}
+
+/**
+ * Writes one value as JSON text; throws a `Mismatch` when it does not fit the declaration. No path
+ * is built while writing: a mismatch collects its place on the way out.
+ */
+type Write = (x: unknown) => string;
+
+/** Printable ASCII but `"` and `\`: a string of these is written between quotes as it is. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const NOT_ASCII = /[^\x00-\x7f]/;
+
+// Whether the text being written is ASCII so far: one write runs synchronously from start to end.
+let ascii = true;
+
+/**
+ * The declared writer of a class, a `Union` or `[T]`, or null when the type declares no field at
+ * all (a class with neither decorators nor fields): its document says "any object", and today's
+ * writer keeps writing it.
+ */
+export function declaredWriter(type: unknown, options: DeclaredWriterOptions): ShapeWriter | null {
+  const top = Array.isArray(type) ? (type as unknown[])[0] : type;
+  if (unionOf(top) === null && (typeof top !== 'function' || !declares(top))) return null;
+  const compiler = new Compiler(options);
+  const one = compiler.type(top);
+  const write: Write = Array.isArray(type) ? listOf(one) : one;
+  const name = typeof top === 'function' ? top.name : 'answer';
+  const label = options.label;
+  const writer: ShapeWriter = {
+    ascii: false,
+    text(v) {
+      ascii = true;
+      try {
+        const text = write(v);
+        writer.ascii = ascii;
+        return text;
+      } catch (e) {
+        if (!(e instanceof Mismatch)) throw e;
+        throw new HttpError(
+          'AnswerMismatch',
+          `${label}: the answer's ${name}${e.at.join('')} ${e.message}`,
+        );
+      }
+    },
+  };
+  return writer;
+}
+
+/** Whether a class declares any field the writer would write. */
+function declares(cls: Function): boolean {
+  return fieldsOf(cls).length > 0;
+}
+
+interface FieldPlan {
+  /** The property read off the value. */
+  readonly key: string;
+  /** `"wire":` */
+  readonly head: string;
+  readonly headAscii: boolean;
+  readonly required: boolean;
+  readonly nullable: boolean;
+  readonly value: ValueShape | null;
+}
+
+/** The declared fields of a class, in declaration order: base class first, as `new Class()` has them. */
+function fieldsOf(cls: Function): FieldPlan[] {
+  const shape = readShape(cls);
+  const storage = transformerStorage();
+  const excluded = new Set(
+    (storage.getExcludedMetadatas(cls) as { propertyName?: string; options?: object }[])
+      .filter((e) => e.propertyName !== undefined && !('toClassOnly' in (e.options ?? {})))
+      .map((e) => e.propertyName!),
+  );
+  const order = Object.keys(blank(cls) ?? {});
+  const names = [...order];
+  for (const p of shape.properties) if (!names.includes(p.name)) names.push(p.name);
+  for (const e of storage.getExposedMetadatas(cls))
+    if (!names.includes(e.propertyName)) names.push(e.propertyName);
+  const mark = classSpelling(cls);
+  const byName = new Map(shape.properties.map((p) => [p.name, p]));
+  return names
+    .filter((n) => !excluded.has(n))
+    .map((key) => {
+      const p = byName.get(key);
+      const head = JSON.stringify(mark === null ? key : mark.spell(key)) + ':';
+      return {
+        key,
+        head,
+        headAscii: !NOT_ASCII.test(head),
+        // A field only `new Class()` or `@Expose` tells of has no declared kind: any JSON, optional.
+        required: p?.required ?? false,
+        nullable: p === undefined || p.optional,
+        value: p?.value ?? null,
+      };
+    });
+}
+
+class Compiler {
+  readonly #options: DeclaredWriterOptions;
+  readonly #classes = new Map<Function, Write>();
+  readonly #unions = new Map<UnionSpelling, Write>();
+  readonly #reported = new Set<string>();
+
+  constructor(options: DeclaredWriterOptions) {
+    this.#options = options;
+  }
+
+  /** The writer of a class or a union (by its declaration; any JSON for anything else). */
+  type(t: unknown): Write {
+    const union = unionOf(t);
+    if (union !== null) return this.union(union);
+    if (typeof t === 'function') return this.object(t, null);
+    return anyValue;
+  }
+
+  /** The writer of one class's fields, `omit` left out (a union's tag, written by the union). */
+  object(cls: Function, omit: string | null): Write {
+    const known = omit === null ? this.#classes.get(cls) : undefined;
+    if (known !== undefined) return known;
+    // Registered before its fields are compiled, so a class that refers to itself compiles.
+    let body: Write = () => '';
+    const w: Write = (x) => body(x);
+    if (omit === null) this.#classes.set(cls, w);
+    const plans = fieldsOf(cls).filter((f) => f.key !== omit);
+    const writes = plans.map((f) => (f.value === null ? anyValue : this.value(f.value)));
+    const mark = classSpelling(cls);
+    const lead =
+      mark?.tag != null ? `{${JSON.stringify(mark.tag)}:${JSON.stringify(cls.name)}` : '';
+    const declared = new Set(plans.map((f) => f.key));
+    if (omit !== null) declared.add(omit);
+    const report = this.#options.dropped === null ? null : this.#undeclared(cls.name, declared);
+    const n = plans.length;
+    body = (x) => {
+      if (x === null || typeof x !== 'object' || Array.isArray(x))
+        throw new Mismatch(`is ${kindOf(x)}, declared ${cls.name}`);
+      const v = x as Record<string, unknown>;
+      let out = lead;
+      let i = 0;
+      try {
+        for (; i < n; i++) {
+          const f = plans[i]!;
+          const y = v[f.key];
+          let s: string;
+          if (y === undefined) {
+            if (f.required) throw new Mismatch('is missing, declared required');
+            continue;
+          } else if (y === null) {
+            if (!f.nullable) throw new Mismatch('is null, not declared optional');
+            s = 'null';
+          } else s = writes[i]!(y);
+          if (!f.headAscii) ascii = false;
+          out += (out === '' ? '{' : ',') + f.head + s;
+        }
+      } catch (e) {
+        if (e instanceof Mismatch) e.at.unshift(`.${plans[i]!.key}`);
+        throw e;
+      }
+      if (report !== null) report(v);
+      return out === '' ? '{}' : out + '}';
+    };
+    return w;
+  }
+
+  /** Reports each own enumerable key JSON would have written that the class does not declare, once. */
+  #undeclared(name: string, declared: ReadonlySet<string>): (v: Record<string, unknown>) => void {
+    const seen = this.#reported;
+    const tell = this.#options.dropped!;
+    return (v) => {
+      for (const k of Object.keys(v)) {
+        if (declared.has(k)) continue;
+        const t = typeof v[k];
+        if (t === 'undefined' || t === 'function' || t === 'symbol') continue;
+        const field = `${name}.${k}`;
+        if (seen.has(field)) continue;
+        seen.add(field);
+        tell(field);
+      }
+    };
+  }
+
+  value(s: ValueShape): Write {
+    switch (s.kind) {
+      case 'string':
+        return stringValue;
+      case 'number':
+        return numberValue;
+      case 'integer':
+        return integerValue;
+      case 'boolean':
+        return booleanValue;
+      case 'array':
+        return listOf(s.items === undefined ? anyValue : this.value(s.items));
+      case 'object':
+        return s.ref === undefined ? objectValue : this.type(s.ref);
+      case 'enum':
+        return enumValue(s);
+      case 'any':
+        return anyValue;
+    }
+  }
+
+  union(u: UnionSpelling): Write {
+    const known = this.#unions.get(u);
+    if (known !== undefined) return known;
+    let body: Write = () => '';
+    const w: Write = (x) => body(x);
+    this.#unions.set(u, w);
+    const tag = u.tag;
+    const variants = new Map(
+      u.variants.map((v) => {
+        const name = JSON.stringify(v.name);
+        const payload = v.type === null ? null : this.object(v.type, tag);
+        return [v, { name, payload }] as const;
+      }),
+    );
+    const names = u.variants.map((v) => v.name).join(', ');
+    body = (x) => {
+      let variant = u.variantOf(x);
+      // A plain object naming its variant by the tag is that variant (a row from a query).
+      if (variant === null && tag !== null && typeof x === 'object' && x !== null) {
+        const said = (x as Record<string, unknown>)[tag];
+        if (typeof said === 'string') variant = u.byName.get(said) ?? null;
+      }
+      if (variant === null)
+        throw new Mismatch(`is ${kindOf(x)}, declared one of ${u.name}: ${names}`);
+      const { name, payload } = variants.get(variant)!;
+      if (payload === null)
+        return tag === null ? `{${name}:{}}` : `{${JSON.stringify(tag)}:${name}}`;
+      let inner: string;
+      try {
+        inner = payload(x);
+      } catch (e) {
+        if (e instanceof Mismatch) e.at.unshift(`(${variant.name})`);
+        throw e;
+      }
+      if (tag === null) return `{${name}:${inner}}`;
+      const head = `{${JSON.stringify(tag)}:${name}`;
+      return inner === '{}' ? head + '}' : head + ',' + inner.slice(1);
+    };
+    return w;
+  }
+}
+
+function listOf(item: Write): Write {
+  return (x) => {
+    if (!Array.isArray(x)) throw new Mismatch(`is ${kindOf(x)}, declared an array`);
+    let out = '[';
+    let i = 0;
+    try {
+      for (; i < x.length; i++) {
+        const e: unknown = x[i];
+        const s = e === null || e === undefined ? 'null' : item(e);
+        out += i === 0 ? s : ',' + s;
+      }
+    } catch (e) {
+      if (e instanceof Mismatch) e.at.unshift(`[${i}]`);
+      throw e;
+    }
+    return out + ']';
+  };
+}
+
+function quoted(x: string): string {
+  if (PLAIN.test(x)) return '"' + x + '"';
+  const s = JSON.stringify(x);
+  if (ascii && NOT_ASCII.test(s)) ascii = false;
+  return s;
+}
+
+function stringValue(x: unknown): string {
+  if (typeof x === 'string') return quoted(x);
+  // A Date under a date string (`@IsISO8601()`): its JSON, an ISO 8601 string.
+  if (x instanceof Date) return JSON.stringify(x);
+  throw wrongKind(x, 'a string');
+}
+
+function numberValue(x: unknown): string {
+  if (typeof x === 'number') return Number.isFinite(x) ? '' + x : 'null';
+  throw wrongKind(x, 'a number');
+}
+
+function integerValue(x: unknown): string {
+  if (typeof x === 'number' && Number.isInteger(x)) return '' + x;
+  throw wrongKind(x, 'an integer');
+}
+
+function booleanValue(x: unknown): string {
+  if (typeof x === 'boolean') return x ? 'true' : 'false';
+  throw wrongKind(x, 'a boolean');
+}
+
+function objectValue(x: unknown): string {
+  if (typeof x === 'object' && !Array.isArray(x)) return anyValue(x);
+  throw wrongKind(x, 'an object');
+}
+
+function enumValue(s: ValueShape): Write {
+  const c = s.constraints.find((k) => k.check === 'enum' && k.decorator === IS_ENUM);
+  const spelled = c === undefined ? null : enumSpelling(c.constraints?.[0]);
+  if (spelled === null) return anyValue;
+  return (x) => anyValue(spelled.toName.get(x) ?? x);
+}
+
+/** A value whose kind nothing declares: its JSON, as `JSON.stringify` writes it. */
+function anyValue(x: unknown): string {
+  switch (typeof x) {
+    case 'string':
+      return quoted(x);
+    case 'number':
+      return Number.isFinite(x) ? '' + x : 'null';
+    case 'boolean':
+      return x ? 'true' : 'false';
+    default:
+      break;
+  }
+  // A list of plain values, the usual case (`tags: ['a', 'b']`), without JSON.stringify's walk.
+  if (Array.isArray(x)) {
+    const fast = plainList(x);
+    if (fast !== null) return fast;
+  }
+  const s = JSON.stringify(spell(x)) ?? 'null';
+  if (ascii && NOT_ASCII.test(s)) ascii = false;
+  return s;
+}
+
+/** What a value does not fit, and where (`.lines`, `[2]`, `.qty`, gathered on the way out); the writer turns it into `AnswerMismatch` naming the route. */
+class Mismatch extends Error {
+  readonly at: string[] = [];
+}
+
+function wrongKind(x: unknown, declared: string): Mismatch {
+  return new Mismatch(`is ${kindOf(x)}, declared ${declared}`);
+}
+
+/** An array of plain strings, finite numbers, booleans and nulls as JSON, or null for anything else. */
+function plainList(x: unknown[]): string | null {
+  if ((x as { toJSON?: unknown }).toJSON !== undefined) return null;
+  let out = '[';
+  for (let i = 0; i < x.length; i++) {
+    const e = x[i];
+    let s: string;
+    if (typeof e === 'string') {
+      if (!PLAIN.test(e)) return null;
+      s = '"' + e + '"';
+    } else if (typeof e === 'number') s = Number.isFinite(e) ? '' + e : 'null';
+    else if (typeof e === 'boolean') s = e ? 'true' : 'false';
+    else if (e === null || e === undefined) s = 'null';
+    else return null;
+    out += i === 0 ? s : ',' + s;
+  }
+  return out + ']';
+}
+
+function kindOf(x: unknown): string {
+  if (x === null) return 'null';
+  if (Array.isArray(x)) return 'an array';
+  if (typeof x === 'object') {
+    const name = (x as object).constructor?.name;
+    return name && name !== 'Object' ? `a ${name}` : 'an object';
+  }
+  return `a ${typeof x}`;
+}
