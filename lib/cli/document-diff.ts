@@ -1,7 +1,7 @@
 /**
  * The differences between two JSON documents, one line each, by JSON Pointer (RFC 6901):
  * `+ /paths/~1orders/get` (only in `now`), `- …` (only in `was`), `~ /info/version: "1" → "2"`.
- * Objects are compared key by key; arrays and scalars whole, by their JSON text.
+ * Objects are compared key by key, arrays index by index, scalars by their JSON text.
  */
 export function documentDiff(was: unknown, now: unknown): string[] {
   const lines: string[] = [];
@@ -16,6 +16,15 @@ function walk(was: unknown, now: unknown, at: string, lines: string[]): void {
       const path = `${at}/${escape(key)}`;
       if (!(key in was)) lines.push(`+ ${path}`);
       else walk(was[key], now[key], path, lines);
+    }
+    return;
+  }
+  if (Array.isArray(was) && Array.isArray(now)) {
+    // Index by index, so one added tag or parameter reads as one line, not the whole list.
+    for (let i = 0; i < Math.max(was.length, now.length); i++) {
+      if (i >= now.length) lines.push(`- ${at}/${i}`);
+      else if (i >= was.length) lines.push(`+ ${at}/${i}`);
+      else walk(was[i], now[i], `${at}/${i}`, lines);
     }
     return;
   }

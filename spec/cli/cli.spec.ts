@@ -40,10 +40,12 @@ describe('fw-http command line', () => {
     doc.info.version = '9.9.9';
     doc.paths['/gone'] = { get: {} };
     delete doc.paths['/orders'].post.responses['201'];
+    doc.tags.push({ name: 'Extra' });
     writeFileSync(file, JSON.stringify(doc, null, 2));
     const drift = await cli('check', ENTRY, '--against', file);
     expect(drift.code).toBe(1);
     expect(drift.err).toContain('- /paths/~1gone');
+    expect(drift.err).toContain(`- /tags/${doc.tags.length - 1}\n`); // a list differs index by index
     expect(drift.err).toContain('+ /paths/~1orders/post/responses/201');
     expect(drift.err).toMatch(/~ \/info\/version: "9\.9\.9" → "[^"]+"/);
     expect(drift.err).toContain(`fw-http openapi ${ENTRY} -o ${file}`);
