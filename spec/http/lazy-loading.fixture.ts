@@ -245,8 +245,11 @@ export async function run(scenario: string): Promise<{ seen: unknown[]; loaded: 
           });
         return resolve(request, ...rest);
       };
-      const app = new App({ log: () => {} }).controllers(Uploads).build();
+      const logged: string[] = [];
+      const app = new App({ log: (l) => void logged.push(l) }).controllers(Uploads).build();
       seen.push(...(await upload(app)));
+      await new Promise((f) => setTimeout(f, 50)); // the error's log line follows its answer
+      seen.push(logged.join('\n'));
       await app.close();
       break;
     }

@@ -83,7 +83,7 @@ export class RemoteKeys {
 }
 
 const unavailable = (cause: unknown): HttpError =>
-  new HttpError('JwksUnavailable', "the token's signing keys cannot be fetched right now", {
+  new HttpError('JwksUnavailable', "the token's signing keys cannot be fetched right now", null, {
     cause,
   });
 
