@@ -69,30 +69,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   const bin = postgresBin();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fw-pg-'));
   const data = path.join(dir, 'data');
-  try {
-    if (asRoot()) {
-      const { stdout } = await run('id', ['-u', 'postgres']);
-      const { stdout: gid } = await run('id', ['-g', 'postgres']);
-      await chown(dir, Number(stdout.trim()), Number(gid.trim()));
-    }
-    const [cmd, args] = command(path.join(bin, 'initdb'), [
-      '-D',
-      data,
-      '-A',
-      'trust',
-      '-U',
-      'postgres',
-      '--no-sync',
-      '-E',
-      'UTF8',
-      '--locale',
-      'C',
-    ]);
-    await run(cmd, args, { timeout: 60_000, cwd: dir });
-  } catch (err) {
-    await rm(dir, { recursive: true, force: true });
-    throw err;
-  }
+  await initCluster(bin, dir, data);
   let port = await freePort();
   let child: ChildProcess | null = null;
   const start = async (): Promise<void> => {
@@ -142,6 +119,25 @@ export async function startPostgres(): Promise<PostgresServer> {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** initdb in `dir` (handed to the postgres user when root); the dir is removed when it fails. */
+async function initCluster(bin: string, dir: string, data: string): Promise<void> {
+  try {
+    if (asRoot()) {
+      const { stdout: uid } = await run('id', ['-u', 'postgres']);
+      const { stdout: gid } = await run('id', ['-g', 'postgres']);
+      await chown(dir, Number(uid.trim()), Number(gid.trim()));
+    }
+    const [cmd, args] = command(path.join(bin, 'initdb'), [
+      ...['-D', data, '-A', 'trust', '-U', 'postgres'],
+      ...['--no-sync', '-E', 'UTF8', '--locale', 'C'],
+    ]);
+    await run(cmd, args, { timeout: 60_000, cwd: dir });
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
 }
 
 /** Starts `postgres -D <data>` on 127.0.0.1:<port> (its socket in `dir`); resolves once pg_isready says so. */
