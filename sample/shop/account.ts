@@ -1,6 +1,10 @@
 import { fail, type Ctx } from 'fw-http';
 
-const TOKENS: Record<string, string> = { 'alice-token': 'alice', 'bob-token': 'bob' };
+// A Map, not an object literal: `TOKENS['toString']` would find Object.prototype's member.
+const TOKENS: ReadonlyMap<string, string> = new Map([
+  ['alice-token', 'alice'],
+  ['bob-token', 'bob'],
+]);
 
 /** The caller, worked out once per request from the bearer token. */
 export class Account {
@@ -10,7 +14,7 @@ export class Account {
   constructor(readonly id: string) {}
 
   static resolve(c: Ctx): Account {
-    const id = TOKENS[c.authorization('bearer').value];
+    const id = TOKENS.get(c.authorization('bearer').value);
     if (id === undefined) throw fail.challenge('bearer', 'unknown bearer token');
     return new Account(id);
   }

@@ -39,6 +39,19 @@ describe('the sample shop (SAMPLE.md contract)', () => {
     }
   });
 
+  it('I22.2 bearer tokens named after Object.prototype members are 401 on POST /orders, never a caller', async () => {
+    for (const token of ['toString', 'constructor', '__proto__', 'valueOf', 'hasOwnProperty']) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/orders',
+        headers: { authorization: `Bearer ${token}`, ...key() },
+        body: { sku: 'abc', qty: 1 },
+      });
+      expect([token, res.status]).toEqual([token, 401]);
+      expect(res.headers['www-authenticate']).toBe('Bearer');
+    }
+  });
+
   it('POST /orders answers 201 with the order and Location, once per Idempotency-Key', async () => {
     const k = key();
     const res = await app.inject({

@@ -19,6 +19,7 @@ import { markRoute } from '../route/decorators';
 export interface IdempotentMark {
   /** The space declaration (from `fw-http/cache`'s `Space(...)`); the opened space is found among provided services. */
   readonly space: object;
+  /** Names the caller: a non-empty string; null or undefined answers 403; anything else 500. */
   readonly by?: (c: Ctx) => string | null | undefined | Promise<string | null | undefined>;
 }
 
@@ -159,10 +160,19 @@ function decodeKept(bytes: Buffer): KeptAnswer | null {
   };
 }
 
-/** The key as sent: a bare value, or the quoted string form of the IETF draft (`"abc"` is `abc`). */
-export function readKey(header: string | string[] | undefined): string {
+/**
+ * The key as sent: a bare value, or the quoted string form of the IETF draft (`"abc"` is `abc`).
+ * Node joins repeated headers with ", "; the draft expects one key, so a value with a comma is
+ * checked against the raw headers and two keys answer 400 (never the key `k1, k2`).
+ */
+export function readKey(
+  header: string | string[] | undefined,
+  rawHeaders?: readonly string[],
+): string {
+  if (Array.isArray(header) && header.length > 1) throw twoKeys();
   const raw = Array.isArray(header) ? header[0] : header;
   if (raw === undefined) throw fail.badRequest('Idempotency-Key missing');
+  if (rawHeaders !== undefined && raw.includes(',') && keyLines(rawHeaders) > 1) throw twoKeys();
   let key = raw.trim();
   if (key.length >= 2 && key.startsWith('"') && key.endsWith('"'))
     key = key.slice(1, -1).replace(/\\(.)/g, '$1');
@@ -181,6 +191,16 @@ export function readKey(header: string | string[] | undefined): string {
 }
 
 const NOT_LATIN1 = /[^\u0000-\u00ff]/;
+
+const twoKeys = (): Error => fail.badRequest('more than one Idempotency-Key');
+
+/** How many Idempotency-Key lines the request's head holds. */
+function keyLines(rawHeaders: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2)
+    if (rawHeaders[i].length === 15 && rawHeaders[i].toLowerCase() === 'idempotency-key') n++;
+  return n;
+}
 
 /** (caller, key) as one store key that no other pair can spell: the caller's length comes first. */
 export const recordKey = (caller: string, key: string): string =>
@@ -259,7 +279,7 @@ const around: AroundFactory = (record, services) => {
   }
 
   function withCaller(c: Ctx, proceed: () => unknown, caller: string): unknown {
-    const id = recordKey(caller, readKey(c.req.headers['idempotency-key']));
+    const id = recordKey(caller, readKey(c.req.headers['idempotency-key'], c.req.rawHeaders));
     return c.afterBody((body) => withBody(c, proceed, caller, id, body));
   }
 
@@ -604,9 +624,20 @@ function added(before: HeaderBag | null, now: HeaderBag | null): [string, string
   return out;
 }
 
-function named(who: string | null | undefined): string {
+/**
+ * The caller `by` named: null or undefined is no caller (403); anything but a non-empty string is
+ * the program's mistake (500, the route named in the log), so a function, an object or a
+ * prototype member found by a lookup can never become a caller whose answers others replay (the
+ * log line names the route).
+ */
+function named(who: unknown): string {
   if (who === null || who === undefined)
     throw fail.forbidden('no caller for this idempotent request');
+  if (typeof who !== 'string' || who === '')
+    throw fail.internal(
+      '@Idempotent by returned %s: it must return a non-empty string (or null for no caller)',
+      who === '' ? 'an empty string' : typeof who === 'function' ? 'a function' : typeof who,
+    );
   return who;
 }
 
