@@ -66,6 +66,16 @@ export class OpenSpace {
     this.#ttlMs = Math.ceil(space.ttlSeconds * 1000);
   }
 
+  /** @internal The store this space is opened on (atomic routes run their transaction on a `PgStore`'s pool). */
+  get store(): Store {
+    return this.#store;
+  }
+
+  /** @internal The store's key for `key` in this space (`<name length>:<name>:<key>`). */
+  keyOf(key: string): string {
+    return this.#prefix + key;
+  }
+
   /** What the health route calls this space: `space:<name>`. */
   get name(): string {
     return `space:${this.space.name}`;

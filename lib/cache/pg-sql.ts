@@ -15,6 +15,8 @@ export interface PgSql {
   readonly del: string;
   /** $1 key, $2 expected value. */
   readonly delIfEqual: string;
+  /** $1 key, $2 value, $3 ttl ms: an atomic route's kept answer over its claim, in its transaction. */
+  readonly keep: string;
   /** $1 batch size; returns one row per row deleted. */
   readonly sweep: string;
 }
@@ -44,6 +46,7 @@ ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.ex
 WHERE key = $1 AND value = $4 AND ${live} RETURNING 1`,
     del: `DELETE FROM ${table} WHERE key = $1 AND ${live} RETURNING 1`,
     delIfEqual: `DELETE FROM ${table} WHERE key = $1 AND value = $2 AND ${live} RETURNING 1`,
+    keep: `UPDATE ${table} SET value = $2, expires_at = ${until} WHERE key = $1`,
     // SKIP LOCKED: a row a transaction holds (an atomic route's claim) is left for a later sweep.
     sweep: `DELETE FROM ${table} WHERE ctid IN (
   SELECT ctid FROM ${table} WHERE expires_at <= clock_timestamp() LIMIT $1 FOR UPDATE SKIP LOCKED

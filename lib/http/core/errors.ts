@@ -93,6 +93,10 @@ export const HTTP_ERRORS = {
     status: 500,
     doc: 'app.docs() without swagger-ui-dist installed (an optional peer dependency): npm install swagger-ui-dist',
   },
+  TransactionConflict: {
+    status: 503,
+    doc: 'an atomic idempotent route met a serialization failure or deadlock (SQLSTATE 40001/40P01) on every one of its attempts (3); answered with Retry-After: 1, nothing committed',
+  },
 } as const satisfies Record<string, ErrorRow>;
 
 export type HttpErrorCode = keyof typeof HTTP_ERRORS;
