@@ -12,6 +12,17 @@ export interface TxResult {
   readonly rowCount: number | null;
 }
 
+/** What `asPool()` gives unless typed as a dialect's pool. */
+export interface TxPool {
+  connect(): Promise<TxPoolClient>;
+  end(): Promise<void>;
+}
+
+/** The transaction's client as `asPool().connect()` lends it. */
+export interface TxPoolClient extends TxClient {
+  release(): void;
+}
+
 /** The transactions of atomic handlers running now, by request. */
 const open = new WeakMap<Ctx, Tx>();
 
@@ -47,17 +58,22 @@ export class Tx {
 
   /**
    * A stand-in for a `pg.Pool` whose one connection is this transaction, for a query builder's
-   * Postgres dialect: Kysely's `new PostgresDialect({ pool: tx.asPool() })` runs every query in
-   * this transaction (see the guide's "Atomic routes with Kysely"). `release` and `end` do nothing:
-   * fw ends the transaction.
+   * Postgres dialect: with Kysely, `new PostgresDialect({ pool: tx.asPool<PostgresPool>() })` runs
+   * every query in this transaction (see the guide's "Atomic routes with Kysely"). Typed as the
+   * pool the dialect asks for; every call is handed to the `pg` client as it is. `release` and
+   * `end` do nothing: fw ends the transaction.
    */
-  asPool(): { connect(): Promise<TxClient & { release(): void }>; end(): Promise<void> } {
-    const client = this.client;
+  asPool<P extends object = TxPool>(): P {
+    const client = this.client as unknown as { query(...args: unknown[]): unknown };
     const lent = {
-      query: (text: string, values?: readonly unknown[]) => client.query(text, values),
+      query: (...args: unknown[]) => client.query(...args),
       release: () => undefined,
     };
-    return { connect: async () => lent, end: async () => undefined };
+    const pool: TxPool = {
+      connect: async () => lent as unknown as TxPoolClient,
+      end: async () => undefined,
+    };
+    return pool as unknown as P;
   }
 
   /** The transaction of this request's atomic handler. */
