@@ -133,6 +133,14 @@ const ERASED_FIX =
   "a type imported with `import type` (or an interface or a union) leaves nothing to look up: import the class itself (`import { Ctx } from 'fw-http'`, not `import type`), or decorate the parameter (@Body, @Query, @Param, @Header, @Authorization)";
 
 /**
+ * A read class TypeScript erased: full tsc writes `Function` for a class imported with
+ * `import type`, SWC and isolated modules `Object`. Read into either, the body would be `{}`
+ * with nothing validated, so it is refused under every compiler.
+ */
+const erasedRead = (where: string, decorator: string, t: unknown): string =>
+  `${where}: ${decorator} has no class at run time (TypeScript wrote ${typeName(t)}), so nothing would be read or validated: the class was imported with \`import type\` (or is an interface): import the class itself (\`import { Transfer } from './transfer'\`, not \`import type\`)`;
+
+/**
  * A route without `@Returns` answers 204 and its document says so: a handler TypeScript says
  * returns a value must declare what (REF-38). `void`, `undefined` and a promise (of nothing, it
  * cannot tell) pass; the value of one that resolves to something is a 500 at run time.
@@ -164,7 +172,8 @@ function readArgs(
     if (mark) {
       switch (mark.kind) {
         case 'body':
-          if (type === Array)
+          if (erased(type)) problems.push(erasedRead(where, '@Body()', type));
+          else if (type === Array)
             problems.push(
               `${where}: @Body() cannot read an array: wrap it in a class (class NewBookings { @ValidateNested({ each: true }) @Type(() => NewBooking) items!: NewBooking[] }) and take @Body() b: NewBookings`,
             );
@@ -176,7 +185,8 @@ function readArgs(
           break;
         case 'form': {
           const formType = mark.bound ?? type;
-          if (!isClass(formType) || formType === Bound)
+          if (erased(formType)) problems.push(erasedRead(where, '@Form()', formType));
+          else if (!isClass(formType) || formType === Bound)
             problems.push(
               `${where}: @Form needs a class type (for Bound, name it: @Form(SignupForm) b: Bound<SignupForm>)`,
             );
@@ -185,7 +195,8 @@ function readArgs(
         }
         case 'query':
           if (mark.name === undefined) {
-            if (!isClass(type))
+            if (erased(type)) problems.push(erasedRead(where, '@Query()', type));
+            else if (!isClass(type))
               problems.push(
                 `${where}: @Query() needs a class type, or name one value with @Query('name')`,
               );
