@@ -122,6 +122,9 @@ export class PgStore implements Store {
   async migrate(): Promise<void> {
     await this.#run('migrate', '(table)', async () => {
       const client = await this.pool.connect();
+      // Checked out, the client has no listener of the pool's: a cut connection must not be an unhandled 'error'.
+      const cut = (): void => undefined;
+      client.on('error', cut);
       try {
         await client.query('BEGIN');
         await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.sql.table]);
@@ -131,6 +134,7 @@ export class PgStore implements Store {
         await client.query('ROLLBACK').catch(() => undefined);
         throw err;
       } finally {
+        client.off('error', cut);
         client.release();
       }
     });

@@ -32,6 +32,13 @@ export interface TargetOptions {
   readonly maxBody?: number;
   /** A path GET on every health probe, 2xx meaning ready; null: started means ready. Default null. */
   readonly ready?: string | null;
+  /**
+   * The service honours `Idempotency-Key` (Stripe, Adyen, an fw route with `@Idempotent`): calls
+   * that change something (not GET, HEAD or OPTIONS) made inside an idempotent handler carry a
+   * key derived from the handler's (space, caller, key, call number), the same on every rerun. A
+   * call that names its own Idempotency-Key keeps it. Default false.
+   */
+  readonly idempotencyKeys?: boolean;
 }
 
 /** Where and as whom an opened target calls (FETCH-53..61). */
@@ -54,6 +61,17 @@ export type ArgsThenCall<P extends string> =
   TemplateIsPlain<P> extends true
     ? [args?: PathArgs<P>, call?: Call]
     : [args: PathArgs<P>, call?: Call];
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** `call` with the scope's derived Idempotency-Key added, unless it names one or the scope has none. */
+function keyed(c: Scope, call: Call): Call {
+  const lines = call.headers ?? [];
+  if (lines.some((l) => l.name.toLowerCase() === 'idempotency-key')) return call;
+  const key = c.idempotencyKey!();
+  if (key === null) return call;
+  return { ...call, headers: [...lines, { name: 'Idempotency-Key', value: key }] };
+}
 
 /** The target's own probe scope: no request, so no request id. */
 const PROBE_SCOPE: Scope = { requestId: () => null };
@@ -106,6 +124,12 @@ export class TargetType {
         `target ${name} ready must be a path starting with "/", got ${JSON.stringify(ready)}`,
       );
     }
+    if (options.idempotencyKeys !== undefined && typeof options.idempotencyKeys !== 'boolean') {
+      throw new FetchError(
+        'BadSettings',
+        `target ${name} idempotencyKeys must be true or false, got ${JSON.stringify(options.idempotencyKeys)}`,
+      );
+    }
     this.name = name;
     this.options = Object.freeze({ ...options, ready });
   }
@@ -146,6 +170,7 @@ export class OpenTarget {
   readonly #prefix: string;
   readonly #gate: Gate | null;
   readonly #limits: Limits;
+  readonly #keys: boolean;
   readonly #standing: {
     headers: readonly HeaderLine[];
     authorization: string | null;
@@ -171,6 +196,7 @@ export class OpenTarget {
     this.#prefix = prefix;
     const max = type.options.maxInFlight ?? 0;
     this.#gate = max > 0 ? new Gate(max) : null;
+    this.#keys = type.options.idempotencyKeys === true;
     this.#limits = {
       timeoutMs: type.options.timeoutMs ?? engine.settings.timeoutMs,
       stallMs: type.options.stallMs ?? engine.settings.stallMs,
@@ -366,6 +392,7 @@ export class OpenTarget {
     call: Call,
     contentType: string | null,
   ): Promise<Response> {
+    if (this.#keys && !SAFE.has(method) && c.idempotencyKey !== undefined) call = keyed(c, call);
     return sendCall(this.#engine, {
       scope: c,
       method,

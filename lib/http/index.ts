@@ -95,3 +95,4 @@ export type { ErrorInfo } from './app/app';
 export { Tx } from './features/tx';
 export type { TxClient, TxResult, TxPool, TxPoolClient } from './features/tx';
 export type { Isolation } from './features/atomic-run';
+export { IdempotencyInfo } from './request/idempotency-info';

@@ -4,6 +4,7 @@ import { HttpError } from '../core/errors';
 import { fail } from '../core/fail';
 import type { CapturedAnswer, Ctx } from '../request/ctx';
 import { bindTx, Tx } from './tx';
+import { IdempotencyInfo } from '../request/idempotency-info';
 
 /** The isolation level an atomic route's transaction runs at. */
 export type Isolation = 'read committed' | 'repeatable read' | 'serializable';
@@ -93,6 +94,11 @@ export class AtomicRun {
     const { key, claim } = job;
     const client = await this.#connect(key);
     let lost: unknown = undefined;
+    // A checked-out client has no listener of the pool's: without one, the connection cut while
+    // the handler runs (Postgres restarting) would be an unhandled 'error' event. The query in
+    // flight rejects with it anyway.
+    const cut = (err: unknown): void => void (lost = err);
+    client.on('error', cut);
     try {
       await this.#statement(client, `begin "${key}"`, this.#begin);
       const taken = await this.#statement(client, `claim "${key}"`, s.store.sql.claim, [
@@ -104,6 +110,15 @@ export class AtomicRun {
         await client.query('ROLLBACK');
         return { kind: 'taken' };
       }
+      // The claim's transaction id: Postgres's own counter, a fencing token that only grows.
+      const info = c.idempotency;
+      if (info !== null)
+        c.idempotency = new IdempotencyInfo(
+          info.space,
+          info.caller,
+          info.key,
+          BigInt(String(taken.rows[0]!.token)),
+        );
       await this.#handle(c, job.proceed, client);
       const answer = c.captured!;
       const kept = s.encode(c, answer, before, job.fp);
@@ -121,7 +136,8 @@ export class AtomicRun {
       if ((e as { code?: unknown } | null)?.code === LOCK_TIMEOUT) throw inFlight(c);
       throw e;
     } finally {
-      // A connection that could not even roll back is dropped, not given back to the pool.
+      client.off('error', cut);
+      // A connection that was cut, or could not even roll back, is dropped, not given back to the pool.
       client.release(lost === undefined ? undefined : true);
     }
   }
@@ -172,7 +188,7 @@ export class AtomicRun {
     what: string,
     text: string,
     values?: unknown[],
-  ): Promise<{ rowCount: number | null }> {
+  ): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }> {
     try {
       return await client.query(text, values);
     } catch (e) {
@@ -190,6 +206,8 @@ interface PgClient {
     values?: readonly unknown[],
   ): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
   release(err?: boolean | Error): void;
+  on(event: 'error', listener: (err: unknown) => void): unknown;
+  off(event: 'error', listener: (err: unknown) => void): unknown;
 }
 
 function inFlight(c: Ctx): Error {

@@ -16,6 +16,7 @@ import { MarkKey } from '../route/mark-key';
 import { markRoute } from '../route/decorators';
 import { AtomicRun, type Isolation } from './atomic-run';
 import { Tx } from './tx';
+import { clockToken, IdempotencyInfo } from '../request/idempotency-info';
 
 /** What an `@Idempotent` route declares. */
 export interface IdempotentMark {
@@ -258,6 +259,7 @@ const around: AroundFactory = (record, services) => {
     a.kind === 'resolved' && a.type !== Tx ? [a.type as unknown as Resolvable<unknown>] : [],
   );
   const label = record.label;
+  const spaceName = space.space.name;
   const ttlMs = space.ttlSeconds * 1000;
   const leaseMs = space.leaseMs;
   const answers = new KeptAnswers();
@@ -302,7 +304,9 @@ const around: AroundFactory = (record, services) => {
   }
 
   function withCaller(c: Ctx, proceed: () => unknown, caller: string): unknown {
-    const id = recordKey(caller, readKey(c.req.headers['idempotency-key'], c.req.rawHeaders));
+    const key = readKey(c.req.headers['idempotency-key'], c.req.rawHeaders);
+    const id = recordKey(caller, key);
+    c.idempotency = new IdempotencyInfo(spaceName, caller, key, clockToken());
     return c.afterBody((body) => withBody(c, proceed, caller, id, body));
   }
 
