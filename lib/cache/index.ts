@@ -20,4 +20,4 @@ export type { CacheErrorCode } from './errors';
 export { CodedError, type ErrorRow } from '../errors';
 // PgStore: a space on Postgres, able to run atomic idempotent routes (issue 23).
 export { PgStore } from './pg-store';
-export type { PgStoreOptions } from './pg-store';
+export type { PgStoreOptions, PgPool, PgPoolClient } from './pg-store';

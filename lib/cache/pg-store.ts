@@ -1,9 +1,40 @@
-import type * as PG from 'pg';
-import type { Pool } from 'pg';
 import { checkBytes, checkTtlMs } from './check-args';
 import { CacheError } from './errors';
 import { pgSql, type PgSql } from './pg-sql';
 import type { ExpectOptions, Store } from './store';
+
+/**
+ * The part of a `pg.Pool` the store uses (a `pg.Pool` is one). Declared here so that a program
+ * without `pg`'s types still compiles against fw-http/cache.
+ */
+export interface PgPool {
+  query(
+    text: string,
+    values?: readonly unknown[],
+  ): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+  connect(): Promise<PgPoolClient>;
+  end(): Promise<void>;
+}
+
+/** A connection lent by a `PgPool` (a `pg.PoolClient`). */
+export interface PgPoolClient {
+  query(
+    text: string,
+    values?: readonly unknown[],
+  ): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+  release(destroy?: boolean | Error): void;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  off(event: 'error', listener: (err: Error) => void): unknown;
+}
+
+type Pool = PgPool;
+
+/** What `require('pg')` gives that the store uses. */
+interface PgModule {
+  Pool: new (config: Record<string, unknown>) => PgPool & {
+    on(event: 'error', listener: (err: Error) => void): unknown;
+  };
+}
 
 /** Options of `new PgStore(…)`: a pool of your own (`pool`) or where Postgres is (`connectionString`). */
 export type PgStoreOptions = PgCommonOptions &
@@ -239,7 +270,7 @@ export class PgStore implements Store {
     key: string,
     text: string,
     values: unknown[],
-  ): Promise<PG.QueryResultRow[]> {
+  ): Promise<Record<string, unknown>[]> {
     return this.#run(op, key, async () => (await this.pool.query(text, values)).rows);
   }
 
@@ -267,10 +298,10 @@ export class PgStore implements Store {
 
 /** A pool of the store's own, every connect and statement bounded by the store's timeout. */
 function ownPool(connectionString: string, timeoutMs: number, max: number): Pool {
-  let pg: typeof PG;
+  let pg: PgModule;
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded by the first store built, not by requiring fw-http/cache: an app that never uses Postgres never loads pg (cold start), and pg is an optional peer
-    pg = require('pg') as typeof PG;
+    pg = require('pg') as PgModule;
   } catch (err) {
     throw new CacheError(
       'PeerMissing',
@@ -295,7 +326,12 @@ function ownPool(connectionString: string, timeoutMs: number, max: number): Pool
 
 /** Where the pool connects: host:port/database, from its options (never a password). */
 function describe(pool: Pool): string {
-  const o = (pool as { options?: PG.PoolConfig }).options ?? {};
+  const o =
+    (
+      pool as {
+        options?: { host?: string; port?: number; database?: string; connectionString?: string };
+      }
+    ).options ?? {};
   let host = o.host;
   let port: string | number | undefined = o.port;
   let database = o.database;

@@ -93,6 +93,5 @@ export type { LogLevel, LevelSetting, Logger as FwLogger } from './core/log';
 export type { ErrorInfo } from './app/app';
 // Atomic idempotent routes on a PgStore: the claim, the handler's writes and the kept answer in one transaction (issue 23).
 export { Tx } from './features/tx';
-export type { TxClient, TxResult, TxPool, TxPoolClient } from './features/tx';
-export type { Isolation } from './features/atomic-run';
+export type { TxClient, TxResult, TxPool, TxPoolClient, Isolation } from './features/tx';
 export { IdempotencyInfo } from './request/idempotency-info';

@@ -37,4 +37,6 @@ export const PUBLIC_CTX: readonly string[] = [
   'send',
   'sendFile',
   'redirect',
+  'idempotency',
+  'idempotencyKey',
 ];

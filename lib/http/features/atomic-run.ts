@@ -6,13 +6,13 @@ import type { CapturedAnswer, Ctx } from '../request/ctx';
 import { bindTx, Tx } from './tx';
 import { IdempotencyInfo } from '../request/idempotency-info';
 
-/** The isolation level an atomic route's transaction runs at. */
-export type Isolation = 'read committed' | 'repeatable read' | 'serializable';
+import type { Isolation } from './tx';
+export type { Isolation } from './tx';
 
 /** How often an atomic transaction is tried when Postgres reports a serialization failure or a deadlock. */
 export const ATOMIC_ATTEMPTS = 3;
 
-/** What one atomic route needs, fixed at build. */
+/** @internal What one atomic route needs, fixed at build. */
 export interface AtomicSettings {
   readonly store: PgStore;
   readonly label: string;
@@ -25,7 +25,7 @@ export interface AtomicSettings {
   readonly encode: (c: Ctx, answer: CapturedAnswer, before: HeaderBag | null, fp: string) => Buffer;
 }
 
-/** One request's part: the handler step, its key in the store, its claim and its fingerprint. */
+/** @internal One request's part: the handler step, its key in the store, its claim and its fingerprint. */
 export interface AtomicJob {
   readonly proceed: () => unknown;
   readonly key: string;
@@ -33,7 +33,7 @@ export interface AtomicJob {
   readonly fp: string;
 }
 
-/** What one attempt ended with: the answer committed with its record, or the key found taken by a committed answer. */
+/** @internal What one attempt ended with: the answer committed with its record, or the key found taken by a committed answer. */
 export type AtomicOutcome =
   | { readonly kind: 'committed'; readonly answer: CapturedAnswer; readonly kept: Buffer }
   | { readonly kind: 'taken' };
@@ -45,6 +45,7 @@ const LOCK_TIMEOUT = '55P03';
 const RETRYABLE = new Set(['40001', '40P01']);
 
 /**
+ * @internal
  * Runs an atomic idempotent request: in one transaction, the claim row (an insert that waits on
  * the row lock of a duplicate in flight), the handler with that transaction as its `Tx`, and the
  * kept answer over the claim; then commits. A crash anywhere before the commit leaves nothing:

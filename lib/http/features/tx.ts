@@ -1,6 +1,9 @@
 import type { Ctx } from '../request/ctx';
 import { HttpError } from '../core/errors';
 
+/** The isolation level an atomic route's transaction runs at (`@Idempotent(S, { atomic: true, isolation })`). */
+export type Isolation = 'read committed' | 'repeatable read' | 'serializable';
+
 /** What a `pg` client offers that `Tx` uses: `query(text, values)` (a `pg.PoolClient` has it). */
 export interface TxClient {
   query(text: string, values?: readonly unknown[]): Promise<TxResult>;
