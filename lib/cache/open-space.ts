@@ -9,7 +9,8 @@ export interface SpaceDecl {
   readonly ttlSeconds: number;
   readonly maxBytes: number;
   readonly leaseMs: number;
-  readonly maxBytesPerCaller: number;
+  /** As declared; null: derived from the store it is opened on (see `OpenSpace.maxBytesPerCaller`). */
+  readonly maxBytesPerCaller: number | null;
   /** Opens the space on `store`; hand the result to the app with `app.provide(opened)`. */
   open(store: Store): OpenSpace;
 }
@@ -33,8 +34,8 @@ export class OpenSpace {
   readonly ttlSeconds: number;
   /** How long a claim holds its key between renewals (the space's `leaseMs`). */
   readonly leaseMs: number;
-  readonly maxBytesPerCaller: number;
   readonly #store: Store;
+  #perCaller: number | null;
   /** The store when it is a `MemoryStore`, whose writes can answer at once (see `putIfAbsentNow`). */
   readonly #memory: MemoryStore | null;
   readonly #prefix: string;
@@ -58,22 +59,50 @@ export class OpenSpace {
     this.maxBytes = space.maxBytes;
     this.ttlSeconds = space.ttlSeconds;
     this.leaseMs = space.leaseMs;
-    this.maxBytesPerCaller = space.maxBytesPerCaller;
+    this.#perCaller = space.maxBytesPerCaller;
     this.#store = store;
     this.#memory = store instanceof MemoryStore ? store : null;
+    const names = spacesOn.get(store) ?? new Set<string>();
+    spacesOn.set(store, names.add(space.name));
     this.#prefix = `${space.name.length}:${space.name}:`;
     this.#lastStoreKey = this.#prefix; // the store key of '', the last key until one is asked
     this.#ttlMs = Math.ceil(space.ttlSeconds * 1000);
   }
 
-  /** @internal The store this space is opened on (atomic routes run their transaction on a `PgStore`'s pool). */
-  get store(): Store {
-    return this.#store;
-  }
-
   /** @internal The store's key for `key` in this space (`<name length>:<name>:<key>`). */
   keyOf(key: string): string {
     return this.#prefix + key;
+  }
+
+  /**
+   * The most one caller may hold in this space: as declared, or derived once (at first use, when
+   * every space is opened) from the store. On a `MemoryStore`, `bytes / (16 × spaces opened on
+   * it)`, at least two of the largest records: sixteen callers at their cap fill at most their
+   * space's share, so a handful never fill the store. Elsewhere the larger of 16 MiB and 64 × maxBytes.
+   */
+  get maxBytesPerCaller(): number {
+    if (this.#perCaller !== null) return this.#perCaller;
+    const m = this.#memory;
+    if (m === null) return (this.#perCaller = Math.max(16 * 1024 * 1024, 64 * this.maxBytes));
+    const spaces = spacesOn.get(this.#store)?.size ?? 1;
+    const floor = 2 * (this.maxBytes + 1024 + MemoryStore.entryOverheadBytes);
+    return (this.#perCaller = Math.max(floor, Math.floor(m.bytes / (16 * spaces))));
+  }
+
+  /** @internal What one record costs beyond its key and bytes in the store (a `MemoryStore`'s per-entry cost), for budgets. */
+  get entryOverheadBytes(): number {
+    return this.#memory === null ? 0 : MemoryStore.entryOverheadBytes;
+  }
+
+  /** @internal How full the store is (0..1) when it can tell at once (a `MemoryStore`), else null. */
+  fill(): number | null {
+    const m = this.#memory;
+    return m === null ? null : m.bytesUsed / m.bytes;
+  }
+
+  /** @internal The `MemoryStore` under this space, if it is one (its gauges are reported). */
+  get memoryStore(): MemoryStore | null {
+    return this.#memory;
   }
 
   /** What the health route calls this space: `space:<name>`. */
@@ -87,6 +116,15 @@ export class OpenSpace {
    * is down (and every idempotent route on it answers 503) the health route says so too.
    */
   async probe(): Promise<boolean> {
+    return (await this.problem()) === null;
+  }
+
+  /**
+   * Why the store does not answer a cheap request within `PROBE_DEADLINE_MS` (its error, which
+   * names the host and the cause, ECONNREFUSED or a database index out of range), or null when
+   * it does; never throws. Apps ask at listen and log it.
+   */
+  async problem(): Promise<string | null> {
     const store = this.#store;
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -95,12 +133,27 @@ export class OpenSpace {
         timer = setTimeout(() => reject(new Error('no answer')), OpenSpace.PROBE_DEADLINE_MS);
       });
       await Promise.race([answer, late]);
-      return true;
-    } catch {
-      return false;
+      return null;
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** What the store's settings say against keeping records (`Store.warnings`); nothing when it cannot tell. */
+  async warnings(): Promise<string[]> {
+    const store = this.#store;
+    if (store.warnings === undefined) return [];
+    return store.warnings().then(
+      (lines) => lines,
+      () => [],
+    );
+  }
+
+  /** @internal The store this space is opened on (apps check each store once at listen; atomic routes run their transaction on a `PgStore`'s pool). */
+  get store(): Store {
+    return this.#store;
   }
 
   /** How long `probe` waits for the store. */
@@ -229,3 +282,6 @@ export class OpenSpace {
 }
 
 const MEMORY = MemoryStore.prototype;
+
+/** The names of the spaces opened on each store, so a default share can be split between them. */
+const spacesOn = new WeakMap<Store, Set<string>>();

@@ -2,6 +2,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type * as IORedis from 'ioredis';
 import type { Cluster, Redis } from 'ioredis';
 import { checkBytes, checkTtlMs } from './check-args';
+import { redisWarnings } from './redis-warnings';
 import { CacheError } from './errors';
 import type { ExpectOptions, Store } from './store';
 import { defineRateCommands, type RateCommands } from './rate-scripts';
@@ -339,6 +340,29 @@ export class RedisStore implements Store, RateStore {
   /** Resolves when Redis answers `PING` within `commandTimeoutMs`; rejects `Unavailable` otherwise. */
   async ping(): Promise<void> {
     await this.#run('ping', '(ping)', () => this.#redis.ping());
+  }
+
+  /**
+   * What the server's settings say against keeping idempotency records (a `maxmemory-policy`
+   * other than `noeviction`, a database index in the URL the server does not have), one line
+   * each; nothing when it cannot be asked. Apps ask at listen.
+   */
+  async warnings(): Promise<string[]> {
+    const setting = (name: string): Promise<string | null> =>
+      this.#run('config', `(${name})`, () => this.#redis.config('GET', name)).then(
+        (answer) => (Array.isArray(answer) && typeof answer[1] === 'string' ? answer[1] : null),
+        () => null,
+      );
+    const [policy, databases] = await Promise.all([
+      setting('maxmemory-policy'),
+      setting('databases'),
+    ]);
+    const db = (this.#redis as { options?: { db?: number } }).options?.db ?? 0;
+    return redisWarnings(this.#where, {
+      policy,
+      databases: databases === null ? null : Number(databases),
+      db,
+    });
   }
 
   /** Sends `QUIT` when connected (so replies in flight still arrive), otherwise drops the socket; later calls fail `Unavailable`. */

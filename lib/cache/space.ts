@@ -18,8 +18,11 @@ export interface SpaceOptions {
   readonly leaseMs?: number;
   /**
    * The most one caller of an idempotent route may hold in the space at once (claims and kept
-   * answers, record bytes plus key), so that one caller cannot fill the store for the others.
-   * Default the larger of 16 MiB and 64 × maxBytes. Routes with no `by` (one caller) are not bounded by it.
+   * answers, record bytes plus key, plus a `MemoryStore`'s own cost per entry), so that one caller
+   * cannot fill the store for the others. Default on a `MemoryStore`: a sixteenth of its budget
+   * shared by the spaces opened on it (`bytes / (16 × spaces)`, at least two of the largest
+   * records), so a handful of callers can never fill it; on any other store the larger of 16 MiB
+   * and 64 × maxBytes. Routes with no `by` (one caller) are not bounded by it.
    */
   readonly maxBytesPerCaller?: number;
 }
@@ -62,11 +65,12 @@ export function Space(name: string, options: SpaceOptions): SpaceDecl {
       `Space "${name}": leaseMs must be a positive number, got ${String(leaseMs)}`,
     );
   }
-  const maxBytesPerCaller = options.maxBytesPerCaller ?? Math.max(16 * 1024 * 1024, 64 * maxBytes);
+  const maxBytesPerCaller = options.maxBytesPerCaller ?? null;
   if (
-    typeof maxBytesPerCaller !== 'number' ||
-    !Number.isSafeInteger(maxBytesPerCaller) ||
-    maxBytesPerCaller <= 0
+    maxBytesPerCaller !== null &&
+    (typeof maxBytesPerCaller !== 'number' ||
+      !Number.isSafeInteger(maxBytesPerCaller) ||
+      maxBytesPerCaller <= 0)
   ) {
     throw new CacheError(
       'InvalidArgument',

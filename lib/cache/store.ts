@@ -49,6 +49,11 @@ export interface Store {
    * (health probes use it; without it they read one key).
    */
   ping?(): Promise<void>;
+  /**
+   * Optional: what the store's own settings say against keeping idempotency records, one line
+   * each (`RedisStore`: a `maxmemory-policy` that evicts). Logged as warnings when an app starts.
+   */
+  warnings?(): Promise<string[]>;
   /** Releases what the store holds (connections). `MemoryStore` and `RedisStore` fail every later call with `CacheError` Unavailable. */
   close(): Promise<void>;
 }

@@ -1,5 +1,9 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { App, Controller, Ctx, Idempotent, Post, Returns, Status } from 'fw-http';
-import { MemoryStore, Space } from 'fw-http/cache';
+import { MemoryStore, RedisStore, Space } from 'fw-http/cache';
+import { Client, Target } from 'fw-http/fetch';
+import { startRedis } from '../support/redis';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
 import { send } from '../support/post';
 
@@ -89,6 +93,136 @@ describe('hostile: idempotency eviction flood', () => {
       expect((await heapAfterGc()) - heap).toBeLessThan(2 * budget + 4 * 1024 * 1024);
     } finally {
       await app.close();
+    }
+  });
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `done` every 20 ms for up to `ms` (a loaded machine is slow, never wrong). */
+async function until(done: () => boolean, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; !done() && Date.now() < end;) await sleep(20);
+}
+
+describe('hostile: idempotency when the store or the client lets go', () => {
+  it('I22.4 Redis restarted empty while the handler runs: a retry in the same process is 409 (the key is held here), never a second run; after the run, 503 (sent, not kept)', async () => {
+    const redis = await startRedis();
+    const store = new RedisStore({ url: redis.url, commandTimeoutMs: 500 });
+    const Lost = Space('lost', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 1_000 });
+    const runs: string[] = [];
+    const gates: (() => void)[] = [];
+    const release = () => gates.splice(0).forEach((open) => open());
+    @Controller()
+    class Pay {
+      @Post('/orders')
+      @Idempotent(Lost, { by: () => 'one' })
+      @Returns(Status(201, Object))
+      async create() {
+        const n = runs.length + 1;
+        runs.push(`run:${n}`);
+        await new Promise<void>((r) => gates.push(r));
+        runs.push(`end:${n}`);
+        return { n };
+      }
+    }
+    const lines: string[] = [];
+    const app = new App({ log: (l) => lines.push(JSON.parse(l).msg) })
+      .controllers(Pay)
+      .provide(Lost.open(store));
+    const { port } = await app.listen({ port: 0 });
+    const post = () =>
+      send(port, '/orders', {
+        timeoutMs: 10_000,
+        headers: { 'idempotency-key': 'pay-1', 'content-length': '0' },
+      });
+    try {
+      const first = post();
+      await until(() => runs.length === 1);
+      await redis.restart(); // nothing on disk: the claim is gone
+      for (
+        let i = 0;
+        i < 100 &&
+        !(await store.ping().then(
+          () => true,
+          () => false,
+        ));
+        i++
+      )
+        await sleep(50);
+      await sleep(1_500); // past the lease: a renewal has found the claim gone
+      const during = await post();
+      expect(during.status).toBe(409);
+      expect(runs).toEqual(['run:1']);
+      release();
+      expect((await first).status).toBe(201);
+      const after = await post();
+      expect(after.status).toBe(503);
+      expect(runs).toEqual(['run:1', 'end:1']);
+      // The lease-loss line, once however many renewals came after it (I22.17).
+      const lost = lines.filter((l) => l.includes('was lost while the handler ran'));
+      expect(lost).toHaveLength(1);
+      expect(lost[0]).toMatch(/^error: POST \/orders \(Pay\.create\): claim on Idempotency-Key /);
+      expect(lines.some((l) => l.includes('sent but not kept'))).toBe(true);
+    } finally {
+      release();
+      await app.close();
+      await store.close();
+      await redis.stop();
+    }
+  });
+
+  it('I22.15 a client that gives up (100 ms) on a handler calling a slow upstream (300 ms): the run finishes, the upstream is called once, the retry replays', async () => {
+    let upstreamCalls = 0;
+    const upstream: Server = createServer((_req, res) => {
+      upstreamCalls++;
+      setTimeout(
+        () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'),
+        300,
+      );
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    const client = new Client();
+    const payments = Target('payments').open(client, { base });
+    const Charges = Space('charges', { ttlSeconds: 60, maxBytes: 4096 });
+    let runs = 0;
+    let ended = 0;
+    @Controller()
+    class Pay {
+      @Post('/charges')
+      @Idempotent(Charges, { by: () => 'one' })
+      @Returns(Status(201, Object))
+      async charge(c: Ctx) {
+        runs++;
+        const res = await payments.post(c, '/charge', {}, '');
+        await c.sleep(10);
+        ended++;
+        return { upstream: res.status, runs };
+      }
+    }
+    const app = new App({ log: () => {} })
+      .controllers(Pay)
+      .provide(client)
+      .provide(Charges.open(new MemoryStore({ bytes: 1 << 20 })));
+    const { port } = await app.listen({ port: 0 });
+    const post = (timeoutMs: number) =>
+      send(port, '/charges', {
+        timeoutMs,
+        headers: { 'idempotency-key': 'ch-1', 'content-length': '0' },
+      });
+    try {
+      await expect(post(100)).rejects.toThrow('no answer');
+      expect(runs).toBe(1);
+      await until(() => ended === 1);
+      const retry = await post(10_000);
+      expect(retry.status).toBe(201);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+      expect(JSON.parse(retry.body)).toEqual({ upstream: 200, runs: 1 });
+      expect(upstreamCalls).toBe(1);
+      expect(runs).toBe(1);
+    } finally {
+      await app.close();
+      await new Promise((r) => upstream.close(r));
     }
   });
 });

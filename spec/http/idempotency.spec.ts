@@ -679,12 +679,19 @@ describe('idempotency without a store', () => {
     expect(() => Space('l', { ttlSeconds: 60, maxBytes: 1, maxBytesPerCaller: 0 })).toThrow(
       /maxBytesPerCaller/,
     );
-    expect(Space('l', { ttlSeconds: 60, maxBytes: 64 * 1024 }).maxBytesPerCaller).toBe(
-      16 * 1024 * 1024,
-    );
-    expect(Space('l', { ttlSeconds: 60, maxBytes: 1024 * 1024 }).maxBytesPerCaller).toBe(
-      64 * 1024 * 1024,
-    );
+    // Not declared: derived from the store it is opened on (I22.5); on a store of no known size, as before.
+    expect(Space('l', { ttlSeconds: 60, maxBytes: 64 * 1024 }).maxBytesPerCaller).toBeNull();
+    const own = new MemoryStore({ bytes: 1024 });
+    const unsized: Store = {
+      get: (k) => own.get(k),
+      putIfAbsent: (k, v, t) => own.putIfAbsent(k, v, t),
+      put: (k, v, t, o) => own.put(k, v, t, o),
+      del: (k, o) => own.del(k, o),
+      close: () => own.close(),
+    };
+    const sized = (maxBytes: number) => Space('l', { ttlSeconds: 60, maxBytes }).open(unsized);
+    expect(sized(64 * 1024).maxBytesPerCaller).toBe(16 * 1024 * 1024);
+    expect(sized(1024 * 1024).maxBytesPerCaller).toBe(64 * 1024 * 1024);
   });
 });
 
@@ -823,7 +830,8 @@ describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
   afterAll(() => stop());
 
   it('IDEM-26 IDEM-19 the claim lease is renewed while the handler runs: a duplicate sent after the first lease would have lapsed is 409, the handler runs once', async () => {
-    const Leased = Space('leased', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 150 });
+    // Margins a busy machine keeps (I22.17): a 300 ms lease, the duplicate at twice it, the handler at three times.
+    const Leased = Space('leased', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 300 });
     let runs = 0;
     @Controller()
     class Long {
@@ -832,7 +840,7 @@ describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
       @Returns(Object)
       async long() {
         runs++;
-        await new Promise((r) => setTimeout(r, 450));
+        await new Promise((r) => setTimeout(r, 900));
         return { ran: runs };
       }
     }
@@ -849,10 +857,13 @@ describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
       close: async () => {},
     };
     const app = new App({ log: () => {} }).controllers(Long).provide(Leased.open(seen));
+    // The duplicate goes to another instance on the same store: this one would refuse it from the
+    // keys it holds (I22.4) whatever the store says; only the renewed claim stops the other.
+    const rival = new App({ log: () => {} }).controllers(Long).provide(Leased.open(seen));
     const key = `lease-${storeName}-${Date.now()}`;
     const first = app.inject({ method: 'POST', url: '/long', headers: { 'idempotency-key': key } });
-    await new Promise((r) => setTimeout(r, 300)); // twice the lease
-    const dup = await app.inject({
+    await new Promise((r) => setTimeout(r, 600)); // twice the lease
+    const dup = await rival.inject({
       method: 'POST',
       url: '/long',
       headers: { 'idempotency-key': key },
@@ -866,8 +877,8 @@ describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
     });
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(runs).toBe(1);
-    expect(leases[0]).toBe('claim 150');
-    expect(leases.filter((l) => l === 'renew 150').length).toBeGreaterThanOrEqual(2);
+    expect(leases[0]).toBe('claim 300');
+    expect(leases.filter((l) => l === 'renew 300').length).toBeGreaterThanOrEqual(2);
   });
 
   it('IDEM-30 CACHE-06 a stampede of identical first requests over real sockets runs the handler exactly once; the rest are 409 or the replay', async () => {
@@ -1396,7 +1407,7 @@ describe('issue 18: the first POST on an in-process store', () => {
   });
 
   it('IDEM-26 claims of handlers in flight together are each renewed, the later one after the first is done; none once all are done', async () => {
-    const Leased = Space('leased18', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 150 });
+    const Leased = Space('leased18', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 300 });
     const runs = new Map<string, number>();
     @Controller()
     class Long {
@@ -1419,19 +1430,22 @@ describe('issue 18: the first POST on an in-process store', () => {
       close: async () => {},
     };
     const app = new App({ log: () => {} }).controllers(Long).provide(Leased.open(seen));
-    const post = (ms: number) =>
-      app.inject({ method: 'POST', url: `/long/${ms}`, headers: { 'idempotency-key': `k${ms}` } });
+    // Another instance on the same store: only the renewed claim (not this one's held keys) stops it.
+    const rival = new App({ log: () => {} }).controllers(Long).provide(Leased.open(seen));
+    const post = (ms: number, to = app) =>
+      to.inject({ method: 'POST', url: `/long/${ms}`, headers: { 'idempotency-key': `k${ms}` } });
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-    const a = post(250);
-    await sleep(100);
-    const b = post(500); // claimed at 100 ms; its first lease would lapse at 250 ms, as a finishes
-    await sleep(350);
-    expect((await post(500)).status).toBe(409); // at 450 ms: b's claim still held
+    // Twice the margins a busy machine needs (I22.17): a 300 ms lease.
+    const a = post(500);
+    await sleep(200);
+    const b = post(1000); // claimed at 200 ms; its first lease would lapse at 500 ms, as a finishes
+    await sleep(700);
+    expect((await post(1000, rival)).status).toBe(409); // at 900 ms: b's claim still held
     expect([(await a).status, (await b).status]).toEqual([200, 200]);
-    expect([runs.get('250'), runs.get('500')]).toEqual([1, 1]);
+    expect([runs.get('500'), runs.get('1000')]).toEqual([1, 1]);
     const after = renewals;
     expect(after).toBeGreaterThanOrEqual(4);
-    await sleep(200); // more than a lease: nothing in flight, nothing renewed
+    await sleep(400); // more than a lease: nothing in flight, nothing renewed
     expect(renewals).toBe(after);
   });
 

@@ -9,7 +9,7 @@ import {
   type MetricData,
 } from '@opentelemetry/sdk-metrics';
 import { App, Controller, Ctx, Get, Idempotent, Post, RateLimit, Returns, Status } from 'fw-http';
-import { MemoryStore, Space } from 'fw-http/cache';
+import { MemoryStore, Space, type Store } from 'fw-http/cache';
 import { Client, OpenTarget, Target } from 'fw-http/fetch';
 
 class Reader extends MetricReader {
@@ -42,6 +42,19 @@ const sum = async (name: string, attrs: Record<string, unknown>): Promise<number
   (await points(name, attrs)).reduce((n, p) => n + (p.value as number), 0);
 
 const Kept = Space('kept-metrics', { ttlSeconds: 60, maxBytes: 4096 });
+// A space whose store takes claims and refuses every keep: each first answer is sent, not kept.
+const Unkept = Space('unkept-metrics', { ttlSeconds: 60, maxBytes: 4096 });
+const claimsOnly = new MemoryStore({ bytes: 1 << 20 });
+// A MemoryStore provided only through its space, as a shop provides one: its gauges are reported too.
+const Aside = Space('aside-metrics', { ttlSeconds: 60, maxBytes: 4096 });
+const asideStore = new MemoryStore({ bytes: 3 << 20 });
+const refusingKeeps: Store = {
+  get: (k) => claimsOnly.get(k),
+  putIfAbsent: (k, v, t) => claimsOnly.putIfAbsent(k, v, t),
+  put: () => Promise.reject(new Error('store down')),
+  del: (k, o) => claimsOnly.del(k, o),
+  close: () => claimsOnly.close(),
+};
 const Upstream = Target('upstream', {});
 
 let release: () => void = () => {};
@@ -70,6 +83,13 @@ class Routes {
   @Returns(Status(201, String))
   once(): string {
     return 'ok';
+  }
+
+  @Post('/unkept')
+  @Idempotent(Unkept)
+  @Returns(Status(201, String))
+  unkept(): string {
+    return 'sent';
   }
 
   @Get('/slow')
@@ -106,6 +126,8 @@ describe('metrics (OTEL-10..15)', () => {
       .controllers(Routes)
       .provide(client)
       .provide(Kept.open(store))
+      .provide(Unkept.open(refusingKeeps))
+      .provide(Aside.open(asideStore))
       .provide(store)
       .provide(Upstream.open(client, { base: url }));
     await app.listen({ port: 0 });
@@ -158,8 +180,27 @@ describe('metrics (OTEL-10..15)', () => {
     expect(await count('replayed')).toBe(2);
     expect(await count('mismatch')).toBe(1);
     // OTEL-15: the bytes of the provided MemoryStore are a gauge.
-    expect(await sum('fw.store.bytes', {})).toBe(store.bytesUsed);
+    expect(await sum('fw.store.bytes', { 'fw.store': 0 })).toBe(store.bytesUsed);
     expect(store.bytesUsed).toBeGreaterThan(0);
+  });
+
+  it('I22.17 an answer sent but not kept is counted not_kept; its retry (503) is not run again', async () => {
+    const headers = { 'idempotency-key': `u-${Date.now()}` };
+    expect((await app.inject({ method: 'POST', url: '/unkept', headers })).status).toBe(201);
+    expect((await app.inject({ method: 'POST', url: '/unkept', headers })).status).toBe(503);
+    await new Promise((r) => setImmediate(r));
+    const at = { 'http.route': '/unkept' };
+    expect(
+      await sum('fw.idempotency.outcomes', { ...at, 'fw.idempotency.outcome': 'not_kept' }),
+    ).toBe(1);
+    expect(
+      await sum('fw.idempotency.outcomes', { ...at, 'fw.idempotency.outcome': 'stored' }),
+    ).toBe(0);
+  });
+
+  it('I22.5 a MemoryStore provided only through its space is reported by the fw.store gauges', async () => {
+    expect(await sum('fw.store.budget', { 'fw.store': 1 })).toBe(3 << 20);
+    expect(await sum('fw.store.bytes', { 'fw.store': 1 })).toBe(asideStore.bytesUsed);
   });
 
   it('OTEL-14: rate-limited requests are counted by route', async () => {

@@ -8,7 +8,8 @@ import { compileRoute, type CompiledRoute } from '../pipeline/compile-route';
 import { compressor, type CompressOptions } from '../features/compress';
 import { Ctx, isThenable, type Core } from '../request/ctx';
 import type { Capability, EncoderExtensions, Host, Middleware } from '../route/extensions';
-import { RefusalError } from '../core/errors';
+import { HttpError, RefusalError } from '../core/errors';
+import { checkStores } from './check-stores';
 import {
   defaultFailureBody,
   failureBodyFor,
@@ -69,6 +70,12 @@ export interface AppOptions {
   readonly logger?: Logger | undefined;
   /** The least level written: `'debug'`, `'info'` (default), `'warn'`, `'error'` or `'silent'`. */
   readonly level?: LevelSetting | undefined;
+  /**
+   * What `listen()` does when the store of a provided space does not answer: `'warn'` (default)
+   * logs an error with the cause and starts (idempotent routes answer 503 until it does);
+   * `'refuse'` starts no socket and rejects with that error.
+   */
+  readonly storeCheck?: 'warn' | 'refuse' | undefined;
   /** The request head must arrive within this (408 otherwise). Default 10 s. */
   readonly headTimeoutMs?: number | undefined;
   /** The whole request (head and body) must arrive within this (408 otherwise). Default 30 s. */
@@ -483,6 +490,12 @@ export class App {
   ): Promise<{ host: string; port: number; url: string }> {
     const server = this.server;
     this.#startClients();
+    const down = await checkStores(this.#provided, (line) => this.#logs.line(line));
+    if (down.length > 0 && this.options.storeCheck === 'refuse')
+      throw new HttpError(
+        'StoreUnavailable',
+        `listen refused (storeCheck: 'refuse'): ${down.join('; ')}`,
+      );
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {

@@ -66,7 +66,7 @@ export const HTTP_ERRORS = {
   },
   AnswerNotKept: {
     status: 503,
-    doc: 'a retry of a request that was answered but whose answer could not be kept (store failed); refused for the claim lease, never run again',
+    doc: "a retry of a request that was answered but whose answer could not be kept (store failed, claim lost); refused by the process that answered for the record's TTL, never run again there",
   },
   DirNotFound: { status: 500, doc: 'a directory given to Dir.open or app.static cannot be opened' },
   NoSessionSecret: {

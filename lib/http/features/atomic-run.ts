@@ -83,7 +83,7 @@ export class AtomicRun {
           );
         }
         // The attempt left nothing: its answer and the headers it set go too.
-        c.capture = false;
+        c.endCapture();
         c.captured = null;
         restoreBag(c.headers(), before);
       }
@@ -151,7 +151,7 @@ export class AtomicRun {
       await proceed();
     } finally {
       bindTx(c, null);
-      c.capture = false;
+      c.endCapture();
     }
   }
 

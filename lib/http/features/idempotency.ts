@@ -5,9 +5,13 @@ import { innerContracts, type Contract, type HeaderEntry } from '../core/answers
 import type { AroundFactory, Capability } from '../route/extensions';
 import { isThenable, type CapturedAnswer, type Ctx, type Resolvable } from '../request/ctx';
 import { CallerBudget } from './caller-budget';
+import { FillWatch } from './fill-watch';
+import { StoreOutage } from './store-outage';
 import type { HeaderBag } from '../core/header-rules';
 import type { OperationSink } from '../route/extensions';
 import { HttpError } from '../core/errors';
+import { mapError } from '../core/error-mapping';
+import { JSON_TYPE } from '../core/media-types';
 import { KeptAnswers, type KeptAnswer, type RequestParts } from './kept-answers';
 import { fail } from '../core/fail';
 import type { RouteRecord } from '../route/route-record';
@@ -62,9 +66,20 @@ export const MAX_NOT_KEPT = 10_000;
 
 /** What every route on one opened space shares in this process. */
 interface SpaceState {
-  /** Record id → until when (performance.now()) a retry is refused: answered, but the answer could not be kept. */
+  /**
+   * Record id → until when (performance.now()) a retry is refused: answered, but the answer could
+   * not be kept. As long as the record would have lived (its TTL): within it a retry to this
+   * process never runs the handler again.
+   */
   readonly notKept: Map<string, number>;
+  /**
+   * Record ids whose handler runs in this process now. A retry of one is 409 before the store is
+   * asked: the store may have lost the claim (restarted empty, failed over, paused past the lease).
+   */
+  readonly held: Set<string>;
   readonly callers: CallerBudget;
+  readonly fill: FillWatch;
+  readonly outage: StoreOutage;
 }
 const states = new WeakMap<OpenSpace, SpaceState>();
 function stateOf(space: OpenSpace): SpaceState {
@@ -72,7 +87,13 @@ function stateOf(space: OpenSpace): SpaceState {
   if (st === undefined)
     states.set(
       space,
-      (st = { notKept: new Map(), callers: new CallerBudget(space.maxBytesPerCaller) }),
+      (st = {
+        notKept: new Map(),
+        held: new Set(),
+        callers: new CallerBudget(space.maxBytesPerCaller),
+        fill: new FillWatch(),
+        outage: new StoreOutage(),
+      }),
     );
   return st;
 }
@@ -278,6 +299,15 @@ const around: AroundFactory = (record, services) => {
           encode: encodeKept,
         })
       : null;
+  // What a record costs the store beyond its bytes, counted against its caller's share.
+  const overhead = space.entryOverheadBytes;
+  const where = `space "${space.space.name}"`;
+
+  /** The store failed: the outage's first failure is logged with its cause; 503 (or the error as it is). */
+  function storeDown(e: unknown, c: Ctx): never {
+    state.outage.failed(e, c.core.log, where);
+    return unavailable(e, c);
+  }
 
   function replay(c: Ctx, a: KeptAnswer): void {
     // Kept headers were checked when the answer was first sent: no second check.
@@ -317,6 +347,7 @@ const around: AroundFactory = (record, services) => {
     id: string,
     body: Buffer,
   ): unknown {
+    if (state.held.size !== 0 && state.held.has(id)) throw inFlight(c);
     if (state.notKept.size !== 0) refuseNotKept(c, id);
     const parts: RequestParts = { method: c.method, path: c.path, rawQuery: c.rawQuery, body };
     // An in-process store answers at once: a replay then waits for nothing but the body.
@@ -324,12 +355,12 @@ const around: AroundFactory = (record, services) => {
     try {
       existing = space!.peek(id);
     } catch (e) {
-      unavailable(e, c);
+      storeDown(e, c);
     }
     if (existing === undefined) {
       return space!
         .get(id)
-        .catch((e: unknown) => unavailable(e, c))
+        .catch((e: unknown) => storeDown(e, c))
         .then((now) =>
           now !== null ? answerExisting(c, id, now, parts) : first(c, proceed, caller, id, parts),
         );
@@ -339,7 +370,7 @@ const around: AroundFactory = (record, services) => {
       : first(c, proceed, caller, id, parts);
   }
 
-  /** A retry of a request answered in this process whose answer could not be kept: refused for the lease, never run again. */
+  /** A retry of a request answered in this process whose answer could not be kept: refused for the record's TTL, never run again. */
   function refuseNotKept(c: Ctx, id: string): void {
     const until = state.notKept.get(id);
     if (until === undefined) return;
@@ -372,7 +403,12 @@ const around: AroundFactory = (record, services) => {
     const wait =
       callers === null
         ? 0
-        : callers.admit(caller, id, id.length + claim.length, performance.now() + leaseMs);
+        : callers.admit(
+            caller,
+            id,
+            id.length + claim.length + overhead,
+            performance.now() + leaseMs,
+          );
     if (wait !== 0) {
       c.setHeader('retry-after', String(Math.ceil(wait / 1000)));
       throw new HttpError(
@@ -426,7 +462,7 @@ const around: AroundFactory = (record, services) => {
       c.setHeader('retry-after', '1');
       throw new HttpError('StoreFull', 'idempotency store full');
     }
-    return unavailable(e, c);
+    return storeDown(e, c);
   }
 
   /** The claim was written (`won`) or found taken: run the handler, or answer what is there. */
@@ -440,11 +476,12 @@ const around: AroundFactory = (record, services) => {
     claim: Buffer,
     won: boolean,
   ): unknown {
+    if (state.outage.down) state.outage.over(c.core.log, where);
     if (!won) {
       callers?.drop(caller, id);
       return space!
         .get(id)
-        .catch((e: unknown) => unavailable(e, c))
+        .catch((e: unknown) => storeDown(e, c))
         .then((now) => {
           if (now === null) throw inFlight(c); // taken and gone in between: let the client retry
           return answerExisting(c, id, now, parts);
@@ -454,32 +491,40 @@ const around: AroundFactory = (record, services) => {
     // (setHeader, setCookie, a Session write) are part of its answer and kept with it.
     const before = copyBag(c.headers());
     c.capture = true;
+    state.held.add(id);
+    // A handler that ran and whose answer was then refused (a run-time @Returns check) has done its
+    // side effects: its 500 is the answer kept (`keepRefused`), never a release that runs it again.
     let running: unknown;
     try {
       running = proceed();
     } catch (e) {
+      if (c.handled) return keepRefused(c, e, () => keep(c, caller, id, fp, claim, before));
       return release(c, caller, id, claim, e);
     }
     if (isThenable(running))
       return renewWhile(c, id, claim, running).then(
         () => keep(c, caller, id, fp, claim, before),
-        (e: unknown) => release(c, caller, id, claim, e),
+        (e: unknown) =>
+          c.handled
+            ? keepRefused(c, e, () => keep(c, caller, id, fp, claim, before))
+            : release(c, caller, id, claim, e),
       );
     return keep(c, caller, id, fp, claim, before);
   }
 
   /** The handler failed: give the key back (if the store still has this claim) and fail with its error. */
   function release(c: Ctx, caller: string, id: string, claim: Buffer, e: unknown): Promise<never> {
-    c.capture = false;
+    c.endCapture();
     callers?.drop(caller, id);
     const answered = dropClaim(id, claim);
-    if (answered === true) throw e;
-    if (answered === false) {
-      notReleased(c);
+    if (typeof answered === 'boolean') {
+      state.held.delete(id);
+      if (!answered) notReleased(c);
       throw e;
     }
     // Rejected with the handler's error once the store has released the claim (or failed to).
     return answered.then((ok) => {
+      state.held.delete(id);
       if (!ok) notReleased(c);
       return Promise.reject(e);
     });
@@ -519,7 +564,7 @@ const around: AroundFactory = (record, services) => {
     before: HeaderBag | null,
   ): unknown {
     const answer = c.captured!;
-    c.capture = false;
+    c.endCapture();
     const kept = encodeKept(c, answer, before, fp);
     if (kept.length > space!.maxBytes) {
       c.core.log(
@@ -528,7 +573,9 @@ const around: AroundFactory = (record, services) => {
       note(c, 'not_kept');
       callers?.drop(caller, id);
       const answered = dropClaim(id, claim);
-      if (typeof answered !== 'boolean') return answered.then(() => send(c, answer));
+      if (typeof answered !== 'boolean')
+        return answered.then(() => (state.held.delete(id), send(c, answer)));
+      state.held.delete(id);
       return send(c, answer);
     }
     let stored: boolean | undefined;
@@ -556,23 +603,28 @@ const around: AroundFactory = (record, services) => {
     why: string,
   ): void {
     if (stored) {
-      callers?.set(caller, id, id.length + kept.length, performance.now() + ttlMs);
+      callers?.set(caller, id, id.length + kept.length + overhead, performance.now() + ttlMs);
       note(c, 'stored');
+      state.fill.check(space!.fill(), c.core.log, `space "${space!.space.name}"`);
     } else {
       note(c, 'not_kept');
       // Sent but not kept: a retry must not run the handler again. The claim (if the store still
-      // has it) holds the key for at most the lease; this process refuses retries that long itself.
+      // has it) holds the key for at most the lease; this process refuses retries for as long as
+      // the answer would have been kept (other instances: see the guide, "at least once").
       if (state.notKept.size >= MAX_NOT_KEPT)
         state.notKept.delete(state.notKept.keys().next().value!);
-      state.notKept.set(id, performance.now() + leaseMs);
+      state.notKept.set(id, performance.now() + ttlMs);
       c.core.log(
-        `error: ${label}: answer to Idempotency-Key ${JSON.stringify(id)} sent but not kept (${why}); retries are refused 503 for ${Math.ceil(leaseMs / 1000)} s`,
+        `error: ${label}: answer to Idempotency-Key ${JSON.stringify(id)} sent but not kept (${why}); retries to this process are refused 503 for ${Math.ceil(ttlMs / 1000)} s`,
       );
     }
+    state.held.delete(id);
     send(c, answer);
   }
 
   function send(c: Ctx, answer: CapturedAnswer): void {
+    // A refused answer's kept 500: the app answers its error itself (logged, observers told).
+    if (answer.status >= 400 && refusals.has(answer)) throw refusals.get(answer);
     c.write(answer.status, answer.type, answer.body, answer.own);
   }
 
@@ -585,13 +637,26 @@ const around: AroundFactory = (record, services) => {
     for (const h of holding) renew(h);
   };
 
+  /** The renewal timer runs only while a claim is held. */
+  function stopIfIdle(): void {
+    if (holding.size === 0 && renewer !== null) {
+      clearInterval(renewer);
+      renewer = null;
+    }
+  }
+
   function renew(h: Holding): void {
     space!.put(h.id, h.claim, leaseMs, { expect: h.claim }).then(
       (held) => {
-        if (!held)
-          h.core.log(
-            `error: ${label}: claim on Idempotency-Key ${JSON.stringify(h.id)} was lost while the handler ran`,
-          );
+        if (held || !holding.has(h)) return;
+        // Lost (the store restarted empty, failed over, or was paused past the lease): said once,
+        // not renewed again. This process still refuses retries (held keys), and the answer, which
+        // cannot be kept over a claim that is gone, is marked not kept when the handler ends.
+        holding.delete(h);
+        stopIfIdle();
+        h.core.log(
+          `error: ${label}: claim on Idempotency-Key ${JSON.stringify(h.id)} was lost while the handler ran`,
+        );
       },
       () =>
         h.core.log(
@@ -612,10 +677,7 @@ const around: AroundFactory = (record, services) => {
     renewer ??= setInterval(renewAll, Math.max(1, Math.floor(leaseMs / 3)));
     const done = (): void => {
       holding.delete(h);
-      if (holding.size === 0 && renewer !== null) {
-        clearInterval(renewer);
-        renewer = null;
-      }
+      stopIfIdle();
     };
     return Promise.resolve(running).then(
       (v) => (done(), v),
@@ -624,6 +686,7 @@ const around: AroundFactory = (record, services) => {
   }
 
   function answerExisting(c: Ctx, id: string, bytes: Buffer, parts: RequestParts): void {
+    if (state.outage.down) state.outage.over(c.core.log, where);
     const entry = answers.find(id, bytes, decodeKept);
     if (entry === null) throw inFlight(c);
     if (!KeptAnswers.known(entry, parts)) {
@@ -649,6 +712,27 @@ function encodeKept(c: Ctx, answer: CapturedAnswer, before: HeaderBag | null, fp
   const own = added(before, c.headers());
   if (answer.own !== null) for (const h of answer.own) own.push([h.name, h.value]);
   return encodeRecord(keptMeta(fp, answer, own), answer.body);
+}
+
+/**
+ * Kept answers that stand for an error: the 500 of an answer refused after its handler ran. Sending
+ * one throws the error instead, so the app answers it as it answers any error (the same bytes, as
+ * it maps the error the same way) and logs it once; a retry replays the kept bytes.
+ */
+const refusals = new WeakMap<CapturedAnswer, unknown>();
+
+/** Keeps the failure answer of `e` as the handler's answer (`keep` sends it, which throws `e`). */
+function keepRefused(c: Ctx, e: unknown, keep: () => unknown): unknown {
+  const failure = mapError(e, '');
+  const answer: CapturedAnswer = {
+    status: failure.status,
+    type: JSON_TYPE,
+    body: c.core.failureBody(failure.status, failure.message),
+    own: null,
+  };
+  refusals.set(answer, e);
+  c.captured = answer;
+  return keep();
 }
 
 /** A claim held while its handler runs. */

@@ -11,7 +11,7 @@ import type {
   Tracer,
   UpDownCounter,
 } from '@opentelemetry/api';
-import { MemoryStore } from '../../cache';
+import { MemoryStore, OpenSpace } from '../../cache';
 import { activeMeter, activeTracer, DURATION_BUCKETS, registeredApi } from '../../otel';
 import type { Ctx, RequestTelemetry } from '../request/ctx';
 
@@ -25,7 +25,18 @@ interface Instruments {
 }
 
 function instruments(meter: Meter, provided: readonly unknown[]): Instruments {
-  const stores = provided.filter((p): p is MemoryStore => p instanceof MemoryStore);
+  // The memory stores provided, and those under provided spaces (as a shop provides them): each once.
+  const stores = [
+    ...new Set(
+      provided.flatMap((p) =>
+        p instanceof MemoryStore
+          ? [p]
+          : p instanceof OpenSpace && p.memoryStore !== null
+            ? [p.memoryStore]
+            : [],
+      ),
+    ),
+  ];
   if (stores.length) {
     meter
       .createObservableGauge('fw.store.bytes', {

@@ -52,7 +52,8 @@ export function compileRoute(
   };
   const invoke = (c: Ctx, args: unknown[]): unknown => {
     const r = handler.apply(instance, args);
-    if (isThenable(r)) return Promise.resolve(r).then((v) => answer(c, v));
+    if (isThenable(r)) return Promise.resolve(r).then((v) => ((c.handled = true), answer(c, v)));
+    c.handled = true;
     return answer(c, r);
   };
 

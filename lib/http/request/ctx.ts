@@ -130,6 +130,10 @@ export class Ctx implements Scope {
   idempotencyKey(): string | null {
     return this.idempotency === null ? null : this.idempotency.nextOutboundKey();
   }
+  /** @internal set once the handler has returned its value (before the value is encoded) */
+  handled = false;
+  /** What leaves the app-wide shutdown signal, kept while an idempotent run outlives its client. */
+  #detach: (() => void) | null = null;
   /** @internal an answer being written asynchronously (`sendFile`): the route's answer is this promise */
   answering: Promise<void> | null = null;
   /** @internal the request's telemetry, set by the app when a tracer or meter is registered */
@@ -274,7 +278,11 @@ export class Ctx implements Scope {
     return this.telemetry === null ? null : this.telemetry.context;
   }
 
-  /** Aborted when the client goes away before the answer is finished, or the server shuts down. */
+  /**
+   * Aborted when the client goes away before the answer is finished, or the server shuts down.
+   * On an idempotent route a client leaving does not abort it: the run finishes and its answer is
+   * kept for the client's retry (a retry comes exactly when a client gave up).
+   */
   get signal(): AbortSignal {
     if (this.#abort === null) {
       const abort = (this.#abort = new AbortController());
@@ -282,11 +290,13 @@ export class Ctx implements Scope {
       const res = this.res;
       // The listener on the app-wide signal holds this request (its closure reaches the Ctx): it
       // must leave when the answer ends, however it ends, or every request that looked at its
-      // signal stays in memory until the app stops.
+      // signal stays in memory until the app stops. A run outliving its client leaves at its end.
       const onShutdown = () => abort.abort(shutdown.reason);
+      const detach = () => shutdown.removeEventListener('abort', onShutdown);
       res.once('close', () => {
-        shutdown.removeEventListener('abort', onShutdown);
-        if (!res.writableFinished) abort.abort(clientGone());
+        if (this.capture) this.#detach = detach;
+        else detach();
+        if (!res.writableFinished && !this.capture) abort.abort(clientGone());
       });
       if (shutdown.aborted) abort.abort(shutdown.reason);
       else shutdown.addEventListener('abort', onShutdown, { once: true });
@@ -515,6 +525,15 @@ export class Ctx implements Scope {
         `redirect status ${status} is not one of 301, 302, 303, 307, 308`,
       );
     this.write(status, null, null, [{ name: 'location', value: location }]);
+  }
+
+  /** @internal the idempotent run is over: what its answer is decided, the Ctx answers as usual */
+  endCapture(): void {
+    this.capture = false;
+    if (this.#detach !== null) {
+      this.#detach();
+      this.#detach = null;
+    }
   }
 
   /** @internal refuses answering through the Ctx where the answer must be kept (idempotent routes) */
