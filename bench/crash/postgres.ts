@@ -63,18 +63,7 @@ export async function startPostgres(
   ]);
   const child = spawn(cmd, args, { cwd: tmp, stdio: 'ignore' });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const ready = () => {
-    try {
-      execFileSync(path.join(dir, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-q']);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  for (const until = Date.now() + 30_000; !ready();) {
-    if (Date.now() > until) return { missing: 'postgres did not start within 30 s' };
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  if (!(await ready(dir, port))) return { missing: 'postgres did not start within 30 s' };
   for (const name of names)
     execFileSync(
       ...as('createdb', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', name]),
@@ -89,6 +78,19 @@ export async function startPostgres(
       rmSync(tmp, { recursive: true, force: true });
     },
   };
+}
+
+/** Polls pg_isready for up to 30 s. */
+async function ready(dir: string, port: number): Promise<boolean> {
+  for (const until = Date.now() + 30_000; Date.now() < until;) {
+    try {
+      execFileSync(path.join(dir, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-q']);
+      return true;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return false;
 }
 
 export function freePort(): Promise<number> {
