@@ -10,6 +10,8 @@ export interface StartEnv {
   readonly WAREHOUSE_PORT?: string | undefined;
   readonly WAREHOUSE_DELAY_MS?: string | undefined;
   readonly REDIS_URL?: string | undefined;
+  /** Orders in Postgres, POST /orders atomic (e.g. postgres://shop@127.0.0.1:5432/shop). */
+  readonly DATABASE_URL?: string | undefined;
 }
 
 /** The running sample: its URL, and `stop()` to drain and close both apps. */
@@ -36,7 +38,14 @@ export async function start(env: StartEnv, log?: (line: string) => void): Promis
       warehouseUrl = (await w.listen({ host: '127.0.0.1', port: Number(env.WAREHOUSE_PORT ?? 0) }))
         .url;
     }
-    const app = shop({ redisUrl: env.REDIS_URL, warehouseUrl, log });
+    // Loaded only with DATABASE_URL: without it the sample never loads pg.
+    const database = env.DATABASE_URL
+      ? await (await import('./shop/database')).openDatabase(env.DATABASE_URL)
+      : undefined;
+    // Closed by the shop when it closes; until the shop exists, here on a failure.
+    if (database !== undefined) stops.push(() => database.close());
+    const app = shop({ redisUrl: env.REDIS_URL, warehouseUrl, log, database });
+    if (database !== undefined) stops.pop();
     stops.unshift(() => app.close());
     const { url } = await app.listen({
       host: env.HOST ?? '127.0.0.1',

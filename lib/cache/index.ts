@@ -18,3 +18,6 @@ export { RateTable, RATE_ADMITTED, RATE_OVER } from './rate-table';
 export { CacheError, CACHE_ERRORS } from './errors';
 export type { CacheErrorCode } from './errors';
 export { CodedError, type ErrorRow } from '../errors';
+// PgStore: a space on Postgres, able to run atomic idempotent routes (issue 23).
+export { PgStore } from './pg-store';
+export type { PgStoreOptions, PgPool, PgPoolClient } from './pg-store';

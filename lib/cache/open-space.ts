@@ -69,6 +69,11 @@ export class OpenSpace {
     this.#ttlMs = Math.ceil(space.ttlSeconds * 1000);
   }
 
+  /** @internal The store's key for `key` in this space (`<name length>:<name>:<key>`). */
+  keyOf(key: string): string {
+    return this.#prefix + key;
+  }
+
   /**
    * The most one caller may hold in this space: as declared, or derived once (at first use, when
    * every space is opened) from the store. On a `MemoryStore`, `bytes / (16 × spaces opened on
@@ -146,7 +151,7 @@ export class OpenSpace {
     );
   }
 
-  /** @internal The store this space is opened on (apps check each store once at listen). */
+  /** @internal The store this space is opened on (apps check each store once at listen; atomic routes run their transaction on a `PgStore`'s pool). */
   get store(): Store {
     return this.#store;
   }

@@ -15,4 +15,10 @@ export interface Scope {
    * null. Without it a call's span is a child of the active context.
    */
   traceContext?(): Context | null;
+  /**
+   * The `Idempotency-Key` derived for the next outbound call under an idempotent handler (the
+   * same sequence on every rerun of that request), or null. Asked once per call to a target
+   * opened with `{ idempotencyKeys: true }`.
+   */
+  idempotencyKey?(): string | null;
 }

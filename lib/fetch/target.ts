@@ -35,6 +35,13 @@ export interface TargetOptions {
   readonly ready?: string | null;
   /** Retries of calls that are safe to send twice (see `RetryOptions`). Default none. */
   readonly retry?: RetryOptions;
+  /**
+   * The service honours `Idempotency-Key` (Stripe, Adyen, an fw route with `@Idempotent`): calls
+   * that change something (not GET, HEAD or OPTIONS) made inside an idempotent handler carry a
+   * key derived from the handler's (space, caller, key, call number), the same on every rerun. A
+   * call that names its own Idempotency-Key keeps it. Default false.
+   */
+  readonly idempotencyKeys?: boolean;
 }
 
 /** Where and as whom an opened target calls (FETCH-53..61). */
@@ -57,6 +64,17 @@ export type ArgsThenCall<P extends string> =
   TemplateIsPlain<P> extends true
     ? [args?: PathArgs<P>, call?: Call]
     : [args: PathArgs<P>, call?: Call];
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** `call` with the scope's derived Idempotency-Key added, unless it names one or the scope has none. */
+function keyed(c: Scope, call: Call): Call {
+  const lines = call.headers ?? [];
+  if (lines.some((l) => l.name.toLowerCase() === 'idempotency-key')) return call;
+  const key = c.idempotencyKey!();
+  if (key === null) return call;
+  return { ...call, headers: [...lines, { name: 'Idempotency-Key', value: key }] };
+}
 
 /** The target's own probe scope: no request, so no request id. */
 const PROBE_SCOPE: Scope = { requestId: () => null };
@@ -112,6 +130,12 @@ export class TargetType {
       );
     }
     this.retry = options.retry === undefined ? null : new RetryPolicy(name, options.retry);
+    if (options.idempotencyKeys !== undefined && typeof options.idempotencyKeys !== 'boolean') {
+      throw new FetchError(
+        'BadSettings',
+        `target ${name} idempotencyKeys must be true or false, got ${JSON.stringify(options.idempotencyKeys)}`,
+      );
+    }
     this.name = name;
     this.options = Object.freeze({ ...options, ready });
   }
@@ -153,6 +177,7 @@ export class OpenTarget {
   readonly #gate: Gate | null;
   readonly #limits: Limits;
   readonly #retry: RetryPolicy | null;
+  readonly #keys: boolean;
   readonly #standing: {
     headers: readonly HeaderLine[];
     authorization: string | null;
@@ -179,6 +204,7 @@ export class OpenTarget {
     const max = type.options.maxInFlight ?? 0;
     this.#gate = max > 0 ? new Gate(max) : null;
     this.#retry = type.retry;
+    this.#keys = type.options.idempotencyKeys === true;
     this.#limits = {
       timeoutMs: type.options.timeoutMs ?? engine.settings.timeoutMs,
       stallMs: type.options.stallMs ?? engine.settings.stallMs,
@@ -374,6 +400,7 @@ export class OpenTarget {
     call: Call,
     contentType: string | null,
   ): Promise<Response> {
+    if (this.#keys && !SAFE.has(method) && c.idempotencyKey !== undefined) call = keyed(c, call);
     const spec: CallSpec = {
       scope: c,
       method,

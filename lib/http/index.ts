@@ -138,3 +138,7 @@ export { NoContent } from './core/answers';
 export { Fails, type FailsEntry } from './features/declared-failures';
 export { Page, type PageOf } from './core/page';
 export type { Infer, StandardSchema, StandardIssue } from './core/standard-schema';
+// Atomic idempotent routes on a PgStore: the claim, the handler's writes and the kept answer in one transaction (issue 23).
+export { Tx } from './features/tx';
+export type { TxClient, TxResult, TxPool, TxPoolClient, Isolation } from './features/tx';
+export { IdempotencyInfo } from './request/idempotency-info';

@@ -15,8 +15,8 @@ export class AdminController {
   @Requires(ShopJwt, 'admin')
   @Get('/stats')
   @Returns(Stats)
-  stats(): Stats {
-    return Object.assign(new Stats(), { orders: this.book.count() });
+  async stats(): Promise<Stats> {
+    return Object.assign(new Stats(), { orders: await this.book.count() });
   }
 }
 

@@ -46,7 +46,7 @@ export class ImportController {
         throw fail.badRequest('csv line %d: expected sku,qty with qty 1..100', n);
       rows.push({ sku: m[1], qty });
     }
-    for (const r of rows) this.book.place(account.id, r.sku, r.qty);
+    for (const r of rows) await this.book.place(account.id, r.sku, r.qty, null);
     return Object.assign(new Imported(), {
       imported: rows.length,
       bytes: form.csv.size,

@@ -9,6 +9,7 @@ import {
   Reply,
   Returns,
   Status,
+  Tx,
   Versioned,
   fail,
   reply,
@@ -23,54 +24,63 @@ import { WarehouseClient } from './warehouse-client';
 /** Idempotency records are per account: one account's key never replays another's answer. */
 const byAccount = async (c: Ctx) => (await c.resolveAsync(Account)).id;
 
-@Controller('/orders')
-export class OrdersController {
-  constructor(
-    readonly book: OrderBook,
-    readonly warehouse: WarehouseClient,
-  ) {}
+/**
+ * The order routes. With `atomic` (the book is in Postgres, the space on a PgStore), POST /orders
+ * is an atomic route: the order row and its kept answer commit in one transaction. The class is
+ * made once at startup, as decorators are fixed when a class is defined.
+ */
+export function ordersController(atomic: boolean) {
+  @Controller('/orders')
+  class OrdersController {
+    constructor(
+      readonly book: OrderBook,
+      readonly warehouse: WarehouseClient,
+    ) {}
 
-  /** Reserves stock at the warehouse, then places the order; sold out is a 409 failure (not kept). */
-  @Post()
-  @Idempotent(Orders, { by: byAccount })
-  @Returns(Reply({ 201: Order }))
-  async create(@Body() order: NewOrder, account: Account, c: Ctx) {
-    await this.warehouse.reserve(c, order.sku, order.qty);
-    const placed = this.book.place(account.id, order.sku, order.qty);
-    return reply(201, placed, { Location: `/orders/${placed.id}` });
-  }
+    /** Reserves stock at the warehouse, then places the order; sold out is a 409 failure (not kept). */
+    @Post()
+    @Idempotent(Orders, { by: byAccount, atomic })
+    @Returns(Reply({ 201: Order }))
+    async create(@Body() order: NewOrder, account: Account, c: Ctx) {
+      await this.warehouse.reserve(c, order.sku, order.qty);
+      const tx = atomic ? c.resolve(Tx) : null;
+      const placed = await this.book.place(account.id, order.sku, order.qty, tx);
+      return reply(201, placed, { Location: `/orders/${placed.id}` });
+    }
 
-  @Get()
-  @Returns([Order])
-  list(account: Account): Order[] {
-    return this.book.list(account.id);
-  }
+    @Get()
+    @Returns([Order])
+    list(account: Account): Promise<Order[]> {
+      return this.book.list(account.id);
+    }
 
-  @Get('/{id}')
-  @Returns(Versioned(Order))
-  one(@Param('id') id: string, account: Account) {
-    const entry = this.book.find(account.id, id);
-    if (entry === null) throw fail.notFound('no order %s', id);
-    return Versioned.of(entry.version, entry.order);
-  }
+    @Get('/{id}')
+    @Returns(Versioned(Order))
+    async one(@Param('id') id: string, account: Account) {
+      const entry = await this.book.find(account.id, id);
+      if (entry === null) throw fail.notFound('no order %s', id);
+      return Versioned.of(entry.version, entry.order);
+    }
 
-  @Post('/{id}/cancel')
-  @Idempotent(Orders, { by: byAccount })
-  @Returns(Reply({ 200: Order, 409: AlreadyCancelled }))
-  cancel(@Param('id') id: string, account: Account) {
-    const entry = this.book.find(account.id, id);
-    if (entry === null) throw fail.notFound('no order %s', id);
-    if (entry.order.status === 'cancelled') return reply(409, AlreadyCancelled.of(id));
-    return reply(200, this.book.cancel(entry));
-  }
+    @Post('/{id}/cancel')
+    @Idempotent(Orders, { by: byAccount })
+    @Returns(Reply({ 200: Order, 409: AlreadyCancelled }))
+    async cancel(@Param('id') id: string, account: Account) {
+      const entry = await this.book.find(account.id, id);
+      if (entry === null) throw fail.notFound('no order %s', id);
+      if (entry.order.status === 'cancelled') return reply(409, AlreadyCancelled.of(id));
+      return reply(200, await this.book.cancel(entry));
+    }
 
-  @Get('/{id}/receipt.csv')
-  @Returns(Receipt)
-  receipt(@Param('id') id: string, account: Account): Receipt {
-    const entry = this.book.find(account.id, id);
-    if (entry === null) throw fail.notFound('no order %s', id);
-    return new Receipt(entry.order);
+    @Get('/{id}/receipt.csv')
+    @Returns(Receipt)
+    async receipt(@Param('id') id: string, account: Account): Promise<Receipt> {
+      const entry = await this.book.find(account.id, id);
+      if (entry === null) throw fail.notFound('no order %s', id);
+      return new Receipt(entry.order);
+    }
   }
+  return OrdersController;
 }
 
 @Controller('/exports')
@@ -81,7 +91,7 @@ export class ExportsController {
   @Post()
   @Idempotent(Orders, { by: byAccount })
   @Returns(Status(201, OrdersCsv))
-  create(account: Account): OrdersCsv {
-    return new OrdersCsv(this.book.list(account.id));
+  async create(account: Account): Promise<OrdersCsv> {
+    return new OrdersCsv(await this.book.list(account.id));
   }
 }

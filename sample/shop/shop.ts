@@ -1,11 +1,12 @@
 import { resolve } from 'node:path';
 import { App, Dir, logger, securityHeaders } from 'fw-http';
 import { FilesController } from './files-controller';
-import { MemoryStore, RedisStore, type Store } from 'fw-http/cache';
+import { MemoryStore, type PgStore, RedisStore, type Store } from 'fw-http/cache';
 import { CatalogController } from './catalog-controller';
 import { OrderBook } from './order-book';
-import { ExportsController, OrdersController } from './orders-controller';
+import { ExportsController, ordersController } from './orders-controller';
 import { ImportController } from './import-controller';
+import type { PgOrderBook } from './pg-order-book';
 import { QuoteController } from './quote-controller';
 import { LiveController } from './live-controller';
 import { SessionController } from './session-controller';
@@ -30,6 +31,18 @@ export interface ShopOptions {
   readonly openapiOut?: string | null;
   /** Where uploads (`POST /orders/import`) are written while a request reads them. Default UPLOAD_DIR, else the system temp directory. */
   readonly uploadDir?: string | undefined;
+  /**
+   * Orders in Postgres (see `openDatabase`): the book there, the orders space on its PgStore, and
+   * POST /orders atomic. Without it, the in-process book and memory (or Redis) store.
+   */
+  readonly database?: ShopDatabase | undefined;
+}
+
+/** The shop's Postgres: its order book and the store its idempotency records live in. */
+export interface ShopDatabase {
+  readonly book: PgOrderBook;
+  readonly store: PgStore;
+  close(): Promise<void>;
 }
 
 /** The shop service: every capability of fw, used as a program would. */
@@ -42,7 +55,8 @@ export function shop(options: ShopOptions = {}): App {
   // Registered before the app is built: fw resolves its meter when it builds.
   const metrics = Metrics.shared();
   const redis = options.redisUrl ? new RedisStore({ url: options.redisUrl }) : null;
-  const store: Store = redis ?? new MemoryStore({ bytes: 64 * 1024 * 1024 });
+  const db = options.database ?? null;
+  const store: Store = db?.store ?? redis ?? new MemoryStore({ bytes: 64 * 1024 * 1024 });
   // With Redis, rate limits (the login's) count there too: one allowance across every instance.
   const app = new App({
     title: 'fw sample shop',
@@ -57,12 +71,12 @@ export function shop(options: ShopOptions = {}): App {
     .provide(client)
     .provide(warehouse)
     .provide(new WarehouseClient(warehouse))
-    .provide(new OrderBook())
+    .provide(db?.book ?? new OrderBook())
     .provide(Orders.open(store))
     .provide(metrics)
     .provide(Dir.open(resolve(process.cwd(), 'sample/files')))
     .controllers(
-      OrdersController,
+      ordersController(db !== null),
       ExportsController,
       CatalogController,
       QuoteController,
@@ -81,7 +95,11 @@ export function shop(options: ShopOptions = {}): App {
       maxFileBytes: 256 * 1024,
       spaFallback: 'index.html',
     })
-    .onClose(() => store.close());
+    .onClose(async () => {
+      await store.close();
+      if (redis !== null && store !== redis) await redis.close();
+      await db?.close();
+    });
   // Its bytes in use are a gauge on /metrics (fw observes the MemoryStores it is given).
   if (store instanceof MemoryStore) app.provide(store);
   return app;

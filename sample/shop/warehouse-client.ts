@@ -7,6 +7,9 @@ export const Warehouse = Target('warehouse', {
   timeoutMs: 5_000,
   maxInFlight: 16,
   ready: '/ready',
+  // The warehouse's reserve route is idempotent: a reservation made inside POST /orders carries a
+  // key derived from the order's, so a rerun of the order after a crash reserves once.
+  idempotencyKeys: true,
 });
 
 export class StockLevel {

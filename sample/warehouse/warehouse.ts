@@ -4,6 +4,7 @@ import {
   Body,
   Controller,
   Get,
+  Idempotent,
   Param,
   Post,
   Returns,
@@ -12,6 +13,10 @@ import {
   logger,
   type Middleware,
 } from 'fw-http';
+import { MemoryStore, Space } from 'fw-http/cache';
+
+/** Kept answers of the reserve route: a reservation retried with its key is made once. */
+const Reservations = Space('reservations', { ttlSeconds: 24 * 60 * 60, maxBytes: 4096 });
 
 export class Stock {
   @IsString() sku!: string;
@@ -44,6 +49,7 @@ class WarehouseController {
   }
 
   @Post('/reservations')
+  @Idempotent(Reservations)
   @Returns(Status(201, Reservation))
   reserve(@Body() r: Reservation): Reservation {
     if (stockOf(r.sku).available < r.qty) throw fail.conflict('sku %s is sold out', r.sku);
@@ -67,9 +73,9 @@ const delay =
 
 /** The warehouse: a second service the shop reaches only through its outbound Target. */
 export function warehouse(options: { delayMs?: number; log?: (line: string) => void } = {}): App {
-  const app = new App({ title: 'fw sample warehouse', version: '1.0.0', log: options.log }).use(
-    logger.with({ format: 'json', requestId: true }),
-  );
+  const app = new App({ title: 'fw sample warehouse', version: '1.0.0', log: options.log })
+    .use(logger.with({ format: 'json', requestId: true }))
+    .provide(Reservations.open(new MemoryStore({ bytes: 16 * 1024 * 1024 })));
   if (options.delayMs) app.use(delay(options.delayMs));
   return app.controllers(WarehouseController);
 }

@@ -45,4 +45,6 @@ export const PUBLIC_CTX: readonly string[] = [
   'log',
   'beforeHead',
   'onFinished',
+  'idempotency',
+  'idempotencyKey',
 ];

@@ -115,6 +115,10 @@ export const HTTP_ERRORS = {
     status: 403,
     doc: 'a @RequireCsrfToken route without the header X-CSRF-Token equal to its fw_csrf cookie',
   },
+  TransactionConflict: {
+    status: 503,
+    doc: 'an atomic idempotent route met a serialization failure or deadlock (SQLSTATE 40001/40P01) on every one of its attempts (3); answered with Retry-After: 1, nothing committed',
+  },
 } as const satisfies Record<string, ErrorRow>;
 
 export type HttpErrorCode = keyof typeof HTTP_ERRORS;

@@ -1,6 +1,6 @@
 import { isAscii } from 'node:buffer';
 import { hash, randomBytes } from 'node:crypto';
-import { CacheError, OpenSpace, type SpaceDecl } from '../../cache';
+import { CacheError, OpenSpace, PgStore, type SpaceDecl } from '../../cache';
 import { innerContracts, type Contract, type HeaderEntry } from '../core/answers';
 import type { AroundFactory, Capability } from '../route/extensions';
 import { isThenable, type CapturedAnswer, type Ctx, type Resolvable } from '../request/ctx';
@@ -17,6 +17,9 @@ import type { RouteRecord } from '../route/route-record';
 import type { RecordCheck } from '../route/extensions';
 import { MarkKey } from '../route/mark-key';
 import { markRoute } from '../route/decorators';
+import { AtomicRun, type Isolation } from './atomic-run';
+import { Tx } from './tx';
+import { clockToken, IdempotencyInfo } from '../request/idempotency-info';
 
 /** What an `@Idempotent` route declares. */
 export interface IdempotentMark {
@@ -24,6 +27,15 @@ export interface IdempotentMark {
   readonly space: object;
   /** Names the caller: a non-empty string; null or undefined answers 403; anything else 500. */
   readonly by?: (c: Ctx) => string | null | undefined | Promise<string | null | undefined>;
+  /**
+   * On a space opened on a `PgStore`: the claim, the handler's writes (through its `Tx`) and the
+   * kept answer commit in one transaction, so a crash before the commit leaves nothing and a retry
+   * runs on a clean slate. A duplicate in flight waits on the key row's lock (up to the space's
+   * `leaseMs`, then 409) and then gets the committed answer.
+   */
+  readonly atomic?: boolean;
+  /** The atomic transaction's isolation level. Default `'read committed'`. */
+  readonly isolation?: Isolation;
 }
 
 /** The key of a route's `@Idempotent` mark: `record.marks.get(IDEMPOTENT)`. */
@@ -264,15 +276,28 @@ const around: AroundFactory = (record, services) => {
   if (space === null) return null; // refused by the check below
   const by = mark.by ?? null;
   const resolvers = record.args.flatMap((a) =>
-    a.kind === 'resolved' ? [a.type as unknown as Resolvable<unknown>] : [],
+    a.kind === 'resolved' && a.type !== Tx ? [a.type as unknown as Resolvable<unknown>] : [],
   );
   const label = record.label;
+  const spaceName = space.space.name;
   const ttlMs = space.ttlSeconds * 1000;
   const leaseMs = space.leaseMs;
   const answers = new KeptAnswers();
   const state = stateOf(space);
   // With no `by` the route has one caller: there is no other caller to keep room for.
   const callers = mark.by === undefined ? null : state.callers;
+  const atomic =
+    mark.atomic === true && space.store instanceof PgStore
+      ? new AtomicRun({
+          store: space.store,
+          label,
+          ttlMs,
+          lockWaitMs: leaseMs,
+          maxBytes: space.maxBytes,
+          isolation: mark.isolation ?? 'read committed',
+          encode: encodeKept,
+        })
+      : null;
   // What a record costs the store beyond its bytes, counted against its caller's share.
   const overhead = space.entryOverheadBytes;
   const where = `space "${space.space.name}"`;
@@ -308,7 +333,9 @@ const around: AroundFactory = (record, services) => {
   }
 
   function withCaller(c: Ctx, proceed: () => unknown, caller: string): unknown {
-    const id = recordKey(caller, readKey(c.req.headers['idempotency-key'], c.req.rawHeaders));
+    const key = readKey(c.req.headers['idempotency-key'], c.req.rawHeaders);
+    const id = recordKey(caller, key);
+    c.idempotency = new IdempotencyInfo(spaceName, caller, key, clockToken());
     return c.afterBodyPrint((body) => withBody(c, proceed, caller, id, body));
   }
 
@@ -388,6 +415,7 @@ const around: AroundFactory = (record, services) => {
         `${label}: this caller already holds ${space!.maxBytesPerCaller} bytes of kept answers: retry later`,
       );
     }
+    if (atomic !== null) return atomicFirst(c, proceed, caller, id, parts, fp, claim);
     let won: boolean | undefined;
     try {
       won = space!.putIfAbsentNow(id, claim, leaseMs);
@@ -400,6 +428,31 @@ const around: AroundFactory = (record, services) => {
         (e: unknown) => claimFailed(c, caller, id, e),
       );
     return claimed(c, proceed, caller, id, parts, fp, claim, won);
+  }
+
+  /** The claim, the handler and the keep in one transaction; a key found committed is answered from the store. */
+  function atomicFirst(
+    c: Ctx,
+    proceed: () => unknown,
+    caller: string,
+    id: string,
+    parts: RequestParts,
+    fp: string,
+    claim: Buffer,
+  ): Promise<unknown> {
+    return atomic!.run(c, { proceed, key: space!.keyOf(id), claim, fp }).then(
+      (out) => {
+        if (out.kind === 'taken') return claimed(c, proceed, caller, id, parts, fp, claim, false);
+        callers?.set(caller, id, id.length + out.kept.length, performance.now() + ttlMs);
+        note(c, 'stored');
+        send(c, out.answer);
+      },
+      (e: unknown) => {
+        if (e instanceof CacheError) return claimFailed(c, caller, id, e);
+        callers?.drop(caller, id);
+        throw e;
+      },
+    );
   }
 
   function claimFailed(c: Ctx, caller: string, id: string, e: unknown): never {
@@ -511,9 +564,7 @@ const around: AroundFactory = (record, services) => {
   ): unknown {
     const answer = c.captured!;
     c.endCapture();
-    const own = added(before, c.headers());
-    if (answer.own !== null) for (const h of answer.own) own.push([h.name, h.value]);
-    const kept = encodeRecord(keptMeta(fp, answer, own), answer.body);
+    const kept = encodeKept(c, answer, before, fp);
     if (kept.length > space!.maxBytes) {
       c.core.log(
         `${label}: answer of ${kept.length} bytes is larger than the space's maxBytes (${space!.maxBytes}): sent, not kept`,
@@ -655,6 +706,13 @@ const around: AroundFactory = (record, services) => {
   };
 };
 
+/** The kept record of `answer`: its status, type, body and the headers the handler added (those not in `before`). */
+function encodeKept(c: Ctx, answer: CapturedAnswer, before: HeaderBag | null, fp: string): Buffer {
+  const own = added(before, c.headers());
+  if (answer.own !== null) for (const h of answer.own) own.push([h.name, h.value]);
+  return encodeRecord(keptMeta(fp, answer, own), answer.body);
+}
+
 /**
  * Kept answers that stand for an error: the 500 of an answer refused after its handler ran. Sending
  * one throws the error instead, so the app answers it as it answers any error (the same bytes, as
@@ -791,6 +849,7 @@ function notASpace(x: unknown): string | null {
 
 const check: RecordCheck = (record: RouteRecord, services, problems) => {
   const mark = record.marks.get(IDEMPOTENT);
+  checkAtomic(record, mark, services.all(), problems);
   if (mark === undefined) return;
   const label = record.label;
   if (SAFE_METHODS.includes(record.method))
@@ -820,13 +879,48 @@ const check: RecordCheck = (record: RouteRecord, services, problems) => {
   }
   if (
     mark.by === undefined &&
-    record.args.some((a) => a.kind === 'authorization' || a.kind === 'resolved')
+    record.args.some((a) => a.kind === 'authorization' || (a.kind === 'resolved' && a.type !== Tx))
   ) {
     problems.push(
       `${label}: @Idempotent without by on a route with more than one caller (it takes an Authorization or a resolved caller): name the caller with { by }`,
     );
   }
 };
+
+/** Refusals of atomic routes: a store that cannot, a `Tx` where there is no transaction. */
+function checkAtomic(
+  record: RouteRecord,
+  mark: IdempotentMark | undefined,
+  provided: readonly unknown[],
+  problems: string[],
+): void {
+  const label = record.label;
+  const wantsTx = record.args.some((a) => a.kind === 'resolved' && a.type === Tx);
+  if (wantsTx && mark?.atomic !== true)
+    problems.push(
+      `${label}: a Tx parameter needs an atomic route: @Idempotent(Space, { atomic: true }) on a space opened on a PgStore`,
+    );
+  if (mark === undefined || mark.atomic === undefined) return;
+  if (typeof mark.atomic !== 'boolean')
+    problems.push(`${label}: @Idempotent atomic must be true or false`);
+  const isolation: unknown = mark.isolation;
+  if (isolation !== undefined && !ISOLATIONS.includes(isolation as Isolation))
+    problems.push(
+      `${label}: @Idempotent isolation must be one of ${ISOLATIONS.map((i) => `'${i}'`).join(', ')}`,
+    );
+  if (mark.atomic !== true) return;
+  const space = findSpace(provided, mark.space);
+  if (space !== null && !(space.store instanceof PgStore))
+    problems.push(
+      `${label}: @Idempotent atomic: true needs a space opened on a PgStore (space "${space.space.name}" is on ${space.store.constructor.name}): only Postgres can commit the claim, the handler's writes and the answer together`,
+    );
+  if (record.contract?.kind === 'events' || unkeepable(record.contract) !== null)
+    problems.push(
+      `${label}: @Idempotent atomic: true cannot stream its answer: the answer commits with the transaction, so it is whole before it is sent`,
+    );
+}
+
+const ISOLATIONS: readonly Isolation[] = ['read committed', 'repeatable read', 'serializable'];
 
 /**
  * The API description of an idempotent route: the required key, the extra answers, and the

@@ -28,6 +28,7 @@ import { readCookie, serializeCookie, type CookieOptions } from '../core/cookies
 import { EventStream } from './events';
 import type { SessionOptions } from './session-options';
 import type { UpgradeLoop } from './upgrade-loop';
+import type { IdempotencyInfo } from './idempotency-info';
 
 /** @internal What a request needs from its app; the App implements it. */
 export interface Core {
@@ -155,6 +156,16 @@ export class Ctx implements Scope {
   capture = false;
   /** @internal the answer captured while `capture` was set */
   captured: CapturedAnswer | null = null;
+  /**
+   * On an idempotent route, while its handler runs: the normalised key, the caller, the space and
+   * a fencing token (see `IdempotencyInfo`); null elsewhere.
+   */
+  idempotency: IdempotencyInfo | null = null;
+
+  /** The derived `Idempotency-Key` of the next outbound call (fw-http/fetch asks it), or null outside an idempotent handler. */
+  idempotencyKey(): string | null {
+    return this.idempotency === null ? null : this.idempotency.nextOutboundKey();
+  }
   /** @internal set once the handler has returned its value (before the value is encoded) */
   handled = false;
   /** What leaves the app-wide shutdown signal, kept while an idempotent run outlives its client. */

@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * What an idempotent handler knows about the request it answers (`c.idempotency`): the key as
+ * normalised (the quoted form unwrapped), the caller `by` named (`''` on a route with one caller),
+ * the space, and a fencing token that only grows. Null on a route that is not idempotent.
+ *
+ * Outbound calls through `fw-http/fetch` to a Target marked `{ idempotencyKeys: true }` carry an
+ * `Idempotency-Key` derived from (space, caller, key, call number): the n-th such call of a rerun
+ * sends the same key as the n-th call of the run before it, so an upstream that honours keys
+ * deduplicates what a crashed run already did.
+ */
+export class IdempotencyInfo {
+  readonly space: string;
+  readonly caller: string;
+  readonly key: string;
+  /**
+   * Grows with every claim of the space's keys: on an atomic route the transaction id of the
+   * claim (Postgres's own counter); elsewhere milliseconds since 1970 × 4096 plus a count in this
+   * process, which grows as long as the servers' clocks do not go back. Pass it to your own
+   * conditional writes (`WHERE fence < $token`) so a holder whose lease lapsed cannot overwrite a
+   * later one's work.
+   */
+  readonly token: bigint;
+  #calls = 0;
+
+  constructor(space: string, caller: string, key: string, token: bigint) {
+    this.space = space;
+    this.caller = caller;
+    this.key = key;
+    this.token = token;
+  }
+
+  /** The derived key of the next outbound call: the same sequence on every run of this request. */
+  nextOutboundKey(): string {
+    const n = ++this.#calls;
+    return createHash('sha256')
+      .update(
+        `${this.space.length}:${this.space}:${this.caller.length}:${this.caller}:${this.key}:${n}`,
+      )
+      .digest('base64url');
+  }
+}
+
+let lastMs = 0;
+let count = 0;
+/** A fencing token from the clock: ms × 4096 + a count, never less than the one before in this process. */
+export function clockToken(): bigint {
+  const now = Date.now();
+  if (now > lastMs) {
+    lastMs = now;
+    count = 0;
+  } else count++;
+  return BigInt(lastMs) * 4096n + BigInt(count);
+}
