@@ -929,10 +929,14 @@ const ISOLATIONS: readonly Isolation[] = ['read committed', 'repeatable read', '
 const describe = (record: RouteRecord, op: OperationSink): void => {
   const mark = record.marks.get(IDEMPOTENT);
   if (mark === undefined) return;
+  // The draft's expiry (IETF httpapi-idempotency-key §2.3): how long a key's answer is kept.
+  const ttl = (mark.space as { readonly ttlSeconds?: unknown }).ttlSeconds;
+  const kept = typeof ttl === 'number' ? ` Answers are kept ${ttl} s after the first.` : '';
+  if (typeof ttl === 'number') op.extension('x-idempotency-key-expiry-seconds', ttl);
   op.parameter({
     name: 'Idempotency-Key',
     in: 'header',
-    description: `Names this request: retries with the same key get the kept answer. At most ${MAX_KEY_BYTES} bytes.`,
+    description: `Names this request: retries with the same key get the kept answer. At most ${MAX_KEY_BYTES} bytes.${kept}`,
     required: true,
     schema: { type: 'string', minLength: 1, maxLength: MAX_KEY_BYTES },
   });
