@@ -101,6 +101,8 @@ export class PgStore implements Store {
   readonly #sweepBatch: number;
   #sweeper: NodeJS.Timeout | null = null;
   #sweeping = false;
+  /** Per key, the last call made on it: the next one waits for it (see #inOrder). */
+  readonly #tails = new Map<string, Promise<void>>();
   #closed = false;
 
   constructor(options: PgStoreOptions) {
@@ -271,7 +273,24 @@ export class PgStore implements Store {
     text: string,
     values: unknown[],
   ): Promise<Record<string, unknown>[]> {
-    return this.#run(op, key, async () => (await this.pool.query(text, values)).rows);
+    return this.#inOrder(key, () =>
+      this.#run(op, key, async () => (await this.pool.query(text, values)).rows),
+    );
+  }
+
+  /**
+   * Calls on one key apply in the order they were made, as on Redis's one connection: a pool runs
+   * statements on several connections at once, so a `del` made after a `put` could land first.
+   */
+  #inOrder<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const prior = this.#tails.get(key);
+    const run = prior === undefined ? work() : prior.then(work);
+    const tail: Promise<void> = run.then(noop, noop);
+    this.#tails.set(key, tail);
+    void tail.then(() => {
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    });
+    return run;
   }
 
   /** Runs one operation within `commandTimeoutMs`, every failure leaving as `CacheError`. */
@@ -295,6 +314,8 @@ export class PgStore implements Store {
     }
   }
 }
+
+const noop = (): void => undefined;
 
 /** A pool of the store's own, every connect and statement bounded by the store's timeout. */
 function ownPool(connectionString: string, timeoutMs: number, max: number): Pool {
