@@ -14,7 +14,7 @@ const bin = (name: string) => join(ROOT, 'node_modules/.bin', name);
  * The document is useful to real clients: openapi-typescript turns it into types, tsc checks a
  * small openapi-fetch program against them, and the program's calls succeed against the sample.
  */
-describe('a typed client generated from the sample\'s document', () => {
+describe("a typed client generated from the sample's document", () => {
   let app: App;
   let store: App;
   let url: string;
@@ -45,7 +45,9 @@ describe('a typed client generated from the sample\'s document', () => {
     // POST /orders may or may not require the key as a declared parameter; send it either way.
     const post = doc.paths['/orders'].post as { parameters?: { name: string }[] };
     const keyDeclared = (post.parameters ?? []).some((p) => p.name === 'Idempotency-Key');
-    const keyOption = keyDeclared ? `params: { header: { 'Idempotency-Key': key } }, headers: auth` : `headers: { ...auth, 'Idempotency-Key': key }`;
+    const keyOption = keyDeclared
+      ? `params: { header: { 'Idempotency-Key': key } }, headers: auth`
+      : `headers: { ...auth, 'Idempotency-Key': key }`;
 
     writeFileSync(
       join(dir, 'client.ts'),
@@ -100,15 +102,45 @@ main().catch((e) => {
     );
     const tsc = await run(
       bin('tsc'),
-      ['client.ts', '--strict', '--noEmit', 'false', '--outDir', 'out', '--module', 'node16', '--moduleResolution', 'node16', '--target', 'es2022', '--lib', 'es2022,dom', '--types', 'node', '--skipLibCheck'],
+      [
+        'client.ts',
+        '--strict',
+        '--noEmit',
+        'false',
+        '--outDir',
+        'out',
+        '--module',
+        'node16',
+        '--moduleResolution',
+        'node16',
+        '--target',
+        'es2022',
+        '--lib',
+        'es2022,dom',
+        '--types',
+        'node',
+        '--skipLibCheck',
+      ],
       { cwd: dir },
     ).catch((e: { stdout: string; stderr: string }) => {
       throw new Error(`tsc failed:\n${e.stdout}${e.stderr}`);
     });
     expect(tsc.stdout).toBe('');
 
-    const { stdout } = await run(process.execPath, [join(dir, 'out', 'client.js')], { cwd: dir, env: { ...process.env, BASE_URL: url } });
-    const result = JSON.parse(stdout) as { items: number; placed: number; id: string; qty: number; mine: string[]; refused: number; reason: string; status: string };
+    const { stdout } = await run(process.execPath, [join(dir, 'out', 'client.js')], {
+      cwd: dir,
+      env: { ...process.env, BASE_URL: url },
+    });
+    const result = JSON.parse(stdout) as {
+      items: number;
+      placed: number;
+      id: string;
+      qty: number;
+      mine: string[];
+      refused: number;
+      reason: string;
+      status: string;
+    };
     expect(result.items).toBeGreaterThanOrEqual(200);
     expect(result.placed).toBe(201);
     expect(result.qty).toBe(2);

@@ -56,7 +56,10 @@ describe('I25 POST /orders/import from /docs in Debian chromium', () => {
     const status = op.locator('.live-responses-table tbody .response-col_status').first();
     await status.waitFor({ timeout: 15_000 });
     expect((await status.textContent())?.trim()).toBe('201');
-    const body = await op.locator('.live-responses-table .response-col_description pre').first().textContent();
+    const body = await op
+      .locator('.live-responses-table .response-col_description pre')
+      .first()
+      .textContent();
     expect(JSON.parse(body ?? '{}')).toMatchObject({ imported: 1, bytes: 17 });
     expect(errors).toEqual([]);
     expect(await emptied(dir)).toEqual([]);

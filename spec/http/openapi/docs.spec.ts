@@ -17,7 +17,16 @@ describe('GET /docs in Debian chromium', () => {
     ({ url } = await app.listen({ port: 0 }));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless=new',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   }, 60_000);
   afterAll(async () => {
@@ -25,7 +34,7 @@ describe('GET /docs in Debian chromium', () => {
     await app?.close();
   });
 
-  it('lists the sample\'s operations, loading nothing from outside the app', async () => {
+  it("lists the sample's operations, loading nothing from outside the app", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     const outside: string[] = [];
@@ -45,9 +54,20 @@ describe('GET /docs in Debian chromium', () => {
     expect(res?.status()).toBe(200);
     await page.waitForSelector('.opblock-summary-path', { timeout: 20_000 });
     const listed = await page.$$eval('.opblock', (blocks) =>
-      blocks.map((b) => `${b.querySelector('.opblock-summary-method')?.textContent?.trim()} ${b.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
+      blocks.map(
+        (b) =>
+          `${b.querySelector('.opblock-summary-method')?.textContent?.trim()} ${b.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
+      ),
     );
-    expect(listed).toEqual(expect.arrayContaining(['POST /orders', 'GET /orders', 'GET /catalog', 'GET /healthz', 'GET /old-catalog']));
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        'POST /orders',
+        'GET /orders',
+        'GET /catalog',
+        'GET /healthz',
+        'GET /old-catalog',
+      ]),
+    );
     expect(listed).not.toContain('GET /openapi.json');
     expect(await page.textContent('.info .title')).toContain('fw sample shop');
     expect(outside).toEqual([]);

@@ -152,7 +152,16 @@ export const wrong: Refused['code'] = 'NotOwner';
         try {
           execFileSync(
             process.execPath,
-            [tsc, '--noEmit', '--strict', '--target', 'es2022', '--moduleResolution', 'node', 'use.ts'],
+            [
+              tsc,
+              '--noEmit',
+              '--strict',
+              '--target',
+              'es2022',
+              '--moduleResolution',
+              'node',
+              'use.ts',
+            ],
             { cwd: dir, stdio: 'pipe' },
           );
           return '';

@@ -21,7 +21,13 @@ it('I23.4 an idempotent operation publishes its space expiry, in the key descrip
     .controllers(OrdersController)
     .provide(Orders.open(new MemoryStore({ bytes: 1 << 20 })));
   const doc = app.document() as unknown as {
-    paths: Record<string, Record<string, { parameters: { name: string; description: string }[] } & Record<string, unknown>>>;
+    paths: Record<
+      string,
+      Record<
+        string,
+        { parameters: { name: string; description: string }[] } & Record<string, unknown>
+      >
+    >;
   };
   const op = doc.paths['/orders']!.post!;
   expect(op['x-idempotency-key-expiry-seconds']).toBe(86_400);

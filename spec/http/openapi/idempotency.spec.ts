@@ -1,5 +1,20 @@
 import { IsInt, IsString } from 'class-validator';
-import { App, Body, Controller, Ctx, Get, Idempotent, Param, Post, Put, Reply, Returns, Status, reply, type OpenApiDocument } from 'fw-http';
+import {
+  App,
+  Body,
+  Controller,
+  Ctx,
+  Get,
+  Idempotent,
+  Param,
+  Post,
+  Put,
+  Reply,
+  Returns,
+  Status,
+  reply,
+  type OpenApiDocument,
+} from 'fw-http';
 import { MemoryStore, Space } from 'fw-http/cache';
 
 class NewOrder {
@@ -38,21 +53,39 @@ class OrdersController {
   }
 }
 
-type Responses = Record<string, { description: string; headers?: Record<string, { required?: boolean; schema: Record<string, unknown> }>; content?: Record<string, { schema: unknown }> }>;
+type Responses = Record<
+  string,
+  {
+    description: string;
+    headers?: Record<string, { required?: boolean; schema: Record<string, unknown> }>;
+    content?: Record<string, { schema: unknown }>;
+  }
+>;
 type Parameter = { name: string; in: string; required: boolean; schema: Record<string, unknown> };
 
 describe('OpenAPI of idempotent routes', () => {
   let doc: OpenApiDocument;
   beforeAll(() => {
-    doc = new App().provide(Orders.open(new MemoryStore({ bytes: 1 << 20 }))).controllers(OrdersController).document();
+    doc = new App()
+      .provide(Orders.open(new MemoryStore({ bytes: 1 << 20 })))
+      .controllers(OrdersController)
+      .document();
   });
-  const op = (path: string, method: string) => doc.paths[path][method] as { parameters?: Parameter[]; responses: Responses };
+  const op = (path: string, method: string) =>
+    doc.paths[path][method] as { parameters?: Parameter[]; responses: Responses };
   const FAILURE = { 'application/json': { schema: { $ref: '#/components/schemas/Failure' } } };
 
   it('OAS-11 an idempotent route lists Idempotency-Key as a required header parameter (text, 1..255)', () => {
-    for (const [path, method] of [['/orders', 'post'], ['/orders/{id}', 'put']]) {
+    for (const [path, method] of [
+      ['/orders', 'post'],
+      ['/orders/{id}', 'put'],
+    ]) {
       const key = op(path, method).parameters!.find((p) => p.name === 'Idempotency-Key');
-      expect(key).toMatchObject({ in: 'header', required: true, schema: { type: 'string', minLength: 1, maxLength: 255 } });
+      expect(key).toMatchObject({
+        in: 'header',
+        required: true,
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+      });
     }
     expect(op('/orders', 'get')).not.toHaveProperty('parameters');
   });
@@ -77,15 +110,24 @@ describe('OpenAPI of idempotent routes', () => {
 
   it('OPEN-15 Idempotent-Replayed is an optional header of every answer the route keeps, not of its failures', () => {
     const post = op('/orders', 'post').responses;
-    for (const s of ['201', '409']) expect(post[s].headers!['Idempotent-Replayed']).toMatchObject({ required: false, schema: { type: 'string', enum: ['true'] } });
-    expect(op('/orders/{id}', 'put').responses['202'].headers!['Idempotent-Replayed']).toBeDefined();
-    for (const s of ['400', '403', '422']) expect(post[s].headers ?? {}).not.toHaveProperty('Idempotent-Replayed');
+    for (const s of ['201', '409'])
+      expect(post[s].headers!['Idempotent-Replayed']).toMatchObject({
+        required: false,
+        schema: { type: 'string', enum: ['true'] },
+      });
+    expect(
+      op('/orders/{id}', 'put').responses['202'].headers!['Idempotent-Replayed'],
+    ).toBeDefined();
+    for (const s of ['400', '403', '422'])
+      expect(post[s].headers ?? {}).not.toHaveProperty('Idempotent-Replayed');
     expect(op('/orders', 'get').responses['200']).not.toHaveProperty('headers');
   });
 
   it('OAS-12 a route answer sharing the 409 keeps its own body beside the in-flight Failure', () => {
     const conflict = op('/orders', 'post').responses['409'];
-    expect(conflict.content!['application/json'].schema).toEqual({ oneOf: [{ $ref: '#/components/schemas/Taken' }, { $ref: '#/components/schemas/Failure' }] });
+    expect(conflict.content!['application/json'].schema).toEqual({
+      oneOf: [{ $ref: '#/components/schemas/Taken' }, { $ref: '#/components/schemas/Failure' }],
+    });
     expect(conflict.headers).toHaveProperty('Retry-After');
   });
 });

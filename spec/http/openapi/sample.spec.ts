@@ -9,7 +9,7 @@ const run = promisify(execFile);
 const ROOT = resolve(__dirname, '../../..');
 
 /** The sample's document, checked by other people's tools. */
-describe('the sample shop\'s OpenAPI document', () => {
+describe("the sample shop's OpenAPI document", () => {
   const doc = shop({ log: () => {}, openapiOut: null }).document();
   let dir: string;
   let file: string;
@@ -28,7 +28,9 @@ describe('the sample shop\'s OpenAPI document', () => {
       const v = new Validator();
       const r = await v.validate(JSON.parse(readFileSync(process.argv[1], 'utf8')));
       console.log(JSON.stringify({ version: v.version, ...r }));`;
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script, file], { cwd: ROOT });
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script, file], {
+      cwd: ROOT,
+    });
     const result = JSON.parse(stdout) as { valid: boolean; version: string; errors?: unknown };
     expect(result.errors).toBeUndefined();
     expect(result).toMatchObject({ valid: true, version: '3.1' });
@@ -36,33 +38,55 @@ describe('the sample shop\'s OpenAPI document', () => {
 
   it('the validator does catch a broken document (the check above can fail)', async () => {
     const broken = join(dir, 'broken.json');
-    writeFileSync(broken, JSON.stringify({ ...doc, paths: { '/x': { get: { responses: { 200: { content: {} } } } } } }));
+    writeFileSync(
+      broken,
+      JSON.stringify({ ...doc, paths: { '/x': { get: { responses: { 200: { content: {} } } } } } }),
+    );
     const script = `
       import { Validator } from '@seriousme/openapi-schema-validator';
       import { readFileSync } from 'node:fs';
       console.log(JSON.stringify(await new Validator().validate(JSON.parse(readFileSync(process.argv[1], 'utf8')))));`;
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script, broken], { cwd: ROOT });
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script, broken], {
+      cwd: ROOT,
+    });
     expect(JSON.parse(stdout).valid).toBe(false);
   });
 
   it('passes redocly lint with no errors (rules off in redocly.yaml say why)', async () => {
     const bin = join(ROOT, 'node_modules/.bin/redocly');
-    const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' };
+    const env = {
+      ...process.env,
+      REDOCLY_TELEMETRY: 'off',
+      REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+      NO_COLOR: '1',
+    };
     const lint = async (f: string) => {
-      const r = await run(bin, ['lint', f, '--format=json', '--config', join(ROOT, 'redocly.yaml')], { cwd: ROOT, env, maxBuffer: 16 << 20 }).catch((e: { stdout: string }) => e);
-      return JSON.parse(r.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; severity: string; message: string }[] };
+      const r = await run(
+        bin,
+        ['lint', f, '--format=json', '--config', join(ROOT, 'redocly.yaml')],
+        { cwd: ROOT, env, maxBuffer: 16 << 20 },
+      ).catch((e: { stdout: string }) => e);
+      return JSON.parse(r.stdout) as {
+        totals: { errors: number; warnings: number };
+        problems: { ruleId: string; severity: string; message: string }[];
+      };
     };
     const report = await lint(file);
     expect(report.problems.filter((p) => p.severity === 'error')).toEqual([]);
     expect(report.totals.errors).toBe(0);
     // And it would say so: an operation with an unresolvable $ref is an error.
     const broken = join(dir, 'broken-ref.json');
-    writeFileSync(broken, JSON.stringify(doc).replace('#/components/schemas/Order"', '#/components/schemas/Nowhere"'));
+    writeFileSync(
+      broken,
+      JSON.stringify(doc).replace('#/components/schemas/Order"', '#/components/schemas/Nowhere"'),
+    );
     expect((await lint(broken)).totals.errors).toBeGreaterThan(0);
   }, 60_000);
 
-  it('describes the sample\'s routes: orders, catalog, health, the redirect', () => {
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/catalog', '/old-catalog', '/orders', '/healthz']));
+  it("describes the sample's routes: orders, catalog, health, the redirect", () => {
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/catalog', '/old-catalog', '/orders', '/healthz']),
+    );
     expect(doc.paths['/orders']).toHaveProperty('post');
     expect(doc.paths).not.toHaveProperty('/openapi.json');
     expect(doc.paths).not.toHaveProperty('/docs');

@@ -53,7 +53,9 @@ describe('serving and writing the document', () => {
   it('OAS-02 the routes that serve the description are not in it; HEAD is answered too', async () => {
     const app = new App().controllers(NotesController).openapi().docs();
     expect(Object.keys(app.document().paths)).toEqual(['/notes']);
-    expect(app.routes.map((r) => r.path)).toEqual(expect.arrayContaining(['/openapi.json', '/docs']));
+    expect(app.routes.map((r) => r.path)).toEqual(
+      expect.arrayContaining(['/openapi.json', '/docs']),
+    );
     const head = await app.inject({ method: 'HEAD', url: '/openapi.json' });
     expect(head.status).toBe(200);
     expect(head.body).toBe('');
@@ -86,14 +88,18 @@ describe('serving and writing the document', () => {
 
   it('OAS-04 the document from build(), the file written at startup and GET /openapi.json are identical', async () => {
     const file = join(dir, 'openapi.json');
-    const app = new App({ title: 'notes', version: '3.0.0' }).controllers(NotesController).openapi({ path: file }).build();
+    const app = new App({ title: 'notes', version: '3.0.0' })
+      .controllers(NotesController)
+      .openapi({ path: file })
+      .build();
     const fromBuild = JSON.stringify(app.document(), null, 2) + '\n';
     const written = readFileSync(file, 'utf8');
     const served = (await app.inject({ url: '/openapi.json' })).body;
     expect(written).toBe(fromBuild);
     expect(served).toBe(fromBuild);
     // Built from the records that serve requests: every record the app routes (but the description's own) is in it.
-    for (const r of app.routes.filter((r) => !r.builtIn)) expect(app.document().paths[r.path]).toHaveProperty(r.method.toLowerCase());
+    for (const r of app.routes.filter((r) => !r.builtIn))
+      expect(app.document().paths[r.path]).toHaveProperty(r.method.toLowerCase());
   });
 
   it('the document is built once and cannot be changed by a reader', () => {
@@ -112,7 +118,11 @@ describe('the docs page', () => {
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
     const scripts = [...page.body.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
-    expect(scripts.map((m) => m[1].trim())).toEqual(['src="/docs/swagger-ui-bundle.js"', 'src="/docs/swagger-ui-standalone-preset.js"', 'src="/docs/init.js"']);
+    expect(scripts.map((m) => m[1].trim())).toEqual([
+      'src="/docs/swagger-ui-bundle.js"',
+      'src="/docs/swagger-ui-standalone-preset.js"',
+      'src="/docs/init.js"',
+    ]);
     expect(scripts.every((m) => m[2] === '')).toBe(true);
     expect(page.body).toContain('<link rel="stylesheet" href="/docs/swagger-ui.css">');
     expect(page.body).toContain('<title>notes &#60;&#38;&#62; API reference</title>');
@@ -120,7 +130,10 @@ describe('the docs page', () => {
   });
 
   it('serves the Swagger UI files from swagger-ui-dist byte for byte, and an initializer pointing at the spec', async () => {
-    const app = new App().controllers(NotesController).openapi({ serve: '/spec.json' }).docs({ path: '/reference', spec: '/spec.json' });
+    const app = new App()
+      .controllers(NotesController)
+      .openapi({ serve: '/spec.json' })
+      .docs({ path: '/reference', spec: '/spec.json' });
     const dist = (require('swagger-ui-dist/absolute-path.js') as () => string)();
     for (const [file, type] of [
       ['swagger-ui.css', 'text/css; charset=utf-8'],

@@ -41,13 +41,21 @@ type Schemas = Record<string, Record<string, unknown>>;
 describe('I24.6 shapes people actually return', () => {
   const app = new App({ log: () => {} }).controllers(ShopController);
   const doc = app.document() as unknown as {
-    paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: unknown }> }> }>>;
+    paths: Record<
+      string,
+      Record<
+        string,
+        { responses: Record<string, { content: Record<string, { schema: unknown }> }> }
+      >
+    >;
     components: { schemas: Schemas };
   };
 
   it('I24.6 Page(Order) is the named component PageOfOrder, one class per item class', () => {
     expect(Page(Order)).toBe(Page(Order));
-    expect(doc.paths['/shop/orders']!.get!.responses['200']!.content['application/json']!.schema).toEqual({
+    expect(
+      doc.paths['/shop/orders']!.get!.responses['200']!.content['application/json']!.schema,
+    ).toEqual({
       $ref: '#/components/schemas/PageOfOrder',
     });
     expect(doc.components.schemas.PageOfOrder).toEqual({
@@ -59,7 +67,9 @@ describe('I24.6 shapes people actually return', () => {
       },
       required: ['items', 'total'],
     });
-    expect(doc.components.schemas.Order!.properties).toMatchObject({ note: { type: ['string', 'null'] } });
+    expect(doc.components.schemas.Order!.properties).toMatchObject({
+      note: { type: ['string', 'null'] },
+    });
   });
 
   it('I24.6 a page is written by its declaration: items of Order only, null where optional', async () => {
@@ -71,7 +81,10 @@ describe('I24.6 shapes people actually return', () => {
 
   it('I24.6 a top-level union is a component with a discriminator; the document validates', () => {
     expect(doc.components.schemas.Shape).toMatchObject({
-      oneOf: [{ $ref: '#/components/schemas/Shape.circle' }, { $ref: '#/components/schemas/Shape.square' }],
+      oneOf: [
+        { $ref: '#/components/schemas/Shape.circle' },
+        { $ref: '#/components/schemas/Shape.square' },
+      ],
       discriminator: { propertyName: 'kind' },
     });
     const out = execFileSync(

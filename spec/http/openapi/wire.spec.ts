@@ -64,7 +64,21 @@ function isoCorpus(): string[] {
   const dates = ['', '-05', '05', '-05-01', '0501', '-0501', '05-01', '-13', '-05-32', '-02-30'];
   const weeks = ['-W01', 'W01', '-W53-7', 'W537', '-W54', '-W01-8', '-060', '060', '-366', '-367'];
   const seps = ['', 'T', ' ', 't', '\t'];
-  const times = ['', '10', '1030', '10:30', '10:30:15', '103015', '10:3015', '24:00', '25:00', '10:30:15.123', '10,5', '10:30.5:15', '10:60'];
+  const times = [
+    '',
+    '10',
+    '1030',
+    '10:30',
+    '10:30:15',
+    '103015',
+    '10:3015',
+    '24:00',
+    '25:00',
+    '10:30:15.123',
+    '10,5',
+    '10:30.5:15',
+    '10:60',
+  ];
   const zones = ['', 'Z', 'z', '+02', '+0200', '+02:00', '-1130', '+24', '+02:0'];
   const out = ['', 'yesterday', '2024-05-01T10:30:00Z ', ' 2024'];
   for (const y of years)
@@ -108,7 +122,10 @@ describe('OAS-20 @IsISO8601() and @IsDateString() are documented as what the rea
     }
     // The corpus reaches the interesting cases, and the pattern still refuses what is not a date.
     expect(taken).toBeGreaterThan(1000);
-    expect([loose.test('2024-05-01 10:00'), strict.test('2024-05-01 10:00')]).toEqual([true, false]);
+    expect([loose.test('2024-05-01 10:00'), strict.test('2024-05-01 10:00')]).toEqual([
+      true,
+      false,
+    ]);
     for (const text of ['yesterday', '', '2024-13-01', '2024-05-01T25:00', '24'])
       expect([text, loose.test(text)]).toEqual([text, false]);
   });
@@ -120,7 +137,11 @@ describe('OAS-20 @IsISO8601() and @IsDateString() are documented as what the rea
     const res = await app.inject({ method: 'POST', url: '/bookings', body: sent });
     expect(res.status).toBe(200);
     expect((await app.inject({ url: '/bookings?from=2024-05-01' })).body).toBe('2024-05-01');
-    const refused = await app.inject({ method: 'POST', url: '/bookings', body: { ...sent, day: 'May 1st' } });
+    const refused = await app.inject({
+      method: 'POST',
+      url: '/bookings',
+      body: { ...sent, day: 'May 1st' },
+    });
     expect(refused.status).toBe(400);
     expect(pattern.test('May 1st')).toBe(false);
   });
@@ -161,12 +182,19 @@ describe('OAS-21 a 400 is listed only when an argument can be refused, with why'
 
   it('a GET whose only parameters are text path parameters lists no 400, and none comes', async () => {
     expect(op(doc, '/shelves/{shelf}/books/{title}', 'get').responses).not.toHaveProperty('400');
-    for (const path of ['/shelves/a/books/b', '/shelves/%E2%82%AC/books/%20', '/shelves/1.5/books/true', '/shelves/a/books/b?x=1&x=2&y&z=%zz&w=5&v=6'])
+    for (const path of [
+      '/shelves/a/books/b',
+      '/shelves/%E2%82%AC/books/%20',
+      '/shelves/1.5/books/true',
+      '/shelves/a/books/b?x=1&x=2&y&z=%zz&w=5&v=6',
+    ])
       expect([path, (await app.inject({ url: path })).status]).toEqual([path, 200]);
   });
 
   it('a number path parameter lists 400 saying so, and the wire agrees', async () => {
-    expect(op(doc, '/shelves/{n}', 'get').responses['400'].description).toBe('Bad Request: path param "n" is not a number');
+    expect(op(doc, '/shelves/{n}', 'get').responses['400'].description).toBe(
+      'Bad Request: path param "n" is not a number',
+    );
     expect((await app.inject({ url: '/shelves/abc' })).status).toBe(400);
   });
 

@@ -11,7 +11,9 @@ export interface OpenApiDocument {
   readonly openapi: '3.1.0';
   readonly info: { readonly title: string; readonly version: string };
   readonly tags: readonly { readonly name: string }[];
-  readonly paths: { readonly [path: string]: { readonly [method: string]: { readonly [field: string]: unknown } } };
+  readonly paths: {
+    readonly [path: string]: { readonly [method: string]: { readonly [field: string]: unknown } };
+  };
   readonly components: {
     readonly schemas: { readonly [name: string]: unknown };
     readonly securitySchemes?: { readonly [name: string]: unknown };
@@ -31,7 +33,10 @@ export interface DocumentInput {
 export const DEFAULT_FAILURE_SCHEMA = Object.freeze({
   type: 'object',
   required: ['error', 'status'],
-  properties: { error: { type: 'string', description: 'What went wrong' }, status: { type: 'integer', description: 'The HTTP status, repeated' } },
+  properties: {
+    error: { type: 'string', description: 'What went wrong' },
+    status: { type: 'integer', description: 'The HTTP status, repeated' },
+  },
 });
 
 // OpenAPI's own order of the operations of a path item.
@@ -48,14 +53,19 @@ export function buildDocument(input: DocumentInput): OpenApiDocument {
   // Reserved first: a program class that happens to be named Failure becomes Failure_2.
   components.schemas.set('Failure', DEFAULT_FAILURE_SCHEMA);
   const failureName = describeFailureShape(input.failureShape, components);
-  const failure = components.schemas.get(failureName ?? 'Failure') as { properties?: Record<string, unknown> } | undefined;
+  const failure = components.schemas.get(failureName ?? 'Failure') as
+    { properties?: Record<string, unknown> } | undefined;
   components.failureHasCode = failure?.properties?.code !== undefined;
 
   const capabilities = input.capabilities ?? [];
   const paths = new Map<string, Map<string, OperationBuilder>>();
   for (const record of input.records) {
     const op = new OperationBuilder(record, components);
-    describeRoute(record, op, capabilities.some((c) => c.answersItself?.(record) === true));
+    describeRoute(
+      record,
+      op,
+      capabilities.some((c) => c.answersItself?.(record) === true),
+    );
     for (const c of capabilities) c.describe?.(record, op);
     let item = paths.get(record.path);
     if (item === undefined) paths.set(record.path, (item = new Map()));
@@ -70,10 +80,16 @@ export function buildDocument(input: DocumentInput): OpenApiDocument {
   }
   const tags = [...new Set(input.records.map((r) => r.tag))].sort(byText).map((name) => ({ name }));
   const schemas: Record<string, unknown> = {};
-  for (const name of [...components.schemas.keys()].sort(byText)) schemas[name] = components.schemas.get(name);
-  const componentsJson: { schemas: Record<string, unknown>; securitySchemes?: Record<string, unknown> } = { schemas };
+  for (const name of [...components.schemas.keys()].sort(byText))
+    schemas[name] = components.schemas.get(name);
+  const componentsJson: {
+    schemas: Record<string, unknown>;
+    securitySchemes?: Record<string, unknown>;
+  } = { schemas };
   if (components.securitySchemes.size) {
-    componentsJson.securitySchemes = Object.fromEntries([...components.securitySchemes].sort((a, b) => byText(a[0], b[0])));
+    componentsJson.securitySchemes = Object.fromEntries(
+      [...components.securitySchemes].sort((a, b) => byText(a[0], b[0])),
+    );
   }
   const doc = {
     openapi: '3.1.0' as const,
@@ -86,19 +102,28 @@ export function buildDocument(input: DocumentInput): OpenApiDocument {
   const plain = JSON.parse(JSON.stringify(doc)) as typeof doc;
   if (failureName !== null) renameSchema(plain, failureName, 'Failure');
   const failureType = input.failureShape?.contentType;
-  if (failureType !== undefined && failureType !== JSON_TYPE) retypeFailures(plain.paths, failureType);
+  if (failureType !== undefined && failureType !== JSON_TYPE)
+    retypeFailures(plain.paths, failureType);
   return plain;
 }
 
 /** Failure bodies under the shape's own content type (`application/problem+json`), beside a declared JSON answer of the same status. */
-function retypeFailures(paths: Record<string, Record<string, Record<string, unknown>>>, type: string): void {
+function retypeFailures(
+  paths: Record<string, Record<string, Record<string, unknown>>>,
+  type: string,
+): void {
   const ref = '#/components/schemas/Failure';
   // The failure schema, or it narrowed to declared codes (`allOf: [Failure, { code enum }]`).
   const isFailure = (s: Record<string, unknown>): boolean =>
     s.$ref === ref || (s.allOf as Record<string, unknown>[] | undefined)?.[0]?.$ref === ref;
   for (const item of Object.values(paths))
     for (const op of Object.values(item))
-      for (const r of Object.values((op.responses ?? {}) as Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>)) {
+      for (const r of Object.values(
+        (op.responses ?? {}) as Record<
+          string,
+          { content?: Record<string, { schema: Record<string, unknown> }> }
+        >,
+      )) {
         const json = r.content?.[JSON_TYPE];
         if (json === undefined) continue;
         const oneOf = json.schema.oneOf as Record<string, unknown>[] | undefined;
@@ -130,11 +155,17 @@ function describeFailureShape(shape: FailureShape | null, components: Components
   return ref.slice(ref.lastIndexOf('/') + 1);
 }
 
-function renameSchema(doc: { components: { schemas: Record<string, unknown> } }, from: string, to: string): void {
+function renameSchema(
+  doc: { components: { schemas: Record<string, unknown> } },
+  from: string,
+  to: string,
+): void {
   const schemas = doc.components.schemas;
   schemas[to] = schemas[from];
   delete schemas[from];
-  const sorted = Object.keys(schemas).sort(byText).map((k) => [k, schemas[k]] as const);
+  const sorted = Object.keys(schemas)
+    .sort(byText)
+    .map((k) => [k, schemas[k]] as const);
   for (const k of Object.keys(schemas)) delete schemas[k];
   for (const [k, v] of sorted) schemas[k] = v;
   const fromRef = `#/components/schemas/${from}`;

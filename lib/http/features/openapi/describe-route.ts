@@ -131,12 +131,20 @@ function describeUpload(
       description: `A file${bytes === undefined ? '' : ` of at most ${bytes} bytes`}${types.length > 0 ? `: ${types.join(', ')}` : ''}`,
     };
     properties[f.name] = f.many
-      ? { type: 'array', items: one, ...(f.options.count === undefined ? {} : { maxItems: f.options.count }) }
+      ? {
+          type: 'array',
+          items: one,
+          ...(f.options.count === undefined ? {} : { maxItems: f.options.count }),
+        }
       : one;
     if (f.options.required ?? true) required.push(f.name);
     if (types.length > 0) encoding[f.name] = { contentType: types.join(', ') };
   }
-  const schema: JsonSchema = { type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
+  const schema: JsonSchema = {
+    type: 'object',
+    properties,
+    ...(required.length > 0 ? { required } : {}),
+  };
   op.body(schema, {
     contentType: 'multipart/form-data',
     ...(Object.keys(encoding).length > 0 ? { encoding } : {}),
@@ -164,17 +172,13 @@ function notConverted(type: unknown): string | null {
 /** The security requirement, scheme and 401 (with its challenge) of a route that reads `scheme`. */
 function requireScheme(op: OperationBuilder, scheme: SecurityScheme): void {
   op.security(scheme);
-  op.failure(
-    401,
-    `the Authorization header is missing or not ${CHALLENGE[scheme].split(' ')[0]}`,
-    {
-      'WWW-Authenticate': {
-        description: 'The scheme that would be accepted',
-        schema: { type: 'string' },
-        example: CHALLENGE[scheme],
-      },
+  op.failure(401, `the Authorization header is missing or not ${CHALLENGE[scheme].split(' ')[0]}`, {
+    'WWW-Authenticate': {
+      description: 'The scheme that would be accepted',
+      schema: { type: 'string' },
+      example: CHALLENGE[scheme],
     },
-  );
+  });
 }
 
 /** The security a resolved class declares: its own `static security`, or its `static authorization`. */
@@ -192,15 +196,24 @@ export function declaredSecurity(type: Function): SecurityDeclaration | null {
   const s = (type as { security?: unknown }).security;
   if (typeof s !== 'object' || s === null) return null;
   const d = s as SecurityDeclaration;
-  return typeof d.name === 'string' && typeof d.scheme === 'object' && typeof d.challenge === 'string' ? d : null;
+  return typeof d.name === 'string' &&
+    typeof d.scheme === 'object' &&
+    typeof d.challenge === 'string'
+    ? d
+    : null;
 }
 
 /** The security requirement of a declared scheme, with its scopes, and its 401 (with its challenge). */
-export function requireDeclared(op: OperationSink, d: SecurityDeclaration, scopes: readonly string[]): void {
+export function requireDeclared(
+  op: OperationSink,
+  d: SecurityDeclaration,
+  scopes: readonly string[],
+): void {
   op.security(d, scopes);
   op.failure(401, 'the bearer token is missing or invalid', {
     'WWW-Authenticate': {
-      description: 'RFC 6750: `Bearer` without a token, `Bearer error="invalid_token"` for a bad one',
+      description:
+        'RFC 6750: `Bearer` without a token, `Bearer error="invalid_token"` for a bad one',
       schema: { type: 'string' },
       example: 'Bearer error="invalid_token"',
     },
@@ -221,10 +234,16 @@ export function resolvedScheme(type: Function): SecurityScheme | null {
 }
 
 /** The success answers a contract gives; `status` is set by a wrapper (`Status`, `Reply`). */
-export function describeContract(contract: Contract, op: OperationBuilder, status: number | null): void {
+export function describeContract(
+  contract: Contract,
+  op: OperationBuilder,
+  status: number | null,
+): void {
   switch (contract.kind) {
     case 'json':
-      op.answer(status ?? 200, { content: { [JSON_TYPE]: { schema: jsonSchema(contract.type, op) } } });
+      op.answer(status ?? 200, {
+        content: { [JSON_TYPE]: { schema: jsonSchema(contract.type, op) } },
+      });
       break;
     case 'text':
       op.answer(status ?? 200, { content: { [TEXT_MEDIA_TYPE]: { schema: { type: 'string' } } } });
@@ -239,7 +258,13 @@ export function describeContract(contract: Contract, op: OperationBuilder, statu
       break;
     case 'self': {
       const type = contract.type as unknown as { contentType?: string; openapi?: JsonSchema };
-      op.answer(status ?? 200, { content: { [type.contentType ?? OCTET_STREAM]: { schema: type.openapi ? { ...type.openapi } : { type: 'string' } } } });
+      op.answer(status ?? 200, {
+        content: {
+          [type.contentType ?? OCTET_STREAM]: {
+            schema: type.openapi ? { ...type.openapi } : { type: 'string' },
+          },
+        },
+      });
       break;
     }
     case 'status':
@@ -250,10 +275,19 @@ export function describeContract(contract: Contract, op: OperationBuilder, statu
       op.failure(404, 'there is none');
       break;
     case 'reply':
-      for (const s of contract.statuses) describeContract(contract.variants?.[s] ?? contract.inner, op, s);
+      for (const s of contract.statuses)
+        describeContract(contract.variants?.[s] ?? contract.inner, op, s);
       break;
     case 'redirect':
-      op.answer(contract.status, { headers: { Location: { description: 'Where to go', required: true, schema: { type: 'string', format: 'uri-reference' } } } });
+      op.answer(contract.status, {
+        headers: {
+          Location: {
+            description: 'Where to go',
+            required: true,
+            schema: { type: 'string', format: 'uri-reference' },
+          },
+        },
+      });
       break;
     case 'events':
       op.answer(status ?? 200, {
@@ -300,19 +334,32 @@ const schemaNames = new WeakMap<Map<string, object>, Map<StandardSchema, string>
  * or `id` when it has one, else after the operation (`OrdersController.create.Body`). A library
  * without the conversion is described as any object.
  */
-function schemaComponent(schema: StandardSchema, fallback: string, schemas: Map<string, object>): { $ref: string } {
+function schemaComponent(
+  schema: StandardSchema,
+  fallback: string,
+  schemas: Map<string, object>,
+): { $ref: string } {
   let owned = schemaNames.get(schemas);
   if (owned === undefined) schemaNames.set(schemas, (owned = new Map()));
   let name = owned.get(schema);
   if (name === undefined) {
     let json: Record<string, unknown>;
     try {
-      json = { ...(schema['~standard'].jsonSchema?.input({ target: 'draft-2020-12' }) ?? { type: 'object' }) };
+      json = {
+        ...(schema['~standard'].jsonSchema?.input({ target: 'draft-2020-12' }) ?? {
+          type: 'object',
+        }),
+      };
     } catch {
       json = { type: 'object' };
     }
     delete json.$schema;
-    const said = typeof json.title === 'string' ? json.title : typeof json.$id === 'string' ? json.$id : fallback;
+    const said =
+      typeof json.title === 'string'
+        ? json.title
+        : typeof json.$id === 'string'
+          ? json.$id
+          : fallback;
     const base = said.replace(/[^A-Za-z0-9._-]/g, '_');
     name = base;
     for (let i = 2; schemas.has(name); i++) name = `${base}_${i}`;

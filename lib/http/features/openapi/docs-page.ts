@@ -88,12 +88,24 @@ export function addDocsRoutes(app: Host, options: DocsOptions): void {
   // are is known once the app is built, so the script is made on its first request.
   let init: Buffer | null = null;
   const initScript = () => (init ??= Buffer.from(initText(spec, versionsIn(app.routes))));
-  addHiddenRoute(app, { path, name: 'docs', answer: () => new Bytes(page, 'text/html; charset=utf-8') });
-  addHiddenRoute(app, { path: `${base}/init.js`, name: 'docs init.js', answer: () => new Bytes(initScript(), 'text/javascript; charset=utf-8') });
+  addHiddenRoute(app, {
+    path,
+    name: 'docs',
+    answer: () => new Bytes(page, 'text/html; charset=utf-8'),
+  });
+  addHiddenRoute(app, {
+    path: `${base}/init.js`,
+    name: 'docs init.js',
+    answer: () => new Bytes(initScript(), 'text/javascript; charset=utf-8'),
+  });
   const cache = cacheFor(86_400);
   for (const a of ASSETS) {
     const body = files.get(a.file)!;
-    addHiddenRoute(app, { path: `${base}/${a.file}`, name: `docs ${a.file}`, answer: () => new Bytes(body, a.type, cache) });
+    addHiddenRoute(app, {
+      path: `${base}/${a.file}`,
+      name: `docs ${a.file}`,
+      answer: () => new Bytes(body, a.type, cache),
+    });
   }
 }
 

@@ -1,6 +1,17 @@
 // Internal door of lib/http/openapi: the OpenAPI 3.1 document built from route records, the
 // route serving it and the docs page. The public bits are re-exported by lib/http/index.ts.
-export { buildDocument, DEFAULT_FAILURE_SCHEMA, type DocumentInput, type OpenApiDocument } from './build-document';
-export { OperationBuilder, type HeaderObject, type ParameterObject, type ResponseObject, type SecurityScheme } from './operation-builder';
+export {
+  buildDocument,
+  DEFAULT_FAILURE_SCHEMA,
+  type DocumentInput,
+  type OpenApiDocument,
+} from './build-document';
+export {
+  OperationBuilder,
+  type HeaderObject,
+  type ParameterObject,
+  type ResponseObject,
+  type SecurityScheme,
+} from './operation-builder';
 export { addOpenApi, documentOf, type OpenApiOptions } from './serve';
 export { addDocsRoutes, type DocsOptions } from './docs-page';

@@ -29,7 +29,10 @@ export class Components {
   failureHasCode = false;
 }
 
-const PLAIN_SCHEMES = { bearer: { type: 'http', scheme: 'bearer' }, basic: { type: 'http', scheme: 'basic' } } as const;
+const PLAIN_SCHEMES = {
+  bearer: { type: 'http', scheme: 'bearer' },
+  basic: { type: 'http', scheme: 'basic' },
+} as const;
 
 export const FAILURE_REF = Object.freeze({ $ref: '#/components/schemas/Failure' });
 
@@ -63,7 +66,12 @@ export class OperationBuilder implements OperationSink {
   readonly #responses = new Map<number, Response>();
   /** Scheme name → scopes, in the order they were required. */
   readonly #security = new Map<string, string[]>();
-  #body: { schema: JsonSchema; contentType: string; required: boolean; encoding?: Record<string, { contentType: string }> } | null = null;
+  #body: {
+    schema: JsonSchema;
+    contentType: string;
+    required: boolean;
+    encoding?: Record<string, { contentType: string }>;
+  } | null = null;
   #deprecated = false;
   readonly #extensions = new Map<string, unknown>();
   readonly #codes = new Map<number, string[]>();
@@ -85,7 +93,8 @@ export class OperationBuilder implements OperationSink {
 
   /** Adds a parameter; one with the same place and name replaces the earlier one. */
   parameter(p: ParameterObject): this {
-    const key = (q: ParameterObject) => `${q.in}:${q.in === 'header' ? q.name.toLowerCase() : q.name}`;
+    const key = (q: ParameterObject) =>
+      `${q.in}:${q.in === 'header' ? q.name.toLowerCase() : q.name}`;
     const at = this.#parameters.findIndex((q) => key(q) === key(p));
     if (at === -1) this.#parameters.push(p);
     else this.#parameters[at] = p;
@@ -105,13 +114,32 @@ export class OperationBuilder implements OperationSink {
   }
 
   /** Sets the request body. */
-  body(schema: JsonSchema, options: { contentType?: string; required?: boolean; encoding?: Record<string, { contentType: string }> } = {}): this {
-    this.#body = { schema, contentType: options.contentType ?? JSON_TYPE, required: options.required ?? true, ...(options.encoding === undefined ? {} : { encoding: options.encoding }) };
+  body(
+    schema: JsonSchema,
+    options: {
+      contentType?: string;
+      required?: boolean;
+      encoding?: Record<string, { contentType: string }>;
+    } = {},
+  ): this {
+    this.#body = {
+      schema,
+      contentType: options.contentType ?? JSON_TYPE,
+      required: options.required ?? true,
+      ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
+    };
     return this;
   }
 
   /** Lists a success (or any non-failure) answer; `content` omitted means no body. Replaces an earlier one of that status. */
-  answer(status: number, response: { description?: string; content?: Record<string, { schema: JsonSchema }>; headers?: Record<string, HeaderObject> } = {}): this {
+  answer(
+    status: number,
+    response: {
+      description?: string;
+      content?: Record<string, { schema: JsonSchema }>;
+      headers?: Record<string, HeaderObject>;
+    } = {},
+  ): this {
     const prior = this.#responses.get(status);
     this.#responses.set(status, {
       description: response.description ?? phrase(status),
@@ -130,14 +158,22 @@ export class OperationBuilder implements OperationSink {
   failure(status: number, reason?: string, headers: Record<string, HeaderObject> = {}): this {
     let r = this.#responses.get(status);
     if (r === undefined) {
-      r = { description: phrase(status), reasons: [], headers: new Map(), content: { [JSON_TYPE]: { schema: FAILURE_REF } }, failure: true };
+      r = {
+        description: phrase(status),
+        reasons: [],
+        headers: new Map(),
+        content: { [JSON_TYPE]: { schema: FAILURE_REF } },
+        failure: true,
+      };
       this.#responses.set(status, r);
     } else if (!r.failure && !r.mixed) {
       // The contract answers this status too (`Reply({ 409: AlreadyCancelled })`): either body may come.
       r.mixed = true;
       const content = (r.content ??= {});
       const json = content[JSON_TYPE];
-      content[JSON_TYPE] = { schema: json === undefined ? FAILURE_REF : { oneOf: [json.schema, FAILURE_REF] } };
+      content[JSON_TYPE] = {
+        schema: json === undefined ? FAILURE_REF : { oneOf: [json.schema, FAILURE_REF] },
+      };
       if (json !== undefined) r.reasons.push('the answer the route declares');
     }
     if (reason !== undefined && !r.reasons.includes(reason)) r.reasons.push(reason);
@@ -158,12 +194,22 @@ export class OperationBuilder implements OperationSink {
     const r = this.#responses.get(status)!;
     const codes = this.#codes.get(status);
     if (codes === undefined || !this.#components.failureHasCode || r.content === null) return r;
-    const narrowed = { allOf: [FAILURE_REF, { type: 'object', properties: { code: { type: 'string', enum: codes } }, required: ['code'] }] };
+    const narrowed = {
+      allOf: [
+        FAILURE_REF,
+        {
+          type: 'object',
+          properties: { code: { type: 'string', enum: codes } },
+          required: ['code'],
+        },
+      ],
+    };
     const content: Record<string, { schema: JsonSchema }> = {};
     for (const [type, c] of Object.entries(r.content)) {
       const oneOf = c.schema.oneOf as JsonSchema[] | undefined;
       if (c.schema === FAILURE_REF) content[type] = { schema: narrowed };
-      else if (oneOf?.includes(FAILURE_REF)) content[type] = { schema: { oneOf: oneOf.map((s) => (s === FAILURE_REF ? narrowed : s)) } };
+      else if (oneOf?.includes(FAILURE_REF))
+        content[type] = { schema: { oneOf: oneOf.map((s) => (s === FAILURE_REF ? narrowed : s)) } };
       else content[type] = c;
     }
     return { ...r, content };
@@ -191,7 +237,9 @@ export class OperationBuilder implements OperationSink {
     const object = typeof scheme === 'string' ? PLAIN_SCHEMES[scheme] : scheme.scheme;
     const known = this.#components.securitySchemes.get(name);
     if (known !== undefined && JSON.stringify(known) !== JSON.stringify(object))
-      throw new TypeError(`${this.record.label}: two different security schemes are named "${name}": give one a schemeName of its own`);
+      throw new TypeError(
+        `${this.record.label}: two different security schemes are named "${name}": give one a schemeName of its own`,
+      );
     this.#components.securitySchemes.set(name, object);
     const list = this.#security.get(name) ?? [];
     for (const s of scopes) if (!list.includes(s)) list.push(s);
@@ -210,11 +258,18 @@ export class OperationBuilder implements OperationSink {
     if (this.#security.size) op.security = [Object.fromEntries(this.#security)];
     if (this.#parameters.length) op.parameters = this.#parameters.map(parameterJson);
     if (this.#body) {
-      const media = { schema: this.#body.schema, ...(this.#body.encoding === undefined ? {} : { encoding: this.#body.encoding }) };
-      op.requestBody = { required: this.#body.required, content: { [this.#body.contentType]: media } };
+      const media = {
+        schema: this.#body.schema,
+        ...(this.#body.encoding === undefined ? {} : { encoding: this.#body.encoding }),
+      };
+      op.requestBody = {
+        required: this.#body.required,
+        content: { [this.#body.contentType]: media },
+      };
     }
     const responses: Record<string, unknown> = {};
-    for (const status of this.statuses) responses[String(status)] = responseJson(this.#coded(status));
+    for (const status of this.statuses)
+      responses[String(status)] = responseJson(this.#coded(status));
     op.responses = responses;
     for (const [name, value] of this.#extensions) op[name] = value;
     return op;
@@ -230,7 +285,9 @@ function parameterJson(p: ParameterObject): Record<string, unknown> {
 }
 
 function responseJson(r: Response): Record<string, unknown> {
-  const out: Record<string, unknown> = { description: r.reasons.length ? `${r.description}: ${r.reasons.join('; ')}` : r.description };
+  const out: Record<string, unknown> = {
+    description: r.reasons.length ? `${r.description}: ${r.reasons.join('; ')}` : r.description,
+  };
   if (r.headers.size) out.headers = Object.fromEntries(r.headers);
   if (r.content !== null) out.content = r.content;
   return out;

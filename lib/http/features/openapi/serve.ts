@@ -59,7 +59,10 @@ function inVersion(record: RouteRecord, version: string | null): boolean {
 }
 
 /** One record per method and path: a versioned one over a neutral one, the default version's over others. */
-function distinctOperations(records: readonly RouteRecord[], preferred: string | null): RouteRecord[] {
+function distinctOperations(
+  records: readonly RouteRecord[],
+  preferred: string | null,
+): RouteRecord[] {
   const chosen = new Map<string, RouteRecord>();
   for (const r of records) {
     const key = `${r.method} ${r.path}`;
@@ -113,7 +116,11 @@ export function addOpenApi(app: Host, options: OpenApiOptions): void {
   }
   const serve = options.serve ?? '/openapi.json';
   if (serve !== false) {
-    addHiddenRoute(app, { path: serve, name: 'openapi', answer: () => new Bytes(documentOf(app).bytes, JSON_TYPE) });
+    addHiddenRoute(app, {
+      path: serve,
+      name: 'openapi',
+      answer: () => new Bytes(documentOf(app).bytes, JSON_TYPE),
+    });
     serveVersionDocuments(app, serve);
   }
 }
@@ -121,7 +128,10 @@ export function addOpenApi(app: Host, options: OpenApiOptions): void {
 class OpenApiRoutes {}
 
 /** Adds a GET route the framework owns, answering Bytes, and keeps it out of the document. */
-export function addHiddenRoute(app: Host, route: { path: string; name: string; answer: () => Bytes }): void {
+export function addHiddenRoute(
+  app: Host,
+  route: { path: string; name: string; answer: () => Bytes },
+): void {
   const record = builtInRecord({
     path: route.path,
     name: route.name,
@@ -135,7 +145,8 @@ export function addHiddenRoute(app: Host, route: { path: string; name: string; a
   app.addBuiltIn(record, { answer: route.answer });
 }
 
-export const cacheFor = (seconds: number): HeaderList => headers.of([{ name: 'Cache-Control', value: `public, max-age=${seconds}` }]);
+export const cacheFor = (seconds: number): HeaderList =>
+  headers.of([{ name: 'Cache-Control', value: `public, max-age=${seconds}` }]);
 
 function deepFreeze<T>(x: T): T {
   if (typeof x === 'object' && x !== null && !Object.isFrozen(x)) {
