@@ -11,7 +11,7 @@ export { MemoryStore } from './memory-store';
 export type { MemoryStoreOptions } from './memory-store';
 export { RedisStore } from './redis-store';
 export type { RedisStoreOptions, RedisNode } from './redis-store';
-export type { RateStore, RateRule, RateWindow } from './rate-store';
+export type { RateStore, RateRule, RateWindow, RateCount } from './rate-store';
 export { MemoryRateStore } from './memory-rate-store';
 /** @internal The in-process window table `@RateLimit` counts in when the app has no rate store. */
 export { RateTable, RATE_ADMITTED, RATE_OVER } from './rate-table';

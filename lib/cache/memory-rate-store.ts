@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { CacheError } from './errors';
 import { RATE_ADMITTED, RATE_OVER, RateTable } from './rate-table';
-import { validRule, type RateRule, type RateStore } from './rate-store';
+import { validRule, type RateCount, type RateRule, type RateStore } from './rate-store';
 
 /** Keys a `MemoryRateStore` keeps windows for per rule, unless the rule's `maxKeys` says otherwise. */
 export const RATE_MAX_KEYS = 100_000;
@@ -23,6 +23,19 @@ export class MemoryRateStore implements RateStore {
   hit(rule: RateRule, key: string): Promise<number> {
     try {
       return Promise.resolve(this.take(rule, key, performance.now()));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** `hit` with what is left of the window (see `RateStore.count`). */
+  count(rule: RateRule, key: string): Promise<RateCount> {
+    try {
+      const now = performance.now();
+      const waitMs = this.take(rule, key, now);
+      if (waitMs > 0) return Promise.resolve({ waitMs, remaining: 0, resetMs: waitMs });
+      const { remaining, resetAt } = this.#tableOf(rule).standing(key, now);
+      return Promise.resolve({ waitMs, remaining, resetMs: Math.max(1, Math.ceil(resetAt - now)) });
     } catch (err) {
       return Promise.reject(err);
     }

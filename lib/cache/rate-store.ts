@@ -30,6 +30,16 @@ export interface RateRule {
  * const wait = await store.hit({ name: 'POST /login', max: 5, windowMs: 60_000, window: 'fixed' }, ip);
  * if (wait > 0) refuse(Math.ceil(wait / 1000));
  */
+/** One counted request with where it leaves the key: what the IETF `RateLimit` header reports. */
+export interface RateCount {
+  /** 0 when admitted, else the milliseconds until the key may be admitted again. */
+  readonly waitMs: number;
+  /** Requests the key may still make in this window (0 when refused). */
+  readonly remaining: number;
+  /** Milliseconds until the window's count starts afresh. */
+  readonly resetMs: number;
+}
+
 export interface RateStore {
   /**
    * Counts one request of `key`: resolves 0 when it is admitted, else the milliseconds (at least
@@ -37,6 +47,11 @@ export interface RateStore {
    * `Full` when it keeps as many keys as it may and this one is new.
    */
   hit(rule: RateRule, key: string): Promise<number>;
+  /**
+   * `hit` with what is left of the window (a store that has it: `RateLimit: r=…` on admitted
+   * answers). Optional, so a program's own store with `hit` alone keeps working.
+   */
+  count?(rule: RateRule, key: string): Promise<RateCount>;
 }
 
 /**

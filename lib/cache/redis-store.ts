@@ -6,7 +6,7 @@ import { redisWarnings } from './redis-warnings';
 import { CacheError } from './errors';
 import type { ExpectOptions, Store } from './store';
 import { defineRateCommands, type RateCommands } from './rate-scripts';
-import { rateKey, validRule, type RateRule, type RateStore } from './rate-store';
+import { rateKey, validRule, type RateCount, type RateRule, type RateStore } from './rate-store';
 
 /** One Redis server of a Cluster, or one Sentinel: where to reach it. */
 export interface RedisNode {
@@ -322,6 +322,11 @@ export class RedisStore implements Store, RateStore {
    * allowance. Fails `Unavailable` like every other operation while Redis cannot be reached.
    */
   async hit(rule: RateRule, key: string): Promise<number> {
+    return (await this.count(rule, key)).waitMs;
+  }
+
+  /** `hit` with what is left of the window: the remaining requests and when the count starts afresh. */
+  async count(rule: RateRule, key: string): Promise<RateCount> {
     if (!validRule(rule))
       throw new CacheError(
         'InvalidArgument',
@@ -329,11 +334,12 @@ export class RedisStore implements Store, RateStore {
       );
     const rate = (this.#rate ??= defineRateCommands(this.#redis));
     const sliding = rule.window === 'sliding';
-    return this.#run('hit', rateKey(rule, key), (k) =>
+    const [waitMs, remaining, resetMs] = await this.#run('hit', rateKey(rule, key), (k) =>
       sliding
         ? rate.fwRateSliding(k, rule.max, rule.windowMs)
         : rate.fwRateFixed(k, rule.max, rule.windowMs),
     );
+    return { waitMs, remaining, resetMs };
   }
   // ---- end of rate limits ----
 

@@ -44,6 +44,21 @@ export function describeRateStoreContract(
         expect(Number.isInteger(wait)).toBe(true);
       });
 
+      it(`I26.4 ${window}: count says what is left of the window, then the wait`, async () => {
+        const r = rule({ window, max: 3 });
+        const counted = [];
+        for (let i = 0; i < 4; i++) counted.push(await store.count!(r, 'left'));
+        expect(counted.map((c) => [c.waitMs === 0, c.remaining])).toEqual([
+          [true, 2],
+          [true, 1],
+          [true, 0],
+          [false, 0],
+        ]);
+        for (const c of counted) expect(c.resetMs).toBeGreaterThan(0);
+        expect(counted[0]!.resetMs).toBeLessThanOrEqual(60_000);
+        expect(counted[3]!.resetMs).toBe(counted[3]!.waitMs);
+      });
+
       it(`${window}: keys and rules are counted apart`, async () => {
         const r = rule({ window, max: 1 });
         const other = rule({ window, max: 1 });

@@ -1,6 +1,6 @@
 import { App, Controller, Post, RateLimit, Returns } from 'fw-http';
 import { RedisStore } from 'fw-http/cache';
-import { post } from '../support/post';
+import { post, send } from '../support/post';
 import { limitedRoutes, sleep } from '../support/rate-apps';
 import { startRedis, type RedisServer } from '../support/redis';
 
@@ -83,6 +83,32 @@ async function untilCounting(ports: number[], lines: string[]): Promise<void> {
 }
 
 describe('@RateLimit over a shared RedisStore', () => {
+  it('I26.4 admitted answers say what is left across instances: RateLimit r counts down, fixed and sliding', async () => {
+    const [a, b] = await instances(2);
+    const fixed: string[] = [];
+    for (let i = 0; i < 3; i++)
+      fixed.push(
+        String(
+          (await send(i % 2 === 0 ? a! : b!, '/login', { localAddress: '127.0.0.21' })).headers
+            .ratelimit,
+        ),
+      );
+    expect(fixed.map((h) => /r=(\d+)/.exec(h)?.[1])).toEqual(['4', '3', '2']);
+    expect(fixed[0]).toMatch(/^"default";r=4;t=(59|60)$/);
+    const sliding: string[] = [];
+    for (let i = 0; i < 3; i++)
+      sliding.push(
+        String(
+          (await send(i % 2 === 0 ? b! : a!, '/sliding', { localAddress: '127.0.0.22' })).headers
+            .ratelimit,
+        ),
+      );
+    expect(sliding.map((h) => /r=(\d+)/.exec(h)?.[1])).toEqual(['2', '1', '0']);
+    const over = await send(a!, '/sliding', { localAddress: '127.0.0.22' });
+    expect(over.status).toBe(429);
+    expect(over.headers.ratelimit).toMatch(/^"default";r=0;t=\d+$/);
+  });
+
   it('FAIL-27 two App instances on two ports sharing one redis-server enforce one allowance', async () => {
     const [a, b] = await instances(2);
     runs = 0;

@@ -7,6 +7,7 @@ import {
   RateTable,
   RATE_ADMITTED,
   RATE_OVER,
+  type RateCount,
   type RateRule,
   type RateStore,
   type RateWindow,
@@ -162,9 +163,13 @@ function overStore(
   if (seen === undefined) outages.set(store, (seen = { down: false }));
   const state = seen;
   return async (c, proceed) => {
-    let wait: number;
+    let counted: RateCount;
     try {
-      wait = await store.hit(rule, c.ip || 'unknown');
+      const key = c.ip || 'unknown';
+      counted =
+        store.count !== undefined
+          ? await store.count(rule, key)
+          : { waitMs: await store.hit(rule, key), remaining: -1, resetMs: 0 };
     } catch (err) {
       if (!state.down) {
         state.down = true;
@@ -185,7 +190,16 @@ function overStore(
       c.core.logs.write('info', null, 'rate-limit store answers again: counting resumed');
     }
     c.putHeader('ratelimit-policy', policyOf(mark));
-    if (wait === 0) return proceed();
+    const wait = counted.waitMs;
+    if (wait === 0) {
+      // A store with `hit` alone cannot say what is left (remaining -1): the policy goes alone.
+      if (counted.remaining >= 0)
+        c.putHeader(
+          'ratelimit',
+          `"default";r=${counted.remaining};t=${Math.max(1, Math.ceil(counted.resetMs / 1000))}`,
+        );
+      return proceed();
+    }
     const reset = String(Math.max(1, Math.ceil(wait / 1000)));
     c.putHeader('ratelimit', `"default";r=0;t=${reset}`);
     c.setHeader('retry-after', reset);
