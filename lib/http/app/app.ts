@@ -46,6 +46,7 @@ import { watchTimeouts } from './socket-timeouts';
 import type { StallWatch } from '../core/stall-watch';
 import { ServerTelemetry } from '../features/telemetry';
 import { RATE_STORE } from '../features/rate-limit';
+import { earlyHeadersOf } from '../features/browser-defaults';
 import {
   defaultVersionOf,
   dispatchByVersion,
@@ -231,6 +232,7 @@ export class App {
     // answer, and a getter there is a call where a field is a load.
     this.#core = {
       failureBody: defaultFailureBody,
+      earlyHeaders: [],
       failureType: JSON_TYPE,
       sendFile,
       upgrade: upgradeConnection,
@@ -276,6 +278,8 @@ export class App {
   use(middleware: Middleware): this {
     this.#configuring('use');
     this.#middleware.push(middleware);
+    const early = earlyHeadersOf(middleware);
+    if (early !== undefined) this.#core.earlyHeaders = early;
     return this;
   }
 
@@ -716,7 +720,7 @@ export class App {
     const framing = badFraming(req, this.#maxRawHeaders);
     if (framing !== null) {
       socket.on('error', () => socket.destroy());
-      writeRawFailure(socket as Socket, framing.status, framing.message);
+      writeRawFailure(socket as Socket, framing.status, framing.message, this.#core.earlyHeaders);
       setTimeout(() => socket.destroy(), o.keepAliveTimeoutMs ?? 5_000).unref();
       return;
     }
@@ -729,6 +733,7 @@ export class App {
         bodyMs: o.requestTimeoutMs ?? 30_000,
         lingerMs: o.keepAliveTimeoutMs ?? 5_000,
         idleMs: o.idleTimeoutMs ?? 120_000,
+        early: this.#core.earlyHeaders,
       },
     );
     if (served !== null) this.#dispatch(served.req, served.res);
@@ -755,7 +760,7 @@ export class App {
         : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? 408
           : 400;
-    writeRawFailure(socket, status, phrase(status));
+    writeRawFailure(socket, status, phrase(status), this.#core.earlyHeaders);
   }
 
   readonly #dispatch = (req: IncomingMessage, res: ServerResponse): void => {
@@ -821,6 +826,7 @@ export class App {
       'content-type': JSON_TYPE,
       'content-length': String(Buffer.byteLength(body)),
       ...(status === 503 ? { 'retry-after': '1' } : {}),
+      ...Object.fromEntries(this.#core.earlyHeaders),
     });
     res.end(body);
   }

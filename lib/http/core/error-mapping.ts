@@ -201,10 +201,21 @@ export const PROBLEM_TYPE = 'application/problem+json';
  * parse, or one served from an Upgrade's socket): the default shape with `Connection: close`,
  * then our side is ended.
  */
-export function writeRawFailure(socket: Socket, status: number, message: string): void {
+export function writeRawFailure(
+  socket: Socket,
+  status: number,
+  message: string,
+  extra: HeaderLines = NO_LINES,
+): void {
   const body = defaultFailureBody({ status, message });
+  let more = '';
+  for (const [name, value] of extra) more += `${name}: ${value}\r\n`;
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nDate: ${new Date().toUTCString()}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `${more}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
+
+/** Header lines every answer of the app carries, even one written before routing (security headers). */
+export type HeaderLines = readonly (readonly [string, string])[];
+const NO_LINES: HeaderLines = [];

@@ -137,7 +137,7 @@ export function securityHeaders(options: SecurityHeadersOptions = {}): Middlewar
   const base = entriesOf(options);
   const perRoute = new WeakMap<RouteRecord, { always: Entries; tls: Entries }>();
   const none = { always: [], tls: [] };
-  return (c, next) => {
+  const middleware: Middleware = (c, next) => {
     const record = (c.matched as Matched | null)?.record;
     const own = record?.marks.get(BROWSER)?.headers;
     let set = base;
@@ -150,6 +150,17 @@ export function securityHeaders(options: SecurityHeadersOptions = {}): Middlewar
       for (const [name, value] of set.tls) c.putHeader(name, value);
     return next();
   };
+  // Answers written before routing (431, 408, a shed 503) and a WebSocket's 101 never pass the
+  // middleware: the app writes these lines on them itself.
+  EARLY.set(middleware, base.always);
+  return middleware;
+}
+
+const EARLY = new WeakMap<Middleware, Entries>();
+
+/** The header lines a `securityHeaders()` middleware puts on every answer, for answers no middleware sees. */
+export function earlyHeadersOf(middleware: Middleware): Entries | undefined {
+  return EARLY.get(middleware);
 }
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);

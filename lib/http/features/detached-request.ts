@@ -1,6 +1,6 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { writeRawFailure } from '../core/error-mapping';
+import { writeRawFailure, type HeaderLines } from '../core/error-mapping';
 
 /** How long a request node let go of may take: its body, and the wait for the client's close after the answer. */
 export interface DetachedTimes {
@@ -10,6 +10,8 @@ export interface DetachedTimes {
   readonly lingerMs: number;
   /** Nothing read or written for this long while the request is under way: cut (the app's `idleTimeoutMs`; 0: none). */
   readonly idleMs: number;
+  /** Header lines every answer carries (the app's security headers), raw failures included. */
+  readonly early?: HeaderLines;
 }
 
 const MAX_SIZE_LINE = 4 * 1024; // a chunk-size line with its extensions
@@ -57,7 +59,7 @@ export class DetachedRequest {
   ): DetachedRequest | null {
     const framing = framingOf(req);
     if (typeof framing === 'string') {
-      writeRawFailure(socket, 400, framing);
+      writeRawFailure(socket, 400, framing, times.early);
       linger(socket, times.lingerMs);
       return null;
     }
@@ -218,7 +220,7 @@ export class DetachedRequest {
     }
     // Written before the handler's answer, as node writes a 400/408 it finds while reading: the
     // default shape, then the connection is closed (an answer the handler writes later is dropped).
-    writeRawFailure(this.#socket, status, message);
+    writeRawFailure(this.#socket, status, message, this.#times.early);
     linger(this.#socket, this.#times.lingerMs);
   }
 }

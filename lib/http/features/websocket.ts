@@ -4,6 +4,7 @@ import type { WebSocketServer, WebSocket as Peer } from 'ws';
 import type { AroundFactory, Capability } from '../route/extensions';
 import type { Ctx } from '../request/ctx';
 import { DetachedRequest, type DetachedTimes } from './detached-request';
+import type { HeaderLines } from '../core/error-mapping';
 import { HttpError } from '../core/errors';
 import { fail } from '../core/fail';
 import { MarkKey } from '../route/mark-key';
@@ -223,14 +224,16 @@ export class Upgrades {
       };
       // One server per route: `ws` applies maxPayload per server. No compression (a deflate bomb
       // would grow past any message bound before it is counted).
-      route = {
-        wss: new (loadWs().WebSocketServer)({
-          noServer: true,
-          maxPayload: limits.maxMessageBytes,
-          perMessageDeflate: false,
-        }),
-        limits,
-      };
+      const wss = new (loadWs().WebSocketServer)({
+        noServer: true,
+        maxPayload: limits.maxMessageBytes,
+        perMessageDeflate: false,
+      });
+      // The 101 is written by `ws`, past every middleware: the app's security headers join it here.
+      wss.on('headers', (lines: string[], req: IncomingMessage) => {
+        for (const [name, value] of earlyLines.get(req) ?? []) lines.push(`${name}: ${value}`);
+      });
+      route = { wss, limits };
       this.#routes.set(mark, route);
     }
     return route;
@@ -273,12 +276,16 @@ function originAllowed(rule: OriginRule, req: IncomingMessage): boolean {
 }
 
 /** Completes `c.upgrade()`: 400 when the request is not an admitted WebSocket upgrade. */
+/** The app's early header lines for a handshake under way, read by its server's 'headers' event. */
+const earlyLines = new WeakMap<IncomingMessage, HeaderLines>();
+
 export function upgradeConnection<S>(c: Ctx, loop: UpgradeLoop<S>, state: S): void {
   const p = handshakes.get(c.req);
   if (p === undefined || !('route' in p)) throw fail.badRequest('not a WebSocket upgrade');
   if (c.status !== 0) throw new HttpError('AlreadySent', `c.upgrade() after ${c.status} was sent`);
   handshakes.delete(c.req);
   c.markSent(101);
+  if (c.core.earlyHeaders.length > 0) earlyLines.set(c.req, c.core.earlyHeaders);
   const label = `${c.method} ${c.path}`;
   const log = c.core.log;
   p.route.wss.handleUpgrade(c.req, p.socket, p.head, (ws) => {

@@ -5,7 +5,7 @@ import type { Scope } from '../../fetch/scope';
 import { REDIRECT_STATUSES, type HeaderEntry, type RedirectStatus } from '../core/answers';
 import { parseAuthorization, type Credentials } from '../core/authorization';
 import { HttpError, clientGone, statusCode, type FailureDetails } from '../core/errors';
-import type { FailureFacts } from '../core/error-mapping';
+import type { FailureFacts, HeaderLines } from '../core/error-mapping';
 import {
   addHeader,
   checkHeader,
@@ -32,6 +32,11 @@ import type { IdempotencyInfo } from './idempotency-info';
 
 /** @internal What a request needs from its app; the App implements it. */
 export interface Core {
+  /**
+   * Header lines for the answers written before routing and for a WebSocket's 101 (the security
+   * headers of `securityHeaders()`, when the app uses it); empty otherwise.
+   */
+  earlyHeaders: HeaderLines;
   /** The failure body, in the app's failure shape. */
   failureBody(f: FailureFacts): string;
   /** The failure body's content type (`application/problem+json` for the Problem shape). */
