@@ -61,6 +61,17 @@ export function headerProblem(key: string, value: string | readonly string[]): H
 /** Pending response headers: lower-cased name to value; `set-cookie` is a list. */
 export type HeaderBag = Record<string, string | string[]>;
 
+/** A copy of a bag, its lists copied too: what was set before a step that may add to it. */
+export function copyBag(bag: HeaderBag | null): HeaderBag | null {
+  if (bag === null) return null;
+  const out: HeaderBag = {};
+  for (const k in bag) {
+    const v = bag[k];
+    out[k] = Array.isArray(v) ? [...v] : v;
+  }
+  return out;
+}
+
 /**
  * Adds a header to a bag following the spec's header rules: `Set-Cookie` and `Vary` add rather
  * than replace, and adding a pair already present adds nothing.

@@ -1,5 +1,5 @@
 import type { PgStore } from '../../cache';
-import type { HeaderBag } from '../core/header-rules';
+import { copyBag, type HeaderBag } from '../core/header-rules';
 import { HttpError } from '../core/errors';
 import { fail } from '../core/fail';
 import type { CapturedAnswer, Ctx } from '../request/ctx';
@@ -214,16 +214,6 @@ interface PgClient {
 function inFlight(c: Ctx): Error {
   c.setHeader('retry-after', '1');
   return fail.conflict('Idempotency-Key is still being answered');
-}
-
-function copyBag(bag: HeaderBag | null): HeaderBag | null {
-  if (bag === null) return null;
-  const out: HeaderBag = {};
-  for (const k in bag) {
-    const v = bag[k];
-    out[k] = Array.isArray(v) ? [...v] : v;
-  }
-  return out;
 }
 
 /** Puts the answer's headers back as they were before the handler ran. */

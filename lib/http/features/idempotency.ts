@@ -7,7 +7,7 @@ import { isThenable, type CapturedAnswer, type Ctx, type Resolvable } from '../r
 import { CallerBudget } from './caller-budget';
 import { FillWatch } from './fill-watch';
 import { StoreOutage } from './store-outage';
-import type { HeaderBag } from '../core/header-rules';
+import { copyBag, type HeaderBag } from '../core/header-rules';
 import type { OperationSink } from '../route/extensions';
 import { HttpError } from '../core/errors';
 import { mapError } from '../core/error-mapping';
@@ -746,16 +746,6 @@ interface Holding {
   readonly id: string;
   readonly claim: Buffer;
   readonly core: Ctx['core'];
-}
-
-function copyBag(bag: HeaderBag | null): HeaderBag | null {
-  if (bag === null) return null;
-  const out: HeaderBag = {};
-  for (const k in bag) {
-    const v = bag[k];
-    out[k] = Array.isArray(v) ? [...v] : v;
-  }
-  return out;
 }
 
 /** The headers in `now` that were not in `before`, in order (each added Set-Cookie line one entry). */

@@ -116,21 +116,8 @@ export function compileArgument(
     case 'body': {
       if (arg.schema !== undefined) return schemaBody(arg.schema);
       const read = compileReader(arg.type, { source: 'body', maxDepth: reading.maxDepth });
-      return (c) => {
-        const type = c.req.headers['content-type'];
-        if (type !== undefined && !JSON_CONTENT.test(type)) {
-          throw new Failure(
-            415,
-            `body: content type must be application/json, got ${type.split(';')[0]}`,
-          );
-        }
-        return c.afterBody((bytes) => {
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(bytes.length === 0 ? '' : bytes.toString('utf8'));
-          } catch {
-            throw fail.badRequest('body: invalid JSON');
-          }
+      return (c) =>
+        jsonBody(c, (parsed) => {
           const r = read(parsed);
           if (!r.ok)
             throw r.tooDeep
@@ -138,9 +125,30 @@ export function compileArgument(
               : new Failure(400, r.message);
           return r.value;
         });
-      };
     }
   }
+}
+
+/**
+ * The request body as JSON, handed to `then` once it is all here: 415 for another content type,
+ * 400 for text that is not JSON (an empty body parses as invalid too).
+ */
+function jsonBody(c: Ctx, then: (parsed: unknown) => unknown): unknown {
+  const type = c.req.headers['content-type'];
+  if (type !== undefined && !JSON_CONTENT.test(type))
+    throw new Failure(
+      415,
+      `body: content type must be application/json, got ${type.split(';')[0]}`,
+    );
+  return c.afterBody((bytes) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(bytes.length === 0 ? '' : bytes.toString('utf8'));
+    } catch {
+      throw fail.badRequest('body: invalid JSON');
+    }
+    return then(parsed);
+  });
 }
 
 function paramsBound(reading: ReadingOptions): number {
@@ -231,22 +239,9 @@ function schemaBody(schema: StandardSchema): Extractor {
     if (r.issues !== undefined) throw new Failure(400, firstIssue('body', r.issues));
     return r.value;
   };
-  return (c) => {
-    const type = c.req.headers['content-type'];
-    if (type !== undefined && !JSON_CONTENT.test(type))
-      throw new Failure(
-        415,
-        `body: content type must be application/json, got ${type.split(';')[0]}`,
-      );
-    return c.afterBody((bytes) => {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(bytes.length === 0 ? '' : bytes.toString('utf8'));
-      } catch {
-        throw fail.badRequest('body: invalid JSON');
-      }
+  return (c) =>
+    jsonBody(c, (parsed) => {
       const r = validate(parsed);
       return isThenable(r) ? Promise.resolve(r).then(settle) : settle(r);
     });
-  };
 }
