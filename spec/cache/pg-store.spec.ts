@@ -1,9 +1,10 @@
 import net from 'node:net';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { CacheError, PgStore, Space } from 'fw-http/cache';
 import { startPostgres, type PostgresServer } from '../support/postgres-process';
 import { freePort } from '../support/redis-process';
 import { describeStoreContract, sleep } from './store-contract';
+import { testPool } from '../support/pg-pool';
 
 let server: PostgresServer;
 let stores: PgStore[] = [];
@@ -42,7 +43,7 @@ async function open(options: { table?: string; commandTimeoutMs?: number } = {})
 
 /** A pool for looking at the tables directly. */
 function rawPool(): Pool {
-  const pool = new Pool({ connectionString: server.url, max: 2 });
+  const pool = testPool(server.url, 2);
   pools.push(pool);
   return pool;
 }

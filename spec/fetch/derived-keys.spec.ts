@@ -1,4 +1,4 @@
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import {
   App,
   Controller,
@@ -12,6 +12,7 @@ import {
 import { MemoryStore, PgStore, Space } from 'fw-http/cache';
 import { Client, FetchError, Target } from 'fw-http/fetch';
 import { startPostgres, type PostgresServer } from '../support/postgres-process';
+import { testPool } from '../support/pg-pool';
 
 // Derived Idempotency-Keys on outbound calls and c.idempotency (issue 23, part 3).
 
@@ -179,7 +180,7 @@ describe('I23.3 the fencing token of an atomic route', () => {
       }
     }
     const app = new App({ log: () => {} }).controllers(C).provide(Payments.open(store));
-    const pool = new Pool({ connectionString: pg.url, max: 1 });
+    const pool = testPool(pg.url, 1);
     try {
       for (const key of ['a', 'b', 'c'])
         await app.inject({ method: 'POST', url: '/t', headers: { 'idempotency-key': key } });

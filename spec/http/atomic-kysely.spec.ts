@@ -1,8 +1,9 @@
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { App, Controller, Idempotent, Post, Returns, Status, Tx } from 'fw-http';
 import { PgStore, Space } from 'fw-http/cache';
 import { startPostgres, type PostgresServer } from '../support/postgres-process';
+import { testPool } from '../support/pg-pool';
 
 // The query-builder adapter of atomic routes: Kysely over the route's transaction (tx.asPool()).
 
@@ -18,7 +19,7 @@ let server: PostgresServer;
 let pool: Pool;
 beforeAll(async () => {
   server = await startPostgres();
-  pool = new Pool({ connectionString: server.url, max: 2 });
+  pool = testPool(server.url, 2);
   await pool.query('CREATE TABLE orders (id text PRIMARY KEY, sku text NOT NULL)');
 }, 60_000);
 afterAll(async () => {

@@ -1,5 +1,5 @@
 import { IsInt, IsString } from 'class-validator';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import {
   App,
   Body,
@@ -16,6 +16,7 @@ import {
 } from 'fw-http';
 import { MemoryStore, PgStore, Space, type SpaceDecl } from 'fw-http/cache';
 import { startPostgres, type PostgresServer } from '../support/postgres-process';
+import { testPool } from '../support/pg-pool';
 
 // Atomic idempotent routes (issue 23, part 2): on a space opened on a PgStore, the claim, the
 // handler's writes and the kept answer commit in one transaction, against a real Postgres.
@@ -32,8 +33,7 @@ const cleanups: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
   server = await startPostgres();
-  pool = new Pool({ connectionString: server.url, max: 4 });
-  pool.on('error', () => undefined); // an idle connection cut at the end is nothing to report
+  pool = testPool(server.url, 4);
   await pool.query('CREATE TABLE ledger (id serial PRIMARY KEY, to_account text, amount int)');
   await pool.query('CREATE TABLE counter (id int PRIMARY KEY, n int)');
   await pool.query('INSERT INTO counter VALUES (1, 0)');

@@ -1,6 +1,7 @@
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { start, type Started } from '../../sample/start';
 import { startPostgres, type PostgresServer } from '../support/postgres-process';
+import { testPool } from '../support/pg-pool';
 
 // The sample with DATABASE_URL (SAMPLE.md): orders in Postgres, POST /orders atomic (the order row
 // and the kept answer in one transaction), tables created at startup, /healthz reporting the database.
@@ -12,9 +13,7 @@ let shop: Started;
 beforeAll(async () => {
   pg = await startPostgres();
   await pg.createDatabase('shop');
-  pool = new Pool({ connectionString: pg.urlOf('shop'), max: 2 });
-  // Its idle connections are cut when the health test stops Postgres: the next query reconnects.
-  pool.on('error', () => undefined);
+  pool = testPool(pg.urlOf('shop'), 2); // its idle connections are cut when the health test stops Postgres
   shop = await start({ PORT: '0', DATABASE_URL: pg.urlOf('shop') }, () => {});
 }, 60_000);
 afterAll(async () => {
