@@ -1,4 +1,3 @@
-import type { Pool } from 'pg';
 import {
   App,
   Controller,
