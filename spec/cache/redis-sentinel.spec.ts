@@ -170,5 +170,5 @@ describe('RedisStore behind Sentinel', () => {
       await app.close();
       await store.close();
     }
-  }, 60_000);
+  }, 120_000); // a failover on a loaded machine has taken more than a minute
 });

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { App, Controller, Ctx, Idempotent, Post, Returns, Status } from 'fw-http';
 import { MemoryStore, RedisStore, Space } from 'fw-http/cache';
 import { Client, Target } from 'fw-http/fetch';
@@ -171,13 +171,16 @@ describe('hostile: idempotency when the store or the client lets go', () => {
     }
   });
 
-  it('I22.15 a client that gives up (100 ms) on a handler calling a slow upstream (300 ms): the run finishes, the upstream is called once, the retry replays', async () => {
+  it('I22.15 a client that gives up on a handler calling a slow upstream: the run finishes, the upstream is called once, the retry replays', async () => {
     let upstreamCalls = 0;
+    // The upstream answers only once the test has seen the client give up and the handler start:
+    // a fixed delay raced the client's 100 ms on a loaded machine.
+    let answerUpstream = () => {};
+    const upstreamMayAnswer = new Promise<void>((r) => (answerUpstream = r));
     const upstream: Server = createServer((_req, res) => {
       upstreamCalls++;
-      setTimeout(
-        () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'),
-        300,
+      void upstreamMayAnswer.then(() =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'),
       );
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
@@ -211,8 +214,18 @@ describe('hostile: idempotency when the store or the client lets go', () => {
         headers: { 'idempotency-key': 'ch-1', 'content-length': '0' },
       });
     try {
-      await expect(post(100)).rejects.toThrow('no answer');
+      // The client gives up once the handler is waiting on the upstream (a fixed 100 ms raced the
+      // handler's start on a loaded machine: gone before the run, there is no run to finish).
+      const gone = connect(port, '127.0.0.1');
+      gone.on('error', () => {});
+      gone.write(
+        'POST /charges HTTP/1.1\r\nhost: x\r\nidempotency-key: ch-1\r\ncontent-length: 0\r\n\r\n',
+      );
+      await until(() => upstreamCalls === 1);
       expect(runs).toBe(1);
+      gone.destroy();
+      await sleep(50);
+      answerUpstream();
       await until(() => ended === 1);
       const retry = await post(10_000);
       expect(retry.status).toBe(201);
@@ -221,6 +234,7 @@ describe('hostile: idempotency when the store or the client lets go', () => {
       expect(upstreamCalls).toBe(1);
       expect(runs).toBe(1);
     } finally {
+      answerUpstream();
       await app.close();
       await new Promise((r) => upstream.close(r));
     }

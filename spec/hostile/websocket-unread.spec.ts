@@ -61,7 +61,7 @@ describe('I22.1 a WebSocket peer that never reads', () => {
     (ws as unknown as { _socket: Socket })._socket.resume();
     expect(await closed).toBe(1008);
     expect(lines.some((l) => l.includes('closed 1008: peer not reading'))).toBe(true);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('I22.1 the write timeout on upgraded sockets', () => {

@@ -15,6 +15,9 @@ const report = (...args: string[]) =>
     { cwd: ROOT },
   );
 
+// Each test runs the report (a TypeScript program over the three doors): tens of seconds on a loaded machine.
+jest.setTimeout(120_000);
+
 describe('the API report', () => {
   it('I28.3 api/report.md is the public API of all three doors', async () => {
     const { stdout } = await report();
