@@ -12,6 +12,7 @@ import { App, Body, Controller, Idempotent, Post, Returns, Run, Status } from 'f
 import { MemoryStore, Space } from 'fw-http/cache';
 import { Client } from 'fw-http/fetch';
 import { coldStart, memory, ServerProcess, type FootprintRow } from './footprint';
+import { footprintGoals } from './footprint-goals';
 import { DISTINCT_FORM, ONE_KEY_FORM } from './forms';
 import { startRedis, type BenchRedis } from './redis';
 import { uploadBench } from './uploads';
@@ -436,6 +437,8 @@ async function main(): Promise<void> {
   // First, on a machine the bench has not loaded yet: the fresh processes.
   if (chosen('cold start')) footprint.push(...(await coldStart(spawns)));
   if (chosen('RSS')) footprint.push(...(await memory(3, seconds)));
+  // Issue 28 §5: start-to-ready, two routes' memory, p99 at 50 connections, idle connections.
+  footprint.push(...(await footprintGoals(chosen, { spawns, rounds, seconds })));
 
   const rows: string[] = [];
   const needRedis = CASES.some((c) => c.redis && chosen(c.name));
