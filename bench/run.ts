@@ -3,7 +3,9 @@
 // fw, its baselines, the baselines again in reverse, fw again; the median round (by ratio) is
 // reported with the range of the rounds' ratios (the noise). Each server runs in a process of its
 // own (servers.ts) so the load generator (autocannon, or the outbound clients) has the other core.
-// Then the footprint: cold start and memory, in fresh processes (footprint.ts). BENCH_ONLY=<part of
+// Then the footprint: cold start and memory, in fresh processes (footprint.ts), and issue 28's
+// goals beside Fastify: start-to-ready, two routes' memory, p99, idle keep-alive connections
+// (footprint-goals.ts). BENCH_ONLY=<part of
 // a case's name> runs the cases whose name contains it. About 10 minutes in all.
 import autocannon from 'autocannon';
 import { IsInt, IsString } from 'class-validator';
