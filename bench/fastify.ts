@@ -23,8 +23,8 @@ const order = {
 } as const;
 
 /** GET /small and POST /orders, the same answers as the bench app's routes. */
-export function fastifyApp(): FastifyInstance {
-  const app = Fastify({ logger: false });
+export function fastifyApp(keepAliveMs?: number): FastifyInstance {
+  const app = Fastify({ logger: false, ...(keepAliveMs ? { keepAliveTimeout: keepAliveMs } : {}) });
   app.get('/small', { schema: { response: { 200: small } } }, async () => SMALL);
   app.post<{ Body: { sku: string; qty: number } }>(
     '/orders',

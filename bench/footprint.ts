@@ -119,6 +119,20 @@ export class ServerProcess {
     });
   }
 
+  /** The process's CPU time so far (user and system), in milliseconds: less swayed by the load. */
+  cpuMs(): Promise<number> {
+    return new Promise((resolve) => {
+      const onMessage = (m: ServerMessage) => {
+        if ('cpuMs' in m) {
+          this.#child.off('message', onMessage);
+          resolve(m.cpuMs);
+        }
+      };
+      this.#child.on('message', onMessage);
+      this.#child.send('cpu');
+    });
+  }
+
   stop(): Promise<void> {
     if (this.#child.exitCode !== null || this.#child.signalCode !== null) return Promise.resolve();
     return new Promise((resolve) => {
@@ -128,11 +142,12 @@ export class ServerProcess {
   }
 }
 
+type Trio = 'fw' | 'raw' | 'fastify';
 const ORDER = JSON.stringify({ sku: 'abc-123', qty: 3 });
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Idle and after-load RSS of one fresh server: the two routes loaded `seconds` each, 64 connections. */
-async function memoryOf(
+export async function memoryOf(
   kind: ServerKind,
   seconds: number,
 ): Promise<{ idle: number; loaded: number }> {
@@ -165,9 +180,9 @@ async function memoryOf(
  * Targets (issue 18): idle within 10 MB of Fastify's; after the load at most Fastify's.
  */
 export async function memory(spawns: number, seconds: number): Promise<FootprintRow[]> {
-  const kinds: ServerKind[] = ['fw', 'raw', 'fastify'];
-  const idle: Record<ServerKind, number[]> = { fw: [], raw: [], fastify: [] };
-  const loaded: Record<ServerKind, number[]> = { fw: [], raw: [], fastify: [] };
+  const kinds = ['fw', 'raw', 'fastify'] as const;
+  const idle: Record<Trio, number[]> = { fw: [], raw: [], fastify: [] };
+  const loaded: Record<Trio, number[]> = { fw: [], raw: [], fastify: [] };
   for (let i = 0; i < spawns; i++) {
     for (let j = 0; j < kinds.length; j++) {
       const kind = kinds[(i + j) % kinds.length];
@@ -177,7 +192,7 @@ export async function memory(spawns: number, seconds: number): Promise<Footprint
     }
   }
   const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
-  const at = (r: Record<ServerKind, number[]>) => ({
+  const at = (r: Record<Trio, number[]>) => ({
     fw: median(r.fw),
     raw: median(r.raw),
     fastify: median(r.fastify),

@@ -3,7 +3,9 @@
 // fw, its baselines, the baselines again in reverse, fw again; the median round (by ratio) is
 // reported with the range of the rounds' ratios (the noise). Each server runs in a process of its
 // own (servers.ts) so the load generator (autocannon, or the outbound clients) has the other core.
-// Then the footprint: cold start and memory, in fresh processes (footprint.ts). BENCH_ONLY=<part of
+// Then the footprint: cold start and memory, in fresh processes (footprint.ts), and issue 28's
+// goals beside Fastify: start-to-ready, two routes' memory, p99, idle keep-alive connections
+// (footprint-goals.ts). BENCH_ONLY=<part of
 // a case's name> runs the cases whose name contains it. About 10 minutes in all.
 import autocannon from 'autocannon';
 import { IsInt, IsString } from 'class-validator';
@@ -12,6 +14,7 @@ import { App, Body, Controller, Idempotent, Post, Returns, Run, Status } from 'f
 import { MemoryStore, Space } from 'fw-http/cache';
 import { Client } from 'fw-http/fetch';
 import { coldStart, memory, ServerProcess, type FootprintRow } from './footprint';
+import { footprintGoals } from './footprint-goals';
 import { DISTINCT_FORM, ONE_KEY_FORM } from './forms';
 import { startRedis, type BenchRedis } from './redis';
 import { uploadBench } from './uploads';
@@ -436,6 +439,8 @@ async function main(): Promise<void> {
   // First, on a machine the bench has not loaded yet: the fresh processes.
   if (chosen('cold start')) footprint.push(...(await coldStart(spawns)));
   if (chosen('RSS')) footprint.push(...(await memory(3, seconds)));
+  // Issue 28 §5: start-to-ready, two routes' memory, p99 at 50 connections, idle connections.
+  footprint.push(...(await footprintGoals(chosen, { spawns, rounds, seconds })));
 
   const rows: string[] = [];
   const needRedis = CASES.some((c) => c.redis && chosen(c.name));

@@ -9,6 +9,7 @@ import { gzipSync } from 'node:zlib';
 import type { benchApp as BenchApp } from './app';
 import { BIG, KIB, SMALL } from './data';
 import type { fastifyApp as FastifyApp } from './fastify';
+import type { twoRoutesApp as TwoRoutesApp } from './two-routes-app';
 
 // The answer a replay sends, as the raw server writes it by hand.
 const REPLAY = JSON.stringify({ sku: 'abc-123', qty: 3 });
@@ -104,8 +105,20 @@ function fail(res: ServerResponse, message: string): void {
 }
 
 /** What the parent learns of a server process. */
-export type ServerMessage = { readonly port: number } | { readonly rss: number };
-export type ServerKind = 'fw' | 'raw' | 'fastify';
+export type ServerMessage =
+  { readonly port: number } | { readonly rss: number } | { readonly cpuMs: number };
+/**
+ * `fw-two`: fw with Fastify's two routes only; `fastify-cv`: Fastify with class-validator loaded
+ * as well (what every fw app loads), for issue 28's start-to-ready, memory and tail goals.
+ */
+export type ServerKind = 'fw' | 'raw' | 'fastify' | 'fw-two' | 'fastify-cv';
+
+// Issue 28's 10,000 idle connections open over several seconds: set, every server keeps them this
+// long; unset, each keeps its own default (Fastify's 72 s, 5 s for the others).
+const keepAliveMs =
+  process.env.BENCH_KEEP_ALIVE_MS === undefined
+    ? undefined
+    : Number(process.env.BENCH_KEEP_ALIVE_MS);
 
 async function listen(kind: ServerKind, redisUrl: string | null): Promise<number> {
   switch (kind) {
@@ -114,15 +127,25 @@ async function listen(kind: ServerKind, redisUrl: string | null): Promise<number
       const { benchApp } = require('./app') as { benchApp: typeof BenchApp };
       return (await benchApp(redisUrl).listen({ port: 0 })).port;
     }
+    case 'fw-two': {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- only this process loads fw
+      const { twoRoutesApp } = require('./two-routes-app') as {
+        twoRoutesApp: typeof TwoRoutesApp;
+      };
+      return (await twoRoutesApp(keepAliveMs).listen({ port: 0 })).port;
+    }
+    case 'fastify-cv':
     case 'fastify': {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded as an fw app loads it
+      if (kind === 'fastify-cv') require('class-validator');
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the Fastify process loads Fastify
       const { fastifyApp } = require('./fastify') as { fastifyApp: typeof FastifyApp };
-      const app = fastifyApp();
+      const app = fastifyApp(keepAliveMs);
       await app.listen({ port: 0, host: '127.0.0.1' });
       return (app.server.address() as AddressInfo).port;
     }
     case 'raw': {
-      const raw = createServer({ keepAliveTimeout: 5000 }, rawHandler);
+      const raw = createServer({ keepAliveTimeout: keepAliveMs ?? 5000 }, rawHandler);
       await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
       return (raw.address() as AddressInfo).port;
     }
@@ -134,6 +157,10 @@ async function main(): Promise<void> {
   const port = await listen(kind, redisUrl ?? null);
   process.on('message', (m) => {
     if (m === 'rss') process.send!({ rss: process.memoryUsage().rss } satisfies ServerMessage);
+    if (m === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      process.send!({ cpuMs: (user + system) / 1000 } satisfies ServerMessage);
+    }
   });
   process.send!({ port } satisfies ServerMessage);
 }

@@ -18,20 +18,21 @@ const BOUNDARY = 'fw-bench-upload-boundary';
 const CHUNK = randomBytes(64 * 1024);
 
 /** fw's upload route (upload-app.ts), loaded here only: the raw server's process loads nothing of fw. */
-async function fwServer(): Promise<number> {
+export async function fwServer(): Promise<number> {
   const { uploadApp } = await import('./upload-app');
   const { url } = await uploadApp().listen({ port: 0 });
   return Number(new URL(url).port);
 }
 
 /** The same by hand: busboy into a 0600 temp file, hashed as it passes, removed after the answer. */
-async function rawServer(): Promise<number> {
+export async function rawServer(): Promise<number> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the optional peer, as fw loads it
   const busboy = require('busboy') as typeof Busboy;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const bb = busboy({ headers: req.headers });
     const path = join(tmpdir(), `raw-upload-${randomBytes(12).toString('hex')}`);
-    let answer = '';
+    // The answer once the file is on disk (its last write may finish after busboy's close).
+    let written: Promise<string> = Promise.resolve('{}');
     bb.on('file', (_name, stream) => {
       const out = createWriteStream(path, { flags: 'wx', mode: 0o600 });
       const hash = createHash('sha256');
@@ -41,25 +42,22 @@ async function rawServer(): Promise<number> {
         hash.update(c);
       });
       stream.pipe(out);
-      out.on('finish', () => (answer = JSON.stringify({ size, sha256: hash.digest('hex') })));
+      written = new Promise((resolve) =>
+        out.on('finish', () => resolve(JSON.stringify({ size, sha256: hash.digest('hex') }))),
+      );
     });
-    bb.on('close', () => {
-      const send = () => {
-        res.writeHead(201, {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(answer),
-        });
-        res.end(answer);
-        rm(path, { force: true }, () => {});
-      };
-      // The file's last write may still be on its way to the disk.
-      if (answer !== '') send();
-      else
-        setTimeout(function wait() {
-          if (answer !== '') send();
-          else setTimeout(wait, 1);
-        }, 1);
-    });
+    bb.on(
+      'close',
+      () =>
+        void written.then((answer) => {
+          res.writeHead(201, {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(answer),
+          });
+          res.end(answer);
+          rm(path, { force: true }, () => {});
+        }),
+    );
     req.pipe(bb);
   });
   server.requestTimeout = 600_000;
@@ -193,6 +191,7 @@ if (require.main === module) {
           rss: process.memoryUsage().rss,
           maxRss: process.resourceUsage().maxRSS * 1024,
         });
+      if (m === 'cpu') process.send!(process.cpuUsage());
     });
   } else {
     void uploadBench(Number(process.env.BENCH_ROUNDS ?? 5)).then((rows) => {

@@ -35,6 +35,15 @@ export interface ReadUpload {
   readonly digest: Buffer;
 }
 
+/**
+ * Bytes a temp file's write stream holds before it pauses the part (node's default is 16 KiB).
+ * With 16 KiB every 64 KiB socket read paused busboy and the request and went to the disk as a
+ * write of its own (a thread-pool round trip each); with 1 MiB the reads queued behind a write
+ * go to the disk in one `writev`: about 4× fewer system calls and wake-ups for a large file, and
+ * at most 1 MiB held per file being written.
+ */
+const TEMP_FILE_BUFFER = 1024 * 1024;
+
 const MULTIPART = /^multipart\/form-data\s*;/i;
 const BOUNDARY = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;]{1,70}))/i;
 
@@ -267,7 +276,11 @@ class UploadReading {
   ): void {
     const dir = this.#limits.tmpDir ?? tmpdir();
     const path = join(dir, `fw-upload-${randomBytes(12).toString('hex')}`);
-    const out = createWriteStream(path, { flags: 'wx', mode: 0o600 });
+    const out = createWriteStream(path, {
+      flags: 'wx',
+      mode: 0o600,
+      highWaterMark: TEMP_FILE_BUFFER,
+    });
     this.#sinks.push({ path, out });
     this.#writing++;
     const hash = createHash('sha256');
