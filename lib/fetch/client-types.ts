@@ -1,4 +1,5 @@
 import type { Call } from './call';
+import type { HeaderLine } from './header-line';
 import type { Response } from './response';
 import type { Scope } from './scope';
 import type { SERVER_SIDE } from './server-side';
@@ -16,6 +17,8 @@ export type SuccessStatus = 200 | 201 | 202 | 203 | 204 | 205 | 206;
 
 /** The options of one typed call: a `Call`, plus the idempotency key and the retry bounds. */
 export interface ClientCall extends Call {
+  /** Sent on every try, before the route's own header arguments and its `Idempotency-Key`. */
+  readonly headers?: readonly HeaderLine[];
   /**
    * The whole logical call's deadline in ms, every try and every wait included. Default the
    * target's `timeoutMs`, else the client's; 0 (none) becomes 30 s for a retried call.

@@ -266,10 +266,14 @@ describe('the typed client of an idempotent route that misbehaves', () => {
     expect(proxy.seen.filter((l) => l.startsWith('POST /jobs/plain/cut')).length).toBe(1);
   });
 
-  it('I27.1 attempts: 1 never retries, even an idempotent route', async () => {
+  it('I27.1 attempts: 1 never retries, even an idempotent route; 0 is refused before anything is sent', async () => {
     const r = await jobs.start(run, 'busy-2', { attempts: 1 });
     expect(r.status).toBe(503);
     expect(r.attempts).toBe(1);
     expect(runs.get('busy-2')).toBe(1);
+    await expect(jobs.start(run, 'busy-3', { attempts: 0 })).rejects.toMatchObject({
+      code: 'BadSettings',
+    });
+    expect(runs.get('busy-3')).toBeUndefined();
   });
 });
