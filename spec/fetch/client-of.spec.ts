@@ -2,7 +2,19 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IsInt, IsString } from 'class-validator';
-import { App, Controller, Ctx, Idempotent, Param, Post, Returns, Run, Status, fail } from 'fw-http';
+import {
+  App,
+  Controller,
+  Ctx,
+  Idempotent,
+  Param,
+  Post,
+  Problem,
+  Returns,
+  Run,
+  Status,
+  fail,
+} from 'fw-http';
 import { MemoryStore, Space } from 'fw-http/cache';
 import {
   Client,
@@ -87,6 +99,20 @@ describe('the typed client against the sample', () => {
     await client?.close();
     await proxy?.close();
     await sample?.stop();
+  });
+
+  it('I27.1 the document names each handler and where its arguments go (x-fw-handler)', () => {
+    expect(document.paths['/orders']!.post!['x-fw-handler']).toEqual({
+      controller: 'OrdersController',
+      method: 'create',
+      args: [{ in: 'body' }, null, null],
+      idempotent: true,
+      answers: [201],
+    });
+    expect(document.paths['/orders/{id}/cancel']!.post!['x-fw-handler']).toMatchObject({
+      args: [{ in: 'path', name: 'id' }, null],
+      answers: [200, 409],
+    });
   });
 
   it('I27.1 places an order: 201 with the Order, its Location, and the key it was sent under', async () => {
@@ -186,11 +212,14 @@ function jobsApp(runs: Map<string, number>, keys: string[]) {
         throw fail.status(503, 'busy');
       }
       if (name.startsWith('slow') && n === 1) await sleep(1_500);
+      if (name.startsWith('poor'))
+        throw fail.unprocessable({ code: 'InsufficientFunds', message: 'balance too low' });
       return Object.assign(new Made(), { name, run: n });
     }
   }
   return {
     app: new App({ log: () => {} })
+      .failures(Problem)
       .controllers(JobsController)
       .provide(Jobs.open(new MemoryStore({ bytes: 1 << 20 }))),
     JobsController,
@@ -231,6 +260,14 @@ describe('the typed client of an idempotent route that misbehaves', () => {
     expect(r.value).toEqual({ name: 'busy-1', run: 2 });
     expect(r.attempts).toBe(2);
     expect(keysOf('busy-1')).toEqual([`busy-1 ${r.idempotencyKey}`, `busy-1 ${r.idempotencyKey}`]);
+  });
+
+  it("I27.1 fw's failures are told apart by code (RFC 9457 problem bodies), and not retried", async () => {
+    const r = await jobs.start(run, 'poor-1');
+    expect(r.status).toBe(422);
+    expect(r.failure).toMatchObject({ code: 'InsufficientFunds', error: 'balance too low' });
+    expect(r.attempts).toBe(1);
+    expect(runs.get('poor-1')).toBe(1);
   });
 
   it('I27.1 a duplicate in flight gets 409 with Retry-After, waits, and is answered with the replay', async () => {
