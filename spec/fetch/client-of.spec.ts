@@ -208,7 +208,7 @@ function jobsApp(runs: Map<string, number>, keys: string[]) {
       runs.set(name, n);
       keys.push(`${name} ${c.header('idempotency-key') ?? '-'}`);
       if (name.startsWith('busy') && n === 1) {
-        c.setHeader('retry-after', '0');
+        c.setHeader('retry-after', name.startsWith('busy-long') ? '5' : '0');
         throw fail.status(503, 'busy');
       }
       if (name.startsWith('slow') && n === 1) await sleep(1_500);
@@ -260,6 +260,14 @@ describe('the typed client of an idempotent route that misbehaves', () => {
     expect(r.value).toEqual({ name: 'busy-1', run: 2 });
     expect(r.attempts).toBe(2);
     expect(keysOf('busy-1')).toEqual([`busy-1 ${r.idempotencyKey}`, `busy-1 ${r.idempotencyKey}`]);
+  });
+
+  it('I27.1 a retry whose Retry-After wait would end past the deadline is not made: the 503 is the result', async () => {
+    const r = await jobs.start(run, 'busy-long', { timeoutMs: 2_000 });
+    expect(r.status).toBe(503);
+    expect(r.response.header('retry-after')).toBe('5');
+    expect(r.attempts).toBe(1);
+    expect(runs.get('busy-long')).toBe(1);
   });
 
   it("I27.1 fw's failures are told apart by code (RFC 9457 problem bodies), and not retried", async () => {
