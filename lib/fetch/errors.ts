@@ -65,6 +65,15 @@ export const FETCH_ERRORS = {
     status: 500,
     doc: 'an Exchange used out of order: begun twice, or read before begin or after end',
   },
+  // The typed client (clientOf).
+  NotInDocument: {
+    status: 500,
+    doc: 'clientOf was given a document with no x-fw-handler operation of the named controller',
+  },
+  BadArguments: {
+    status: 500,
+    doc: "a typed client method called with more arguments than the route reads, or a last argument that is not the call's options",
+  },
 } as const satisfies Record<string, ErrorRow & { status: 500 | 503 }>;
 
 export type FetchErrorCode = keyof typeof FETCH_ERRORS;

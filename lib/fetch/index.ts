@@ -28,3 +28,23 @@ export type { Scope } from './scope';
 // Retries on Targets
 export { RETRY_ON, retryAfterMs } from './retry-policy';
 export type { RetryOptions } from './retry-policy';
+
+// The typed client (issue 27 §1)
+export { clientOf } from './client-of';
+export type { ClientOfOptions, ClientDocument } from './client-of';
+export { SERVER_SIDE } from './server-side';
+export type { ServerSide } from './server-side';
+export { CLIENT_ATTEMPTS, CLIENT_DEADLINE_MS } from './keyed-retry';
+export type {
+  ClientOf,
+  ClientMethod,
+  ClientArgs,
+  ClientCall,
+  ClientResult,
+  ClientFailure,
+  ResultOf,
+  Answered,
+  Failed,
+  FailureStatus,
+  SuccessStatus,
+} from './client-types';

@@ -138,7 +138,7 @@ export class RetryPolicy {
 }
 
 /** fw's code, else the socket's or undici's (`ECONNRESET`, `UND_ERR_SOCKET`), else the cause's. */
-function codeOf(err: unknown): string {
+export function codeOf(err: unknown): string {
   if (isFetchError(err)) return err.code;
   const e = err as { code?: unknown; cause?: { code?: unknown } } | null;
   const code = e?.code ?? e?.cause?.code;
@@ -155,7 +155,7 @@ export function retryAfterMs(value: string | null, now = Date.now()): number | n
 }
 
 /** Waits `ms`, or fails `Canceled` as soon as the scope ends. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+export function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((done, fail) => {
     const canceled = () => {
       clearTimeout(timer);

@@ -142,3 +142,5 @@ export type { Infer, StandardSchema, StandardIssue } from './core/standard-schem
 export { Tx } from './features/tx';
 export type { TxClient, TxResult, TxPool, TxPoolClient, Isolation } from './features/tx';
 export { IdempotencyInfo } from './request/idempotency-info';
+// The typed client (issue 27 §1): the brand a typed client reads to leave server-filled parameters out.
+export { SERVER_SIDE, type ServerSide } from '../fetch/server-side';

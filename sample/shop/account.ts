@@ -1,4 +1,4 @@
-import { fail, type Ctx } from 'fw-http';
+import { fail, type Ctx, type SERVER_SIDE } from 'fw-http';
 import { bearsJwt, jwtCaller } from './dev-issuer';
 
 // A Map, not an object literal: `TOKENS['toString']` would find Object.prototype's member.
@@ -9,6 +9,8 @@ const TOKENS: ReadonlyMap<string, string> = new Map([
 
 /** The caller, worked out once per request from the bearer token: a demo token or a JWT of the development issuer. */
 export class Account {
+  /** Filled by the server (from the token): a typed client leaves this parameter out. */
+  declare readonly [SERVER_SIDE]?: true;
   /** The scheme `resolve` reads: the document lists `/orders` as needing a bearer token. */
   static authorization = 'bearer' as const;
 

@@ -4,6 +4,8 @@
  * against the declarations emitted in memory; this one is checked against the packed tarball).
  */
 export const PUBLIC_CTX: readonly string[] = [
+  // The brand a typed client (clientOf) reads to leave the Ctx parameter out (issue 27 §1).
+  '[SERVER_SIDE]',
   'method',
   'traceContext',
   'path',

@@ -1,11 +1,16 @@
 import { Failure } from './errors';
+import type { SERVER_SIDE } from '../../fetch/server-side';
 
 export interface BearerCredentials {
+  /** Filled by the server: a typed client (`clientOf`) leaves this parameter out. */
+  readonly [SERVER_SIDE]?: true;
   readonly scheme: 'bearer';
   /** The token. */
   readonly value: string;
 }
 export interface BasicCredentials {
+  /** Filled by the server: a typed client (`clientOf`) leaves this parameter out. */
+  readonly [SERVER_SIDE]?: true;
   readonly scheme: 'basic';
   /** `user:password` as sent, decoded. */
   readonly value: string;

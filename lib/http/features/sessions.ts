@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { SERVER_SIDE } from '../../fetch/server-side';
 import type { Ctx } from '../request/ctx';
 import type { SessionOptions } from '../request/session-options';
 import { readCookie, serializeCookie } from '../core/cookies';
@@ -43,6 +44,8 @@ export type SessionValue =
  * @example @Get('/me') me(session: Session) { return { account: session.get('account') } }
  */
 export class Session {
+  /** Filled by the server: a typed client (`clientOf`) leaves this parameter out. */
+  declare readonly [SERVER_SIDE]?: true;
   readonly #c: Ctx;
   readonly #o: Required<SessionOptions> & { readonly sessionSecret: string };
   #data: Record<string, SessionValue>;

@@ -1,4 +1,5 @@
 import type { Ctx } from '../request/ctx';
+import type { SERVER_SIDE } from '../../fetch/server-side';
 import { HttpError } from '../core/errors';
 
 /** The isolation level an atomic route's transaction runs at (`@Idempotent(S, { atomic: true, isolation })`). */
@@ -43,6 +44,8 @@ const open = new WeakMap<Ctx, Tx>();
  * }
  */
 export class Tx {
+  /** Filled by the server: a typed client (`clientOf`) leaves this parameter out. */
+  declare readonly [SERVER_SIDE]?: true;
   /** The `pg` client holding the transaction, for a query builder's adapter (see `asPool`). */
   readonly client: TxClient;
 

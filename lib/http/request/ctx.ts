@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SERVER_SIDE } from '../../fetch/server-side';
 import type { LogWriter } from '../core/log';
 import type { Context } from '@opentelemetry/api';
 import type { Scope } from '../../fetch/scope';
@@ -137,6 +138,8 @@ const asLatin1 = (b: Uint8Array): string =>
  * @example @Get('/hello') hello(c: Ctx) { c.sendText(200, 'hello') }
  */
 export class Ctx implements Scope {
+  /** Filled by the server: a typed client (`clientOf`) leaves this parameter out. */
+  declare readonly [SERVER_SIDE]?: true;
   readonly method: string;
   /** The path as sent, without the query. */
   readonly path: string;

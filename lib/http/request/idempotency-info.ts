@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { SERVER_SIDE } from '../../fetch/server-side';
 
 /**
  * What an idempotent handler knows about the request it answers (`c.idempotency`): the key as
@@ -11,6 +12,8 @@ import { createHash } from 'node:crypto';
  * deduplicates what a crashed run already did.
  */
 export class IdempotencyInfo {
+  /** Filled by the server: a typed client (`clientOf`) leaves this parameter out. */
+  declare readonly [SERVER_SIDE]?: true;
   readonly space: string;
   readonly caller: string;
   readonly key: string;

@@ -487,9 +487,15 @@ describe('the OpenAPI document', () => {
       [...Object.keys(doc.components.schemas)].sort(),
     );
     expect(Object.keys(op(doc, '/items', 'post'))).toEqual(
-      ['tags', 'operationId', 'security', 'parameters', 'requestBody', 'responses'].filter(
-        (k) => k in op(doc, '/items', 'post'),
-      ),
+      [
+        'tags',
+        'operationId',
+        'security',
+        'parameters',
+        'requestBody',
+        'responses',
+        'x-fw-handler',
+      ].filter((k) => k in op(doc, '/items', 'post')),
     );
     expect(Object.keys(doc)).toEqual(['openapi', 'info', 'tags', 'paths', 'components']);
     const again = new App({ title: 'items', version: '2.1.0' })

@@ -1,4 +1,5 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
+import type { SERVER_SIDE } from '../../../fetch/server-side';
 import type * as Jose from 'jose';
 import { AuthorizationFailure } from '../../core/authorization';
 
@@ -57,6 +58,8 @@ export interface JwtOptions<T> {
 
 /** The caller a JWT resolver gives when it has no `map`: its claims, subject and scopes. */
 export class JwtCaller {
+  /** Filled by the server: a typed client (`clientOf`) leaves this parameter out. */
+  declare readonly [SERVER_SIDE]?: true;
   readonly claims: JwtClaims;
   /** `sub`, or '' when the token has none. */
   readonly subject: string;

@@ -4,6 +4,7 @@ import type { FailureShape } from '../../core/error-mapping';
 import type { RouteRecord } from '../../route/route-record';
 import { readShape, schemaOf } from '../../schema';
 import { describeRoute } from './describe-route';
+import { describeHandler } from './handler-extension';
 import { Components, OperationBuilder } from './operation-builder';
 
 /** An OpenAPI 3.1 document as plain data (what `app.document()` returns and `/openapi.json` serves). */
@@ -67,6 +68,7 @@ export function buildDocument(input: DocumentInput): OpenApiDocument {
       capabilities.some((c) => c.answersItself?.(record) === true),
     );
     for (const c of capabilities) c.describe?.(record, op);
+    describeHandler(record, op);
     let item = paths.get(record.path);
     if (item === undefined) paths.set(record.path, (item = new Map()));
     item.set(record.method.toLowerCase(), op);
