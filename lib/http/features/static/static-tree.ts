@@ -17,7 +17,7 @@ import {
 } from '../files/file-answer';
 import { openInside } from '../files/file-body';
 import { contentTypeOf, isPrecompressed } from './content-types';
-import type { Host } from '../../route/extensions';
+import type { Capability, Host } from '../../route/extensions';
 
 /** Options shared by directory and embedded trees. */
 export interface EmbeddedOptions {
@@ -99,6 +99,21 @@ interface Spilled {
 type Entry = Held | Spilled;
 
 type Source = { readonly dir: string } | { readonly entries: readonly EmbeddedEntry[] };
+
+/**
+ * A static tree as a capability: `app.static(prefix, dir, options)` is
+ * `app.use(staticTree(prefix, { dir }, options))`, `app.embedded` the same with `{ entries }`.
+ */
+export function staticTree(
+  prefix: string,
+  source: Source,
+  options: StaticOptions = {},
+): Capability {
+  return {
+    name: `static ${prefix}`,
+    register: (host) => addStaticTree(host, prefix, source, options),
+  };
+}
 
 /** Registers a tree: indexed at `build()`, answered by the app's fallback (after routes, inside the middleware chain). */
 export function addStaticTree(
