@@ -160,6 +160,12 @@ export class App {
   readonly #controllers: Function[] = [];
   readonly #services = new Map<unknown, unknown>();
   readonly #provided: unknown[] = [];
+  /** What checks and steps see of the services, by type. */
+  readonly #lookup: Services = {
+    get: (t) => this.#services.get(t),
+    has: (t) => this.#services.has(t),
+    all: () => this.#provided,
+  };
   readonly #middleware: Middleware[] = [];
   readonly #builtIns: { record: RouteRecord; instance: object }[] = [];
   #failureShape: FailureShape | null = null;
@@ -420,11 +426,7 @@ export class App {
   build(): this {
     if (this.#router) return this;
     const problems: string[] = [];
-    const services: Services = {
-      get: (t) => this.#services.get(t),
-      has: (t) => this.#services.has(t),
-      all: () => this.#provided,
-    };
+    const services = this.#lookup;
     const capabilities = this.#capabilities;
     const checks = capabilities.flatMap((c) => c.checks ?? []);
     const { records, instances } = scan(this.#controllers, services, checks, problems);
@@ -449,27 +451,7 @@ export class App {
       })),
       ...this.#builtIns,
     ];
-    const taken = new Map<string, string>();
-    const served = new Map<string, CompiledRoute[]>();
-    for (const { record, instance } of all) {
-      const key = routing.key(record, versions);
-      const other = taken.get(key);
-      if (other !== undefined) {
-        problems.push(
-          `${record.label}: duplicate route: ${record.method} ${record.path} is also declared by ${other}`,
-        );
-        continue;
-      }
-      taken.set(key, record.label);
-      if (!instance || problems.length) continue;
-      try {
-        const route = compileRoute(record, instance, options);
-        const at = `${record.method} ${record.path.replace(/\{[^}]*\}/g, '{}')}`;
-        served.set(at, [...(served.get(at) ?? []), route]);
-      } catch (e) {
-        problems.push(e instanceof Error ? e.message : String(e));
-      }
-    }
+    const served = this.#compileAll(all, options, problems);
     const defaultVersion = routing.defaultOf(
       all.map((a) => a.record),
       versions,
@@ -498,6 +480,40 @@ export class App {
     this.#sealed = true;
     if (all.length === 0 && this.#fallbacks.length === 0) this.#warnEmpty();
     return this;
+  }
+
+  /**
+   * Compiles each route, grouped by method and path (two versions of one path under the header
+   * strategy are one group); a duplicate or a route that does not compile is one more problem.
+   */
+  #compileAll(
+    all: readonly { record: RouteRecord; instance: object | undefined }[],
+    options: Parameters<typeof compileRoute>[2],
+    problems: string[],
+  ): Map<string, CompiledRoute[]> {
+    const versions = this.options.versions;
+    const taken = new Map<string, string>();
+    const served = new Map<string, CompiledRoute[]>();
+    for (const { record, instance } of all) {
+      const key = this.#fw.versions.key(record, versions);
+      const other = taken.get(key);
+      if (other !== undefined) {
+        problems.push(
+          `${record.label}: duplicate route: ${record.method} ${record.path} is also declared by ${other}`,
+        );
+        continue;
+      }
+      taken.set(key, record.label);
+      if (!instance || problems.length) continue;
+      try {
+        const route = compileRoute(record, instance, options);
+        const at = `${record.method} ${record.path.replace(/\{[^}]*\}/g, '{}')}`;
+        served.set(at, [...(served.get(at) ?? []), route]);
+      } catch (e) {
+        problems.push(e instanceof Error ? e.message : String(e));
+      }
+    }
+    return served;
   }
 
   /** Not a Refusal: middleware alone may answer everything (a proxy, a test of a middleware). */
@@ -838,16 +854,22 @@ export class App {
     const failure = mapError(err, label);
     if (c.telemetry !== null) c.telemetry.failed(err, c.sent ? 500 : failure.status);
     if (c.sent) {
-      this.#report(c, err, label, c.status, true, {
-        level: failure.log?.level ?? 'warn',
-        msg: `warning: ${label} failed after answering ${c.status}: ${failure.log?.msg ?? failure.message}`,
-      });
+      this.#report(
+        c,
+        err,
+        { route: label, status: c.status, answered: true },
+        {
+          level: failure.log?.level ?? 'warn',
+          msg: `warning: ${label} failed after answering ${c.status}: ${failure.log?.msg ?? failure.message}`,
+        },
+      );
       const res = c.res;
       if (res.writableEnded) res.socket?.end();
       else res.destroy();
       return;
     }
-    if (failure.log !== null) this.#report(c, err, label, failure.status, false, failure.log);
+    if (failure.log !== null)
+      this.#report(c, err, { route: label, status: failure.status, answered: false }, failure.log);
     if (failure.status === 413 || failure.status === 408) c.res.shouldKeepAlive = false; // the unread body would be read as the next request
     try {
       c.writeFailure(failure.status, failure.message, failure.headers, failure);
@@ -865,11 +887,10 @@ export class App {
   #report(
     c: Ctx,
     err: unknown,
-    route: string,
-    status: number,
-    answered: boolean,
+    at: Omit<ErrorInfo, 'requestId'>,
     log: { readonly level: 'error' | 'warn'; readonly msg: string },
   ): void {
+    const { route, status, answered } = at;
     const requestId = c.requestId();
     this.#logs.write(
       log.level,
