@@ -280,7 +280,7 @@ export class App {
    * capability (an object): its checks, steps around routes and OpenAPI additions apply to every
    * route, and its `register` adds app-level pieces at once. A program's capabilities wrap inside
    * fw's own, the first added outermost.
-   * @example app.use(logger()) · app.use(audit)
+   * @example app.use(logger) · app.use(new AuditTrail())
    */
   use(piece: Middleware | Capability): this {
     this.#configuring('use');
