@@ -132,6 +132,12 @@ describe('I28.2 app.use(capability): its checks, its options and the app’s rul
     expect(() => app.use(new AuditTrail())).toThrow(/app\.use\(\) called after the app was built/);
   });
 
+  it('I28.2 a capability class given for its instance is refused at the call, not at every request', () => {
+    expect(() => new App(quiet).use(AuditTrail as never)).toThrow(
+      'app.use(AuditTrail): a class, not middleware or a capability: give an instance (app.use(new AuditTrail()))',
+    );
+  });
+
   it('I28.2 what is neither a function nor a capability object is refused at the call', () => {
     expect(() => new App(quiet).use(null as never)).toThrow(
       'app.use() takes a middleware function or a capability object, got null',

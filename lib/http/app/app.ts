@@ -285,6 +285,11 @@ export class App {
   use(piece: Middleware | Capability): this {
     this.#configuring('use');
     if (typeof piece !== 'function') return this.#add(piece);
+    // A class given for its instance would be called as middleware and fail every request.
+    if (/^class\b/.test(Function.prototype.toString.call(piece)))
+      throw new TypeError(
+        `app.use(${piece.name}): a class, not middleware or a capability: give an instance (app.use(new ${piece.name}()))`,
+      );
     this.#middleware.push(piece);
     const early = this.#fw.earlyHeaders(piece);
     if (early !== undefined) this.#core.earlyHeaders = early;
