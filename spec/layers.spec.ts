@@ -111,6 +111,53 @@ describe('the layers of lib (docs/design.md)', () => {
     expect(wrong).toEqual([]);
   });
 
+  /** Every file `from` reaches through its imports (type-only ones included), `from` left out. */
+  const reached = (from: string): Set<string> => {
+    const seen = new Set<string>();
+    const walk = (f: string): void => {
+      for (const t of graph.get(f) ?? [])
+        if (!seen.has(t)) {
+          seen.add(t);
+          walk(t);
+        }
+    };
+    walk(from);
+    return seen;
+  };
+  const FEATURES = `http${path.sep}features${path.sep}`;
+  const APP = path.join('http', 'app', 'app.ts');
+  const DEFAULTS = path.join('http', 'app', 'defaults.ts');
+
+  it('I28.2 App (lib/http/app/app.ts) imports no feature, directly or through another file', () => {
+    expect(graph.has(APP)).toBe(true);
+    expect([...reached(APP)].filter((f) => f.startsWith(FEATURES))).toEqual([]);
+  });
+
+  it("I28.2 in lib/http/app only defaults.ts (fw's own capabilities, wired in) names a feature", () => {
+    const naming = [...graph]
+      .filter(
+        ([file, imports]) =>
+          file.startsWith(`http${path.sep}app${path.sep}`) &&
+          imports.some((t) => t.startsWith(FEATURES)),
+      )
+      .map(([file]) => file);
+    expect(naming).toEqual([DEFAULTS]);
+  });
+
+  it('I28.2 the check sees a feature app.ts would reach through another file (the check itself)', () => {
+    const own = graph.get(APP)!;
+    graph.set('http/app/__probe.ts', [path.join('http', 'features', 'health.ts')]);
+    graph.set(APP, [...own, 'http/app/__probe.ts']);
+    try {
+      expect([...reached(APP)].filter((f) => f.startsWith(FEATURES))).toEqual([
+        path.join('http', 'features', 'health.ts'),
+      ]);
+    } finally {
+      graph.set(APP, own);
+      graph.delete('http/app/__probe.ts');
+    }
+  });
+
   it('finds a cycle and an upward import when there is one (the check itself)', () => {
     graph.set('http/core/__probe.ts', ['http/app/__probe.ts']);
     graph.set('http/app/__probe.ts', ['http/core/__probe.ts']);

@@ -22,7 +22,7 @@ export const CACHE_ERRORS = {
     status: 500,
     doc: 'a space or store built or called with a value it cannot use (empty name, TTL that is not a positive number, value that is not bytes)',
   },
-  PeerMissing: {
+  CachePeerMissing: {
     status: 500,
     doc: 'new PgStore({ connectionString }) without pg installed (an optional peer dependency): npm install pg',
   },

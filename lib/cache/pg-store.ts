@@ -325,7 +325,7 @@ function ownPool(connectionString: string, timeoutMs: number, max: number): Pool
     pg = require('pg') as PgModule;
   } catch (err) {
     throw new CacheError(
-      'PeerMissing',
+      'CachePeerMissing',
       'PgStore needs the pg package (an optional peer dependency): npm install pg',
       { cause: err },
     );

@@ -1,7 +1,8 @@
 // The public door of `fw`. Nothing outside lib/http reaches into its other files.
 import 'reflect-metadata';
 
-export { App, type AppOptions, type Middleware } from './app/app';
+export { type AppOptions, type Middleware } from './app/app';
+export { App } from './app/defaults';
 export {
   Controller,
   Get,
@@ -53,7 +54,6 @@ export type { FailureShape } from './core/error-mapping';
 export type { Credentials, BearerCredentials, BasicCredentials } from './core/authorization';
 export type { InjectOptions, InjectResult } from './app/inject';
 export type { RouteRecord, ArgRecord } from './route/route-record';
-export type { MarkKey, RouteMarks } from './route/mark-key';
 export type { OpenApiDocument, OpenApiOptions, DocsOptions } from './features/openapi';
 export { logger, type LoggerOptions } from './features/logger';
 export { cors, type CorsOptions } from './features/cors';
@@ -144,3 +144,22 @@ export type { TxClient, TxResult, TxPool, TxPoolClient, Isolation } from './feat
 export { IdempotencyInfo } from './request/idempotency-info';
 // The typed client (issue 27 §1): the brand a typed client reads to leave server-filled parameters out.
 export { SERVER_SIDE, type ServerSide } from '../fetch/server-side';
+// A public capability API (issue 28 §2): what fw's own capabilities are made of, for a program's
+// own. A capability (an object) is added with `app.use(capability)`; docs/guide.md, "Your own capability".
+export { MarkKey, RouteMarks } from './route/mark-key';
+export { markRoute } from './route/decorators';
+export { builtInRecord, type BuiltInRoute } from './route/route-record';
+export type {
+  Capability,
+  Host,
+  Around,
+  AroundFactory,
+  RecordCheck,
+  Services,
+  OperationSink,
+  HeaderObject,
+  ParameterObject,
+  AnswerCompressor,
+  Encoder,
+  EncoderExtensions,
+} from './route/extensions';

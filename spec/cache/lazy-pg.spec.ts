@@ -3,7 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 
 // pg is loaded by the first `new PgStore({ connectionString })`, not by requiring a door; without
-// it installed, that store is refused with PeerMissing naming `npm install pg`. Checked in a
+// it installed, that store is refused with CachePeerMissing naming `npm install pg`. Checked in a
 // fresh node, which compiles lib's TypeScript as it requires it (as lazy-ioredis.spec does).
 
 const run = promisify(execFile);
@@ -56,11 +56,11 @@ describe('pg loads lazily', () => {
     expect(await child('present')).toEqual({ afterRequire: false, afterNew: true });
   }, 60_000);
 
-  it('I23.1 without pg installed, new PgStore({ connectionString }) throws PeerMissing naming npm install pg', async () => {
+  it('I23.1 without pg installed, new PgStore({ connectionString }) throws CachePeerMissing naming npm install pg', async () => {
     expect(await child('absent')).toEqual({
       afterRequire: false,
       error: {
-        code: 'PeerMissing',
+        code: 'CachePeerMissing',
         message: 'PgStore needs the pg package (an optional peer dependency): npm install pg',
       },
     });

@@ -3,13 +3,20 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { Client, OpenTarget } from '../../fetch';
-import { CAPABILITIES } from './capabilities';
 import { compileRoute, type CompiledRoute } from '../pipeline/compile-route';
-import { compressor, type CompressOptions } from '../features/compress';
 import { Ctx, isThenable, type Core } from '../request/ctx';
 import { bodyLimitOf } from '../request/read-body';
 import type { UploadLimits } from '../request/uploaded-file';
-import type { Capability, EncoderExtensions, Host, Middleware } from '../route/extensions';
+import type { SessionOptions } from '../request/session-options';
+import type {
+  AnswerCompressor,
+  Capability,
+  EncoderExtensions,
+  Host,
+  Middleware,
+  Services,
+} from '../route/extensions';
+import type { VersionsOptions } from '../route/versions-options';
 import { HttpError, RefusalError } from '../core/errors';
 import { checkStores } from './check-stores';
 import { compileTrust, type TrustProxySetting } from '../core/trust-proxy';
@@ -22,46 +29,16 @@ import {
   type FailureShape,
 } from '../core/error-mapping';
 import { InjectRequest, InjectResponse, type InjectOptions, type InjectResult } from './inject';
-import { addHealthRoute, type HealthOptions } from '../features/health';
 import { AppLog, LogSink } from './log-sink';
 import type { LevelSetting, Logger } from '../core/log';
-import {
-  addDocsRoutes,
-  addOpenApi,
-  documentOf,
-  type DocsOptions,
-  type OpenApiDocument,
-  type OpenApiOptions,
-} from '../features/openapi';
 import type { RouteRecord } from '../route/route-record';
 import { Router } from '../core/router';
 import { JSON_TYPE } from '../core/media-types';
 import { scan } from '../pipeline/scanner';
-import type { Services } from '../route/extensions';
-import { checkSessionOptions, type SessionOptions } from '../features/sessions';
-import { UPGRADE, Upgrades, upgradeConnection } from '../features/websocket';
-import { sendFile } from '../features/files/send-file';
-import { Dir } from '../features/files/dir';
 import { watchTimeouts } from './socket-timeouts';
 import type { StallWatch } from '../core/stall-watch';
-import { ServerTelemetry } from '../features/telemetry';
-import { RATE_STORE } from '../features/rate-limit';
-import { earlyHeadersOf } from '../features/browser-defaults';
-import {
-  defaultVersionOf,
-  dispatchByVersion,
-  routeKey,
-  versionRecords,
-  type Served,
-  type VersionsOptions,
-} from '../features/api-versions';
 import type { RateStore } from '../../cache';
-import {
-  addStaticTree,
-  type EmbeddedEntry,
-  type EmbeddedOptions,
-  type StaticOptions,
-} from '../features/static/static-tree';
+import type { AppTelemetry, BuiltIns, UpgradeSockets } from './built-ins';
 
 export type { Middleware } from '../route/extensions';
 
@@ -167,16 +144,28 @@ export interface AppOptions {
 }
 
 /**
- * An fw application: controllers, services and middleware, scanned once into compiled routes.
- * @example
- * const app = new App({ title: 'shop' }).controllers(OrdersController).provide(db);
- * await app.listen({ port: 3000 });
+ * Adds a capability as the named call (`app.health()`), so that a call after build is refused
+ * naming it: for the `App` that wires fw's own capabilities in (defaults.ts). Set by App's static
+ * block; not part of the public door.
+ */
+export let addAs: (app: App, call: string, capability: Capability) => App;
+
+/**
+ * An fw application: controllers, services, middleware and capabilities, scanned once into
+ * compiled routes. It names no feature: fw's own come in as `BuiltIns`, and the `App` a program
+ * imports (defaults.ts) is this one with them wired in and the shortcuts (`app.health()` …).
  */
 export class App {
   readonly options: AppOptions;
   readonly #controllers: Function[] = [];
   readonly #services = new Map<unknown, unknown>();
   readonly #provided: unknown[] = [];
+  /** What checks and steps see of the services, by type. */
+  readonly #lookup: Services = {
+    get: (t) => this.#services.get(t),
+    has: (t) => this.#services.has(t),
+    all: () => this.#provided,
+  };
   readonly #middleware: Middleware[] = [];
   readonly #builtIns: { record: RouteRecord; instance: object }[] = [];
   #failureShape: FailureShape | null = null;
@@ -202,15 +191,25 @@ export class App {
   /** `rawHeaders` entries (two per header line) a request may hold. */
   readonly #maxRawHeaders: number;
   readonly #core: Core;
-  readonly #upgrades = new Upgrades();
+  /** fw's own features, handed in (the app names none of them). */
+  readonly #fw: BuiltIns;
+  /** fw's capabilities, then the program's, in the order their steps wrap a handler. */
+  readonly #capabilities: Capability[];
+  readonly #upgrades: UpgradeSockets;
   /** Spans and metrics, resolved at build: null while no OpenTelemetry SDK is registered. */
-  #telemetry: ServerTelemetry | null = null;
+  #telemetry: AppTelemetry | null = null;
   /** Cuts connections whose answers stopped leaving (`writeTimeoutMs`), upgraded ones included. */
   #stalls: StallWatch | null = null;
 
-  constructor(options: AppOptions = {}) {
+  /**
+   * `builtIns` is fw's own features (defaults.ts); the `App` a program imports passes them, so a
+   * program calls `new App(options)`.
+   */
+  constructor(options: AppOptions, builtIns: BuiltIns) {
     this.options = options;
-    if (options.rateStore !== undefined) this.#services.set(RATE_STORE, options.rateStore);
+    this.#fw = builtIns;
+    this.#upgrades = builtIns.upgrades();
+    for (const [key, service] of builtIns.services(options)) this.#services.set(key, service);
     this.#shedAt = options.maxRequestsInFlight ?? 0;
     this.#maxRawHeaders = 2 * (options.maxHeaderCount ?? 1_000);
     const inFlight = this.#inFlight;
@@ -234,8 +233,8 @@ export class App {
       failureBody: defaultFailureBody,
       earlyHeaders: [],
       failureType: JSON_TYPE,
-      sendFile,
-      upgrade: upgradeConnection,
+      sendFile: builtIns.sendFile,
+      upgrade: builtIns.upgrade,
       compress: null,
       log: (line) => this.#logs.line(line),
       logs: this.#logs,
@@ -249,6 +248,8 @@ export class App {
           : compileTrust(options.trustProxy),
       release: (res) => void inFlight.delete(res),
     };
+    this.#capabilities = [];
+    for (const capability of builtIns.capabilities) this.#add(capability);
   }
 
   /** Registers controller classes; each is constructed once, with its constructor parameters filled by type. */
@@ -274,13 +275,47 @@ export class App {
     return this;
   }
 
-  /** Adds middleware around every route, static tree and framework answer. */
-  use(middleware: Middleware): this {
+  /**
+   * Adds middleware (a function) around every route, static tree and framework answer, or a
+   * capability (an object): its checks, steps around routes and OpenAPI additions apply to every
+   * route, and its `register` adds app-level pieces at once. A program's capabilities wrap inside
+   * fw's own, the first added outermost.
+   * @example app.use(logger) · app.use(new AuditTrail())
+   */
+  use(piece: Middleware | Capability): this {
     this.#configuring('use');
-    this.#middleware.push(middleware);
-    const early = earlyHeadersOf(middleware);
+    if (typeof piece !== 'function') return this.#add(piece);
+    // A class given for its instance would be called as middleware and fail every request.
+    if (/^class\b/.test(Function.prototype.toString.call(piece)))
+      throw new TypeError(
+        `app.use(${piece.name}): a class, not middleware or a capability: give an instance (app.use(new ${piece.name}()))`,
+      );
+    this.#middleware.push(piece);
+    const early = this.#fw.earlyHeaders(piece);
     if (early !== undefined) this.#core.earlyHeaders = early;
     return this;
+  }
+
+  /** Adds a capability: registered first, so that one whose options are wrong is not kept. */
+  #add(capability: Capability): this {
+    if (typeof capability !== 'object' || capability === null)
+      throw new TypeError(
+        `app.use() takes a middleware function or a capability object, got ${capability === null ? 'null' : typeof capability}`,
+      );
+    if (this.#capabilities.includes(capability))
+      throw new TypeError(
+        `app.use(): capability ${capability.name ?? '(unnamed)'} was already added to this app`,
+      );
+    capability.register?.(this);
+    this.#capabilities.push(capability);
+    return this;
+  }
+
+  static {
+    addAs = (app, call, capability) => {
+      app.#configuring(call);
+      return app.#add(capability);
+    };
   }
 
   /** Replaces the failure body with the program's own shape. */
@@ -290,118 +325,9 @@ export class App {
     return this;
   }
 
-  /**
-   * Adds the health route (default `GET /healthz`): 200 `{ "status": "ok" }`, 503 naming what is down
-   * while a provided target's `ready` probe (or another probed service's) fails or the server is
-   * stopping. Probe answers are reused for `cacheMs` and concurrent probes share one.
-   * @example app.health() · app.health('/health') · app.health({ path: '/healthz', cacheMs: 1000, timeoutMs: 2000 })
-   */
-  health(options?: string | HealthOptions): this {
-    this.#configuring('health');
-    addHealthRoute(this, options);
-    return this;
-  }
-
-  /**
-   * Describes the app as an OpenAPI 3.1.0 document, built at `build()` from the same route records
-   * that serve requests: written to `path` when given (directories are made), served at `serve`
-   * (default `/openapi.json`; `false` for none). The serving route is not in the document.
-   * @example app.openapi({ path: 'openapi/openapi.json' })
-   */
-  openapi(options: OpenApiOptions = {}): this {
-    this.#configuring('openapi');
-    addOpenApi(this, options);
-    return this;
-  }
-
-  /** The OpenAPI document, built once (and the app with it). @example app.document().paths['/orders'].post */
-  document(): OpenApiDocument {
-    this.build();
-    return documentOf(this).doc;
-  }
-
-  /**
-   * An API reference page (Swagger UI from `swagger-ui-dist`, served by the app itself: no CDN) at
-   * `path` (default `/docs`) over the document at `spec` (default `/openapi.json`).
-   * `swagger-ui-dist` is an optional peer dependency: without it this throws `PeerMissing`, naming
-   * `npm install swagger-ui-dist`.
-   * @example app.openapi().docs()
-   */
-  docs(options: DocsOptions = {}): this {
-    this.#configuring('docs');
-    addDocsRoutes(this, options);
-    return this;
-  }
-
-  /**
-   * Serves directory `dir` (relative to the working directory) under `prefix`. Indexed at
-   * `build()`; routes win over it; GET and HEAD only. Options (all optional): index, cacheControl,
-   * spaFallback, spaFallbackFor, maxFileBytes, maxTotalBytes, dotfiles, followSymlinks, compress,
-   * compressMinBytes, reload.
-   * @example app.static('/', 'public') · app.static('/', 'public', { spaFallback: 'index.html' })
-   */
-  static(prefix: string, dir: string, options: StaticOptions = {}): this {
-    this.#configuring('static');
-    addStaticTree(this, prefix, { dir }, options);
-    return this;
-  }
-
-  /**
-   * The same call as `app.static(prefix, dir, options)`: the spec's name for it (STATIC-02).
-   * @example app.staticWith('/', 'public', { spaFallback: 'index.html', maxFileBytes: 256 * 1024 })
-   */
-  staticWith(prefix: string, dir: string, options: StaticOptions): this {
-    return this.static(prefix, dir, options);
-  }
-
-  /**
-   * Serves a list of `{ path, bytes }` built into the program under `prefix`, from memory. A path
-   * listed twice or a `spaFallback` naming no entry stops `build()`. Options (all optional): index,
-   * cacheControl, spaFallback, spaFallbackFor, compress, compressMinBytes.
-   * @example app.embedded('/', [{ path: 'index.html', bytes: html }], { cacheControl: 'no-cache' })
-   */
-  embedded(prefix: string, entries: readonly EmbeddedEntry[], options: EmbeddedOptions = {}): this {
-    this.#configuring('embedded');
-    addStaticTree(this, prefix, { entries }, options);
-    return this;
-  }
-
-  /**
-   * The same call as `app.embedded(prefix, entries, options)`: the spec's name for it (STATIC-03).
-   * @example app.embeddedWith('/', [{ path: 'index.html', bytes: html }], { index: '' })
-   */
-  embeddedWith(prefix: string, entries: readonly EmbeddedEntry[], options: EmbeddedOptions): this {
-    return this.embedded(prefix, entries, options);
-  }
-
   /** The class given to `app.failures(T)`, or null for the default `{ error, status }`. */
   get failureShape(): FailureShape | null {
     return this.#failureShape;
-  }
-
-  /**
-   * Gzips text answers (text/*, JSON, JavaScript, XML, WASM, +json, +xml) of at least `minBytes`
-   * for clients whose `Accept-Encoding` takes gzip. Off until called.
-   * @example app.compress({ minBytes: 1024, level: 'fastest' })
-   */
-  compress(options: CompressOptions = {}): this {
-    this.#configuring('compress');
-    this.#core.compress = compressor(options);
-    return this;
-  }
-
-  /**
-   * Enables sessions: a handler parameter of type `Session` reads and changes a JSON record kept in
-   * an HMAC-SHA256-signed cookie (`fw_session`, `HttpOnly; SameSite=Lax; Path=/`). A bad signature
-   * counts as no session; asking for a `Session` with no `sessionSecret` is a 500. A secret shorter
-   * than 32 bytes throws `WeakSessionSecret` here.
-   * @example app.sessions({ sessionSecret: process.env.SESSION_SECRET })
-   */
-  sessions(options: SessionOptions): this {
-    this.#configuring('sessions');
-    checkSessionOptions(options);
-    this.#core.sessions = options;
-    return this;
   }
 
   /** Runs `fn` at the end of `close()`, after requests in flight are done (to close stores, say). */
@@ -438,6 +364,16 @@ export class App {
     this.#fallbacks.push(fn);
   }
 
+  /** @internal compresses buffered answers (`app.compress()`) */
+  compressAnswers(step: AnswerCompressor): void {
+    this.#core.compress = step;
+  }
+
+  /** @internal turns sessions on (`app.sessions()`) */
+  useSessions(options: SessionOptions): void {
+    this.#core.sessions = options;
+  }
+
   /** With `versions: { by: 'header' }`, the version a request without the header gets (after `build()`). */
   get defaultVersion(): string | null {
     return this.#defaultVersion;
@@ -448,9 +384,9 @@ export class App {
     return this.#records;
   }
 
-  /** @internal every capability of the framework (the API description asks them to describe routes) */
+  /** @internal every capability of the app, fw's and the program's (the API description asks them to describe routes) */
   get capabilities(): readonly Capability[] {
-    return CAPABILITIES;
+    return this.#capabilities;
   }
 
   /** Everything provided, in order. */
@@ -495,12 +431,8 @@ export class App {
   build(): this {
     if (this.#router) return this;
     const problems: string[] = [];
-    const services: Services = {
-      get: (t) => this.#services.get(t),
-      has: (t) => this.#services.has(t),
-      all: () => this.#provided,
-    };
-    const capabilities = CAPABILITIES;
+    const services = this.#lookup;
+    const capabilities = this.#capabilities;
     const checks = capabilities.flatMap((c) => c.checks ?? []);
     const { records, instances } = scan(this.#controllers, services, checks, problems);
     const router = new Router<CompiledRoute>();
@@ -516,17 +448,59 @@ export class App {
       dropped: this.#droppedFields(),
     };
     const versions = this.options.versions;
+    const routing = this.#fw.versions;
     const all = [
-      ...versionRecords(records, versions, problems).map((r) => ({
+      ...routing.records(records, versions, problems).map((r) => ({
         record: r,
         instance: instances.get(r.controller),
       })),
       ...this.#builtIns,
     ];
+    const served = this.#compileAll(all, options, problems);
+    const defaultVersion = routing.defaultOf(
+      all.map((a) => a.record),
+      versions,
+    );
+    this.#defaultVersion = defaultVersion;
+    for (const routes of served.values()) {
+      const route = routing.dispatch(routes, versions, defaultVersion);
+      router.add(route.record.method, route.record.path, route);
+    }
+    for (const fn of this.#atBuild) fn(problems);
+    if (problems.length) throw new RefusalError(problems);
+    router.seal();
+    this.#router = router;
+    this.#records = Object.freeze(all.map((a) => a.record));
+    const shape = failureBodyFor(this.#failureShape);
+    this.#core.failureBody = shape;
+    this.#core.failureType = this.#failureShape?.contentType ?? JSON_TYPE;
+    this.#chain = this.#middleware.length ? this.#compose() : null;
+    this.#telemetry = this.#fw.telemetry(this.#provided);
+    try {
+      for (const fn of this.#afterBuild) fn(this);
+    } catch (e) {
+      this.#router = null; // not built: a later build() or listen() meets the same error
+      throw e;
+    }
+    this.#sealed = true;
+    if (all.length === 0 && this.#fallbacks.length === 0) this.#warnEmpty();
+    return this;
+  }
+
+  /**
+   * Compiles each route, grouped by method and path (two versions of one path under the header
+   * strategy are one group); a duplicate or a route that does not compile is one more problem.
+   */
+  #compileAll(
+    all: readonly { record: RouteRecord; instance: object | undefined }[],
+    options: Parameters<typeof compileRoute>[2],
+    problems: string[],
+  ): Map<string, CompiledRoute[]> {
+    const versions = this.options.versions;
     const taken = new Map<string, string>();
-    const served = new Map<string, Served[]>();
+    const served = new Map<string, CompiledRoute[]>();
     for (const { record, instance } of all) {
-      const key = routeKey(record, versions);
+      const key = this.#fw.versions.key(record, versions);
       const other = taken.get(key);
       if (other !== undefined) {
         problems.push(
@@ -544,36 +518,7 @@ export class App {
         problems.push(e instanceof Error ? e.message : String(e));
       }
     }
-    const defaultVersion = defaultVersionOf(
-      all.map((a) => a.record),
-      versions,
-    );
-    this.#defaultVersion = defaultVersion;
-    for (const routes of served.values()) {
-      const route = dispatchByVersion(routes, versions, defaultVersion);
-      router.add(route.record.method, route.record.path, route);
-    }
-    for (const fn of this.#atBuild) fn(problems);
-    for (const p of this.#provided)
-      if (p instanceof Dir && p.problem !== null) problems.push(p.problem);
-    if (problems.length) throw new RefusalError(problems);
-    router.seal();
-    this.#router = router;
-    this.#records = Object.freeze(all.map((a) => a.record));
-    const shape = failureBodyFor(this.#failureShape);
-    this.#core.failureBody = shape;
-    this.#core.failureType = this.#failureShape?.contentType ?? JSON_TYPE;
-    this.#chain = this.#middleware.length ? this.#compose() : null;
-    this.#telemetry = ServerTelemetry.resolve(this.#provided);
-    try {
-      for (const fn of this.#afterBuild) fn(this);
-    } catch (e) {
-      this.#router = null; // not built: a later build() or listen() meets the same error
-      throw e;
-    }
-    this.#sealed = true;
-    if (all.length === 0 && this.#fallbacks.length === 0) this.#warnEmpty();
-    return this;
+    return served;
   }
 
   /** Not a Refusal: middleware alone may answer everything (a proxy, a test of a middleware). */
@@ -728,7 +673,7 @@ export class App {
       req,
       socket as Socket,
       head,
-      route?.record.marks.get(UPGRADE) ?? null,
+      route?.record.marks.get(this.#fw.upgradeMark) ?? null,
       {
         bodyMs: o.requestTimeoutMs ?? 30_000,
         lingerMs: o.keepAliveTimeoutMs ?? 5_000,
@@ -790,7 +735,7 @@ export class App {
     if (this.#telemetry !== null) {
       const traced = this.#telemetry.begin(c);
       if (traced !== null) {
-        ServerTelemetry.run(traced, this.#serve, c);
+        this.#fw.traced(traced, this.#serve, c);
         return;
       }
     }
@@ -914,16 +859,22 @@ export class App {
     const failure = mapError(err, label);
     if (c.telemetry !== null) c.telemetry.failed(err, c.sent ? 500 : failure.status);
     if (c.sent) {
-      this.#report(c, err, label, c.status, true, {
-        level: failure.log?.level ?? 'warn',
-        msg: `warning: ${label} failed after answering ${c.status}: ${failure.log?.msg ?? failure.message}`,
-      });
+      this.#report(
+        c,
+        err,
+        { route: label, status: c.status, answered: true },
+        {
+          level: failure.log?.level ?? 'warn',
+          msg: `warning: ${label} failed after answering ${c.status}: ${failure.log?.msg ?? failure.message}`,
+        },
+      );
       const res = c.res;
       if (res.writableEnded) res.socket?.end();
       else res.destroy();
       return;
     }
-    if (failure.log !== null) this.#report(c, err, label, failure.status, false, failure.log);
+    if (failure.log !== null)
+      this.#report(c, err, { route: label, status: failure.status, answered: false }, failure.log);
     if (failure.status === 413 || failure.status === 408) c.res.shouldKeepAlive = false; // the unread body would be read as the next request
     try {
       c.writeFailure(failure.status, failure.message, failure.headers, failure);
@@ -941,11 +892,10 @@ export class App {
   #report(
     c: Ctx,
     err: unknown,
-    route: string,
-    status: number,
-    answered: boolean,
+    at: Omit<ErrorInfo, 'requestId'>,
     log: { readonly level: 'error' | 'warn'; readonly msg: string },
   ): void {
+    const { route, status, answered } = at;
     const requestId = c.requestId();
     this.#logs.write(
       log.level,

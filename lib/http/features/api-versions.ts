@@ -6,19 +6,9 @@ import { MarkKey } from '../route/mark-key';
 import { markRoute } from '../route/decorators';
 import type { RouteRecord } from '../route/route-record';
 import type { CompiledRoute } from '../pipeline/compile-route';
+import type { VersionsOptions } from '../route/versions-options';
 
-/**
- * How an app tells versions apart: `new App({ versions: { by: 'uri' } })` serves `@ApiVersion('2')`
- * routes under `/v2/…`; `{ by: 'header' }` serves them at their own path to requests whose
- * `Accept-Version` (or `header`) names the version.
- */
-export interface VersionsOptions {
-  readonly by: 'uri' | 'header';
-  /** With `by: 'header'`: the request header naming the version. Default `Accept-Version`. */
-  readonly header?: string;
-  /** With `by: 'header'`: the version a request without the header gets. Default the highest declared. */
-  readonly default?: string;
-}
+export type { VersionsOptions } from '../route/versions-options';
 
 /** `@Deprecated(options)`: RFC 9745 `Deprecation`, RFC 8594 `Sunset`, and a `Link` to read more. */
 export interface DeprecatedOptions {

@@ -1,5 +1,6 @@
 import { constants, gzipSync } from 'node:zlib';
 import type { Ctx } from '../request/ctx';
+import type { Capability } from '../route/extensions';
 import { addHeader, type HeaderBag } from '../core/header-rules';
 
 export interface CompressOptions {
@@ -34,6 +35,11 @@ export function acceptsGzip(header: string | undefined): boolean {
     if (name === '*') star = weight > 0;
   }
   return star;
+}
+
+/** Compression as a capability: `app.compress(options)` is `app.use(compression(options))`. */
+export function compression(options: CompressOptions = {}): Capability {
+  return { name: 'compress', register: (host) => host.compressAnswers(compressor(options)) };
 }
 
 /**

@@ -3,7 +3,7 @@ import { toContract } from '../core/answers';
 import type { Ctx } from '../request/ctx';
 import { fail } from '../core/fail';
 import { builtInRecord } from '../route/route-record';
-import type { Host } from '../route/extensions';
+import type { Capability, Host } from '../route/extensions';
 
 /**
  * Something provided whose readiness the health route asks (an opened fetch Target, an opened cache
@@ -138,6 +138,11 @@ function setting(name: string, value: number | undefined, fallback: number, leas
     );
   }
   return value;
+}
+
+/** The health route as a capability: `app.health(options)` is `app.use(healthRoute(options))`. */
+export function healthRoute(options: string | HealthOptions = {}): Capability {
+  return { name: 'health', register: (host) => addHealthRoute(host, options) };
 }
 
 /**

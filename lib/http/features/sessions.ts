@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { SERVER_SIDE } from '../../fetch/server-side';
 import type { Ctx } from '../request/ctx';
 import type { SessionOptions } from '../request/session-options';
+import type { Capability } from '../route/extensions';
 import { readCookie, serializeCookie } from '../core/cookies';
 import { HttpError } from '../core/errors';
 
@@ -25,6 +26,20 @@ export function checkSessionOptions(options: SessionOptions): void {
       `app.sessions: sessionSecret is ${bytes} bytes; at least ${SESSION_SECRET_MIN_BYTES} are needed (e.g. openssl rand -base64 32)`,
     );
   }
+}
+
+/**
+ * Sessions as a capability: `app.sessions(options)` is `app.use(sessionCookies(options))`. A weak
+ * secret throws `WeakSessionSecret` when it is registered (at `app.use`).
+ */
+export function sessionCookies(options: SessionOptions): Capability {
+  return {
+    name: 'sessions',
+    register: (host) => {
+      checkSessionOptions(options);
+      host.useSessions(options);
+    },
+  };
 }
 
 /** A JSON value a session may hold. */

@@ -1,12 +1,15 @@
 import type { Contract, HeaderEntry } from '../core/answers';
 import type { FailureShape } from '../core/error-mapping';
+import type { HeaderBag } from '../core/header-rules';
 import type { Ctx } from '../request/ctx';
+import type { SessionOptions } from '../request/session-options';
 import type { JsonSchema } from '../schema';
 import type { RouteRecord } from './route-record';
 
-// The types a capability plugs into fw with, and the narrow host a built-in route talks to. Only
+// The types a capability plugs into fw with, and the host it registers app-level pieces on. Only
 // types live here: the pipeline runs them, features implement them, the app fills them in, and
-// none of those needs to import another's code to do so.
+// none of those needs to import another's code to do so. They are public (`fw-http` exports them):
+// fw's own capabilities and a program's are added the same way, with `app.use(capability)`.
 
 /** Middleware wraps every route, static tree and framework answer; the chain is put together once, at build. */
 export type Middleware = (c: Ctx, next: () => Promise<void>) => void | Promise<void>;
@@ -73,11 +76,34 @@ export interface SecurityDeclaration {
   readonly challenge: string;
 }
 
-/** What a capability may add to a route's OpenAPI operation. */
+/**
+ * What a capability may add to a route's OpenAPI operation: every member of an OpenAPI 3.1
+ * operation but `operationId` (the route's), `callbacks` and `servers` (an `x-` member can carry
+ * anything else a tool reads).
+ */
 export interface OperationSink {
   /** The statuses the route answers with a body or without (its contract's, not its failures). */
   readonly answerStatuses: number[];
+  /** Adds a tag after the route's own (its controller's). */
+  tag(name: string): this;
+  /** Replaces the route's summary. */
+  summary(text: string): this;
+  /** Sets the operation's description (CommonMark). */
+  description(text: string): this;
+  /** Points to documentation elsewhere. */
+  externalDocs(docs: { readonly url: string; readonly description?: string }): this;
+  /** Adds (or, by name and place, replaces) a path, query or header parameter. */
   parameter(p: ParameterObject): this;
+  /** Sets the request body (the core sets a `@Body`'s or `@Form`'s; a capability reading its own body sets it here). */
+  body(
+    schema: JsonSchema,
+    options?: {
+      contentType?: string;
+      required?: boolean;
+      encoding?: Record<string, { contentType: string }>;
+    },
+  ): this;
+  /** Lists an answer that is not a failure; `content` omitted means no body. Replaces an earlier one of that status. */
   answer(
     status: number,
     response?: {
@@ -86,9 +112,11 @@ export interface OperationSink {
       headers?: Record<string, HeaderObject>;
     },
   ): this;
+  /** Lists a failure answer (the app's failure shape), with a reason added to its description. */
   failure(status: number, reason?: string, headers?: Record<string, HeaderObject>): this;
   /** Codes a failure of `status` may carry: an enum on the failure shape's `code` (issue 24 §3). */
   codes(status: number, codes: readonly string[]): this;
+  /** Adds a response header to the answer of `status`. */
   header(status: number, name: string, header: HeaderObject): this;
   /** Marks the operation `deprecated: true`. */
   deprecated(): this;
@@ -98,21 +126,64 @@ export interface OperationSink {
   security(scheme: 'bearer' | 'basic' | SecurityDeclaration, scopes?: readonly string[]): this;
 }
 
-/** A piece of the framework that a capability adds (idempotency, files, versioned answers), kept next to its own code. */
+/**
+ * A piece of the framework added to an app with `app.use(capability)`: fw's own (idempotency,
+ * rate limits, health, the OpenAPI document, static trees, compression, sessions) and a program's
+ * are the same kind of object. Every member is optional. Route-level members (`checks`, `arounds`,
+ * `encoders`, `describe`) apply to every route whose record the capability recognises, usually by
+ * the mark its decorator left (`record.marks.get(KEY)`); `register` adds app-level pieces.
+ * @example
+ * const AUDIT = new MarkKey<string>('audit');
+ * export const Audit = (action: string) => markRoute(AUDIT, action);
+ * export const audit: Capability = {
+ *   name: 'audit',
+ *   arounds: [(record) => { const action = record.marks.get(AUDIT); return action === undefined ? null : (c, proceed) => { log(action); return proceed(); }; }],
+ *   describe: (record, op) => { const action = record.marks.get(AUDIT); if (action !== undefined) op.extension('x-audit', action); },
+ * };
+ * app.use(audit);
+ */
 export interface Capability {
+  /** Names the capability in the app's messages (`app.use()` of one twice, say). */
+  readonly name?: string;
+  /** Checks run on every route record at build; each problem pushed is one line of the app's `RefusalError`. */
   readonly checks?: readonly RecordCheck[];
+  /**
+   * Steps wrapped around routes, one factory per step, asked once per route at build (null: the
+   * route does not need it). fw's own wrap outermost, in its fixed order (versions, WebSocket
+   * handshakes, rate limits, browser checks, guards, idempotency, …); a program's wrap inside
+   * them, in `app.use` order, the first outermost.
+   */
   readonly arounds?: readonly AroundFactory[];
+  /** Encoders for the answer contracts a capability owns (fw's files and versioned answers). */
   readonly encoders?: EncoderExtensions;
-  /** Adds the capability's pieces to a route's OpenAPI operation (header parameters, extra answers, response headers). */
+  /** Adds the capability's pieces to a route's OpenAPI operation (header parameters, extra answers, response headers, `deprecated`, security, `x-` members). */
   readonly describe?: (record: RouteRecord, operation: OperationSink) => void;
   /**
    * True when the capability's `describe` gives the route's success answers itself (a WebSocket's
    * 101): the core then guesses none from the return type of a route without `@Returns`.
    */
   readonly answersItself?: (record: RouteRecord) => boolean;
+  /**
+   * Adds app-level pieces (routes of its own, a fallback for requests no route takes, build hooks,
+   * the answer compressor, sessions): called once, by `app.use(capability)`. A problem with the
+   * capability's own options is thrown from here, so it surfaces at the `use` call.
+   */
+  readonly register?: (host: Host) => void;
 }
 
-/** What a built-in route (health, the OpenAPI document, the docs page, a static tree) needs of its app. */
+/** Compresses a finished, buffered answer body when the app and the request allow it; may add headers (`Vary`, `Content-Encoding`). */
+export type AnswerCompressor = (
+  c: Ctx,
+  bag: HeaderBag,
+  type: string,
+  body: Uint8Array | string,
+) => Uint8Array | string;
+
+/**
+ * The app as a capability's `register` sees it: what it may read (the options, what was provided,
+ * the routes once built) and where it adds app-level pieces. fw's health route, OpenAPI document,
+ * docs page, static trees, compression and sessions use nothing else.
+ */
 export interface Host {
   readonly options: { readonly title?: string | undefined; readonly version?: string | undefined };
   /** True once `close()` has begun. */
@@ -122,12 +193,15 @@ export interface Host {
   /** The route records served (and described), after build. */
   readonly routes: readonly RouteRecord[];
   readonly failureShape: FailureShape | null;
-  /** Every capability of the framework, for the API description. */
+  /** Every capability of the app, fw's and the program's, in the order their steps wrap a handler (the API description asks each to describe routes). */
   readonly capabilities: readonly Capability[];
   /** The version a request without a version header gets (header strategy), or null. */
   readonly defaultVersion?: string | null;
   log(line: string): void;
-  /** Adds a route the framework owns. */
+  /**
+   * Adds a route the capability owns: its record (made with `builtInRecord`) and the instance whose
+   * `record.key` method answers it. It is served and described like a controller's route.
+   */
   addBuiltIn(record: RouteRecord, instance: object): void;
   /**
    * Runs at build, before the Refusals are thrown: each problem it pushes is one more line of the
@@ -138,4 +212,8 @@ export interface Host {
   afterBuild(fn: (host: Host) => void): void;
   /** Answers requests no route took, before 404/405; `false` when it does not take this one either. */
   addFallback(fn: (c: Ctx) => unknown): void;
+  /** Compresses the app's buffered answers with `step` (`app.compress()`); the last one set is used. */
+  compressAnswers(step: AnswerCompressor): void;
+  /** Turns sessions on: a handler's `Session` parameter reads and writes the signed cookie (`app.sessions()`). */
+  useSessions(options: SessionOptions): void;
 }

@@ -1,5 +1,5 @@
 import type { StandardSchema } from '../core/standard-schema';
-import type { Contract } from '../core/answers';
+import { toContract, type Contract, type ContractLike } from '../core/answers';
 import { RouteMarks } from './mark-key';
 import type { HttpMethod } from './metadata';
 import type { DeclaredFile } from './upload-decorators';
@@ -63,7 +63,8 @@ export interface BuiltInRoute {
   /** The class serving it, and the method of the instance given to `addBuiltIn` that answers. */
   readonly controller: Function;
   readonly key: string;
-  readonly contract: Contract;
+  /** What it answers, as `@Returns` takes it: a class, `Status(201, T)`, `String`, `Bytes` … */
+  readonly contract: ContractLike;
   readonly returnType?: unknown;
   readonly args?: readonly ArgRecord[];
   readonly summary?: string;
@@ -87,7 +88,7 @@ export function builtInRecord(route: BuiltInRoute): RouteRecord {
     summary: route.summary,
     tag: route.tag,
     args: Object.freeze([...(route.args ?? [])]),
-    contract: route.contract,
+    contract: toContract(route.contract),
     returnType: route.returnType,
     marks: RouteMarks.NONE,
     builtIn: true,

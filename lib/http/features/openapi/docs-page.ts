@@ -4,7 +4,7 @@ import { Bytes } from '../../core/answers';
 import { HttpError } from '../../core/errors';
 import { addHiddenRoute, cacheFor, versionDocumentPath } from './serve';
 import { versionsIn } from '../api-versions';
-import type { Host } from '../../route/extensions';
+import type { Capability, Host } from '../../route/extensions';
 
 export interface DocsOptions {
   /** Where the page is served (default `/docs`); its assets go under it. */
@@ -54,6 +54,11 @@ function swaggerUiDir(): string {
 }
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+/** The docs page as a capability: `app.docs(options)` is `app.use(docsRoutes(options))`. */
+export function docsRoutes(options: DocsOptions = {}): Capability {
+  return { name: 'docs', register: (host) => addDocsRoutes(host, options) };
+}
 
 /**
  * The API reference page: Swagger UI (`swagger-ui-dist`) served by the app itself, so it works

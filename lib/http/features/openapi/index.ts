@@ -13,5 +13,5 @@ export {
   type ResponseObject,
   type SecurityScheme,
 } from './operation-builder';
-export { addOpenApi, documentOf, type OpenApiOptions } from './serve';
-export { addDocsRoutes, type DocsOptions } from './docs-page';
+export { addOpenApi, documentOf, openApiRoutes, type OpenApiOptions } from './serve';
+export { addDocsRoutes, docsRoutes, type DocsOptions } from './docs-page';

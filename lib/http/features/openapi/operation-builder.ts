@@ -73,6 +73,10 @@ export class OperationBuilder implements OperationSink {
     encoding?: Record<string, { contentType: string }>;
   } | null = null;
   #deprecated = false;
+  readonly #tags: string[] = [];
+  #summary: string | null = null;
+  #description: string | null = null;
+  #externalDocs: { readonly url: string; readonly description?: string } | null = null;
   readonly #extensions = new Map<string, unknown>();
   readonly #codes = new Map<number, string[]>();
 
@@ -104,6 +108,30 @@ export class OperationBuilder implements OperationSink {
   /** Marks the operation `deprecated: true`. */
   deprecated(): this {
     this.#deprecated = true;
+    return this;
+  }
+
+  /** Adds a tag after the route's own (its controller's). */
+  tag(name: string): this {
+    if (name !== this.record.tag && !this.#tags.includes(name)) this.#tags.push(name);
+    return this;
+  }
+
+  /** Replaces the route's summary. */
+  summary(text: string): this {
+    this.#summary = text;
+    return this;
+  }
+
+  /** Sets the operation's description (CommonMark). */
+  description(text: string): this {
+    this.#description = text;
+    return this;
+  }
+
+  /** Points to documentation elsewhere. */
+  externalDocs(docs: { readonly url: string; readonly description?: string }): this {
+    this.#externalDocs = docs;
     return this;
   }
 
@@ -250,8 +278,11 @@ export class OperationBuilder implements OperationSink {
   /** The operation object, keys in a fixed order so the document diffs well. */
   toJSON(): Record<string, unknown> {
     const r = this.record;
-    const op: Record<string, unknown> = { tags: [r.tag] };
-    if (r.summary !== undefined) op.summary = r.summary;
+    const op: Record<string, unknown> = { tags: [r.tag, ...this.#tags] };
+    const summary = this.#summary ?? r.summary;
+    if (summary !== undefined) op.summary = summary;
+    if (this.#description !== null) op.description = this.#description;
+    if (this.#externalDocs !== null) op.externalDocs = this.#externalDocs;
     op.operationId = r.operationId;
     if (this.#deprecated) op.deprecated = true;
     // Every scheme a route takes must be sent, so they go in one requirement object (AND).

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Bytes, headers, toContract, type HeaderList } from '../../core/answers';
 import { JSON_TYPE } from '../../core/media-types';
-import type { Host } from '../../route/extensions';
+import type { Capability, Host } from '../../route/extensions';
 import { builtInRecord, type RouteRecord } from '../../route/route-record';
 import { buildDocument, type OpenApiDocument } from './build-document';
 import type { Ctx } from '../../request/ctx';
@@ -94,6 +94,11 @@ function serveVersionDocuments(app: Host, serve: string): void {
     c.send(200, JSON_TYPE, documentOf(app, version).bytes);
     return undefined;
   });
+}
+
+/** The OpenAPI document as a capability: `app.openapi(options)` is `app.use(openApiRoutes(options))`. */
+export function openApiRoutes(options: OpenApiOptions = {}): Capability {
+  return { name: 'openapi', register: (host) => addOpenApi(host, options) };
 }
 
 /** `app.openapi(options)`: the file written after build, and the route serving the same bytes. */

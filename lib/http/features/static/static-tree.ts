@@ -17,7 +17,7 @@ import {
 } from '../files/file-answer';
 import { openInside } from '../files/file-body';
 import { contentTypeOf, isPrecompressed } from './content-types';
-import type { Host } from '../../route/extensions';
+import type { Capability, Host } from '../../route/extensions';
 
 /** Options shared by directory and embedded trees. */
 export interface EmbeddedOptions {
@@ -100,6 +100,21 @@ type Entry = Held | Spilled;
 
 type Source = { readonly dir: string } | { readonly entries: readonly EmbeddedEntry[] };
 
+/**
+ * A static tree as a capability: `app.static(prefix, dir, options)` is
+ * `app.use(staticTree(prefix, { dir }, options))`, `app.embedded` the same with `{ entries }`.
+ */
+export function staticTree(
+  prefix: string,
+  source: Source,
+  options: StaticOptions = {},
+): Capability {
+  return {
+    name: `static ${prefix}`,
+    register: (host) => addStaticTree(host, prefix, source, options),
+  };
+}
+
 /** Registers a tree: indexed at `build()`, answered by the app's fallback (after routes, inside the middleware chain). */
 export function addStaticTree(
   app: Host,
@@ -145,6 +160,19 @@ const GZIP_OWN: readonly HeaderEntry[] = [
 const VARY_OWN: readonly HeaderEntry[] = [{ name: 'vary', value: 'Accept-Encoding' }];
 const ALLOW = { allow: 'GET, HEAD' };
 
+/** What a tree is made of, once walked or listed. */
+interface TreeParts {
+  readonly prefix: string;
+  readonly files: ReadonlyMap<string, Entry>;
+  readonly o: Resolved;
+  readonly fallback: Entry | null;
+  /** Whether names are checked for dot segments (a directory tree without `dotfiles`). */
+  readonly checkDots: boolean;
+  readonly summary: string;
+  /** The root that spilled files are opened in (null for an embedded tree). */
+  readonly root: Dir | null;
+}
+
 class Tree {
   readonly #prefix: string;
   readonly #files: ReadonlyMap<string, Entry>;
@@ -155,22 +183,14 @@ class Tree {
   readonly #root: Dir | null;
   readonly summary: string;
 
-  constructor(
-    prefix: string,
-    files: ReadonlyMap<string, Entry>,
-    o: Resolved,
-    fallback: Entry | null,
-    checkDots: boolean,
-    summary: string,
-    root: Dir | null,
-  ) {
-    this.#root = root;
-    this.#prefix = prefix;
-    this.#files = files;
-    this.#o = o;
-    this.#fallback = fallback;
-    this.#checkDots = checkDots;
-    this.summary = summary;
+  constructor(parts: TreeParts) {
+    this.#root = parts.root;
+    this.#prefix = parts.prefix;
+    this.#files = parts.files;
+    this.#o = parts.o;
+    this.#fallback = parts.fallback;
+    this.#checkDots = parts.checkDots;
+    this.summary = parts.summary;
   }
 
   /** Answers a request under the prefix, or returns false to let the app answer (another tree, 404, 405). */
@@ -299,23 +319,48 @@ function dropGz(f: Held): void {
   f.plainOwn = null;
 }
 
-/** The spaFallback entry; undefined (and a Refusal line) when it names none. */
+/** The spaFallback entry (null for none), or the Refusal line when it names no file. */
 function fallbackOf(
-  prefix: string,
+  what: string,
   files: ReadonlyMap<string, Entry>,
   o: Resolved,
-  what: string,
-  problems: string[],
-): Entry | null {
-  if (o.spaFallback === '') return null;
+): { entry: Entry | null } | string {
+  if (o.spaFallback === '') return { entry: null };
   const f = files.get(o.spaFallback.replace(/^\/+/, ''));
-  if (f === undefined) {
-    problems.push(
-      `${what} ${prefix}: spaFallback "${o.spaFallback}" names no file of the tree: name one of its files (index.html, say) or leave spaFallback out`,
-    );
-    return null;
+  if (f === undefined)
+    return `${what}: spaFallback "${o.spaFallback}" names no file of the tree: name one of its files (index.html, say) or leave spaFallback out`;
+  return { entry: f };
+}
+
+/**
+ * OPEN-28: over maxTotalBytes, gzipped copies go first (largest first), then the largest files are
+ * spilled (opened per request). Returns how many of each, for the summary line.
+ */
+function fitTotal(files: Map<string, Entry>, o: Resolved): { droppedGz: number; overflow: number } {
+  const held = [...files.entries()].filter((e): e is [string, Held] => e[1].kind === 'held');
+  let total = held.reduce((n, [, f]) => n + f.bytes.length + (f.gz?.length ?? 0), 0);
+  let droppedGz = 0;
+  let overflow = 0;
+  if (total <= o.maxTotalBytes) return { droppedGz, overflow };
+  for (const [, f] of [...held].sort((a, b) => (b[1].gz?.length ?? 0) - (a[1].gz?.length ?? 0))) {
+    if (total <= o.maxTotalBytes || f.gz === null) break;
+    total -= f.gz.length;
+    dropGz(f);
+    droppedGz++;
   }
-  return f;
+  for (const [name, f] of [...held].sort((a, b) => b[1].bytes.length - a[1].bytes.length)) {
+    if (total <= o.maxTotalBytes) break;
+    total -= f.bytes.length;
+    files.set(name, {
+      kind: 'spilled',
+      type: f.type,
+      name,
+      size: f.bytes.length,
+      mtimeMs: f.mtimeMs ?? 0,
+    });
+    overflow++;
+  }
+  return { droppedGz, overflow };
 }
 
 /** The tree of directory `dir`, or the Refusal lines that stop it. */
@@ -365,43 +410,18 @@ function walkDir(prefix: string, dir: string, o: Resolved): Tree | string[] {
     }
   };
   walk(real, '', new Set([real]));
-  // OPEN-28: over maxTotalBytes, gzipped copies go first (largest first), then the largest files are spilled.
-  const held = [...files.entries()].filter((e): e is [string, Held] => e[1].kind === 'held');
-  let total = held.reduce((n, [, f]) => n + f.bytes.length + (f.gz?.length ?? 0), 0);
-  let droppedGz = 0;
-  let overflow = 0;
-  if (total > o.maxTotalBytes) {
-    for (const [, f] of [...held].sort((a, b) => (b[1].gz?.length ?? 0) - (a[1].gz?.length ?? 0))) {
-      if (total <= o.maxTotalBytes || f.gz === null) break;
-      total -= f.gz.length;
-      dropGz(f);
-      droppedGz++;
-    }
-    for (const [name, f] of [...held].sort((a, b) => b[1].bytes.length - a[1].bytes.length)) {
-      if (total <= o.maxTotalBytes) break;
-      total -= f.bytes.length;
-      files.set(name, {
-        kind: 'spilled',
-        type: f.type,
-        name,
-        size: f.bytes.length,
-        mtimeMs: f.mtimeMs ?? 0,
-      });
-      overflow++;
-    }
-  }
-  const problems: string[] = [];
-  const fallback = fallbackOf(prefix, files, o, 'static', problems);
-  if (problems.length > 0) return problems;
-  return new Tree(
+  const { droppedGz, overflow } = fitTotal(files, o);
+  const fallback = fallbackOf(`static ${prefix}`, files, o);
+  if (typeof fallback === 'string') return [fallback];
+  return new Tree({
     prefix,
     files,
     o,
-    fallback,
-    !o.dotfiles,
-    summaryOf(`static ${prefix} (${root})`, files, droppedGz, overflow),
-    rootDir,
-  );
+    fallback: fallback.entry,
+    checkDots: !o.dotfiles,
+    summary: summaryOf(`static ${prefix} (${root})`, files, droppedGz, overflow),
+    root: rootDir,
+  });
 }
 
 /** The tree of an embedded list, or the Refusal lines that stop it. */
@@ -414,17 +434,18 @@ function embed(prefix: string, entries: readonly EmbeddedEntry[], o: Resolved): 
       problems.push(`embedded ${prefix}: path "${name}" is listed twice: list each path once`);
     else files.set(name, hold(name, Buffer.from(e.bytes), null, o));
   }
-  const fallback = fallbackOf(prefix, files, o, 'embedded', problems);
-  if (problems.length > 0) return problems;
-  return new Tree(
+  const fallback = fallbackOf(`embedded ${prefix}`, files, o);
+  if (typeof fallback === 'string') problems.push(fallback);
+  if (problems.length > 0 || typeof fallback === 'string') return problems;
+  return new Tree({
     prefix,
     files,
     o,
-    fallback,
-    false,
-    summaryOf(`embedded ${prefix}`, files, 0, 0),
-    null,
-  );
+    fallback: fallback.entry,
+    checkDots: false,
+    summary: summaryOf(`embedded ${prefix}`, files, 0, 0),
+    root: null,
+  });
 }
 
 function summaryOf(

@@ -1,0 +1,201 @@
+import { addAs, App as AppCore, type AppOptions } from './app';
+import type { BuiltIns } from './built-ins';
+import { apiVersions } from '../features/api-versions';
+import { idempotency } from '../features/idempotency';
+import { rateLimits } from '../features/rate-limit';
+import { versioned } from '../features/versioned';
+import { files } from '../features/files/file-body';
+import { jsonSpelling } from '../features/json-spelling';
+import { websockets, UPGRADE, Upgrades, upgradeConnection } from '../features/websocket';
+import { uploads } from '../features/uploads';
+import { guards } from '../features/guards';
+import { browserDefaults, earlyHeadersOf } from '../features/browser-defaults';
+import { declaredFailures } from '../features/declared-failures';
+import {
+  defaultVersionOf,
+  dispatchByVersion,
+  routeKey,
+  versionRecords,
+} from '../features/api-versions';
+import { RATE_STORE } from '../features/rate-limit';
+import { sendFile } from '../features/files/send-file';
+import { Dir } from '../features/files/dir';
+import { ServerTelemetry } from '../features/telemetry';
+import { healthRoute, type HealthOptions } from '../features/health';
+import {
+  docsRoutes,
+  documentOf,
+  openApiRoutes,
+  type DocsOptions,
+  type OpenApiDocument,
+  type OpenApiOptions,
+} from '../features/openapi';
+import {
+  staticTree,
+  type EmbeddedEntry,
+  type EmbeddedOptions,
+  type StaticOptions,
+} from '../features/static/static-tree';
+import { compression, type CompressOptions } from '../features/compress';
+import { sessionCookies, type SessionOptions } from '../features/sessions';
+import type { Capability } from '../route/extensions';
+
+// The one place fw's own features meet the app: the list of capabilities every app starts with,
+// the few socket- and router-level parts, and `App`, the app with them wired in and its shortcuts
+// (`app.health()` is `app.use(healthRoute())`). app.ts names no feature; this file names them all.
+
+/** A directory given to `Dir.open` that cannot be opened is one more Refusal line. */
+const dirs: Capability = {
+  name: 'dirs',
+  register: (host) =>
+    host.atBuild((problems) => {
+      for (const p of host.provided)
+        if (p instanceof Dir && p.problem !== null) problems.push(p.problem);
+    }),
+};
+
+/** fw's own features, as the app takes them. */
+export const DEFAULTS: BuiltIns = {
+  // In the order their steps wrap a handler, the outermost first.
+  capabilities: [
+    apiVersions,
+    websockets,
+    rateLimits,
+    browserDefaults,
+    guards,
+    idempotency,
+    versioned,
+    files,
+    jsonSpelling,
+    uploads,
+    declaredFailures,
+    dirs,
+  ],
+  services: (options) => (options.rateStore === undefined ? [] : [[RATE_STORE, options.rateStore]]),
+  earlyHeaders: earlyHeadersOf,
+  sendFile,
+  upgrade: upgradeConnection,
+  upgradeMark: UPGRADE,
+  upgrades: () => new Upgrades(),
+  versions: {
+    records: versionRecords,
+    key: routeKey,
+    defaultOf: defaultVersionOf,
+    dispatch: dispatchByVersion,
+  },
+  telemetry: (provided) => ServerTelemetry.resolve(provided),
+  traced: (context, fn, c) => ServerTelemetry.run(context as never, fn, c),
+};
+
+/**
+ * An fw application: controllers, services and middleware, scanned once into compiled routes.
+ * @example
+ * const app = new App({ title: 'shop' }).controllers(OrdersController).provide(db);
+ * await app.listen({ port: 3000 });
+ */
+export class App extends AppCore {
+  constructor(options: AppOptions = {}) {
+    super(options, DEFAULTS);
+  }
+
+  /**
+   * Adds the health route (default `GET /healthz`): 200 `{ "status": "ok" }`, 503 naming what is down
+   * while a provided target's `ready` probe (or another probed service's) fails or the server is
+   * stopping. Probe answers are reused for `cacheMs` and concurrent probes share one.
+   * @example app.health() · app.health('/health') · app.health({ path: '/healthz', cacheMs: 1000, timeoutMs: 2000 })
+   */
+  health(options?: string | HealthOptions): this {
+    addAs(this, 'health', healthRoute(options));
+    return this;
+  }
+
+  /**
+   * Describes the app as an OpenAPI 3.1.0 document, built at `build()` from the same route records
+   * that serve requests: written to `path` when given (directories are made), served at `serve`
+   * (default `/openapi.json`; `false` for none). The serving route is not in the document.
+   * @example app.openapi({ path: 'openapi/openapi.json' })
+   */
+  openapi(options: OpenApiOptions = {}): this {
+    addAs(this, 'openapi', openApiRoutes(options));
+    return this;
+  }
+
+  /** The OpenAPI document, built once (and the app with it). @example app.document().paths['/orders'].post */
+  document(): OpenApiDocument {
+    this.build();
+    return documentOf(this).doc;
+  }
+
+  /**
+   * An API reference page (Swagger UI from `swagger-ui-dist`, served by the app itself: no CDN) at
+   * `path` (default `/docs`) over the document at `spec` (default `/openapi.json`).
+   * `swagger-ui-dist` is an optional peer dependency: without it this throws `PeerMissing`, naming
+   * `npm install swagger-ui-dist`.
+   * @example app.openapi().docs()
+   */
+  docs(options: DocsOptions = {}): this {
+    addAs(this, 'docs', docsRoutes(options));
+    return this;
+  }
+
+  /**
+   * Serves directory `dir` (relative to the working directory) under `prefix`. Indexed at
+   * `build()`; routes win over it; GET and HEAD only. Options (all optional): index, cacheControl,
+   * spaFallback, spaFallbackFor, maxFileBytes, maxTotalBytes, dotfiles, followSymlinks, compress,
+   * compressMinBytes, reload.
+   * @example app.static('/', 'public') · app.static('/', 'public', { spaFallback: 'index.html' })
+   */
+  static(prefix: string, dir: string, options: StaticOptions = {}): this {
+    addAs(this, 'static', staticTree(prefix, { dir }, options));
+    return this;
+  }
+
+  /**
+   * The same call as `app.static(prefix, dir, options)`: the spec's name for it (STATIC-02).
+   * @example app.staticWith('/', 'public', { spaFallback: 'index.html', maxFileBytes: 256 * 1024 })
+   */
+  staticWith(prefix: string, dir: string, options: StaticOptions): this {
+    return this.static(prefix, dir, options);
+  }
+
+  /**
+   * Serves a list of `{ path, bytes }` built into the program under `prefix`, from memory. A path
+   * listed twice or a `spaFallback` naming no entry stops `build()`. Options (all optional): index,
+   * cacheControl, spaFallback, spaFallbackFor, compress, compressMinBytes.
+   * @example app.embedded('/', [{ path: 'index.html', bytes: html }], { cacheControl: 'no-cache' })
+   */
+  embedded(prefix: string, entries: readonly EmbeddedEntry[], options: EmbeddedOptions = {}): this {
+    addAs(this, 'embedded', staticTree(prefix, { entries }, options));
+    return this;
+  }
+
+  /**
+   * The same call as `app.embedded(prefix, entries, options)`: the spec's name for it (STATIC-03).
+   * @example app.embeddedWith('/', [{ path: 'index.html', bytes: html }], { index: '' })
+   */
+  embeddedWith(prefix: string, entries: readonly EmbeddedEntry[], options: EmbeddedOptions): this {
+    return this.embedded(prefix, entries, options);
+  }
+
+  /**
+   * Gzips text answers (text/*, JSON, JavaScript, XML, WASM, +json, +xml) of at least `minBytes`
+   * for clients whose `Accept-Encoding` takes gzip. Off until called.
+   * @example app.compress({ minBytes: 1024, level: 'fastest' })
+   */
+  compress(options: CompressOptions = {}): this {
+    addAs(this, 'compress', compression(options));
+    return this;
+  }
+
+  /**
+   * Enables sessions: a handler parameter of type `Session` reads and changes a JSON record kept in
+   * an HMAC-SHA256-signed cookie (`fw_session`, `HttpOnly; SameSite=Lax; Path=/`). A bad signature
+   * counts as no session; asking for a `Session` with no `sessionSecret` is a 500. A secret shorter
+   * than 32 bytes throws `WeakSessionSecret` here.
+   * @example app.sessions({ sessionSecret: process.env.SESSION_SECRET })
+   */
+  sessions(options: SessionOptions): this {
+    addAs(this, 'sessions', sessionCookies(options));
+    return this;
+  }
+}
