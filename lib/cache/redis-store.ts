@@ -3,6 +3,7 @@ import type * as IORedis from 'ioredis';
 import type { Cluster, Redis } from 'ioredis';
 import { checkBytes, checkTtlMs } from './check-args';
 import { redisWarnings } from './redis-warnings';
+import { ReplicaWait } from './replica-wait';
 import { CacheError } from './errors';
 import type { ExpectOptions, Store } from './store';
 import { defineRateCommands, type RateCommands } from './rate-scripts';
@@ -28,6 +29,16 @@ interface CommonOptions {
    * as `{ ca }`. Behind Sentinel it is used for the sentinels and for the servers alike.
    */
   readonly tls?: true | ConnectionOptions;
+  /**
+   * How many replicas must hold a write before it counts: every claim and keep (a `put`,
+   * `putIfAbsent` that wrote) is followed by `WAIT replicas replicaTimeoutMs`, so a claim or an
+   * answer acknowledged to the program survives a failover to one of them. Fewer acknowledgements
+   * within `replicaTimeoutMs` fail the write `Unavailable` (an idempotent route answers 503): the
+   * store fails closed. Default 0 (no WAIT). Not with `cluster`.
+   */
+  readonly replicas?: number;
+  /** How long a write waits for its replicas (`WAIT`'s timeout). Default half of `commandTimeoutMs`; less than it. */
+  readonly replicaTimeoutMs?: number;
 }
 
 /** Credentials of the sentinels themselves (their `requirepass`/ACL), not of the servers they watch. */
@@ -126,6 +137,11 @@ type Client = Redis | Cluster;
  */
 export class RedisStore implements Store, RateStore {
   readonly #redis: Client & ScriptCommands;
+  /**
+   * With `replicas`: the connection claims and keeps are written on, each followed by a `WAIT`
+   * (which blocks its connection, so reads go on the other); null without.
+   */
+  readonly #durable: { readonly client: Redis & ScriptCommands; readonly wait: ReplicaWait } | null;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #where: string;
@@ -160,6 +176,7 @@ export class RedisStore implements Store, RateStore {
         `RedisStore: commandTimeoutMs must be a positive number, got ${String(commandTimeoutMs)}`,
       );
     }
+    const replicas = checkReplicas(options, target, commandTimeoutMs);
     this.#prefix = keyPrefix;
     this.#timeoutMs = commandTimeoutMs;
     this.#where = describeTarget(target);
@@ -177,6 +194,9 @@ export class RedisStore implements Store, RateStore {
       // close() only drops the socket when it is not connected; waiting long for a socket that
       // already failed would just hold the process open.
       disconnectTimeout: 200,
+      // Commands asked for in one turn of the event loop leave in one write (one syscall, and
+      // Redis reads them in one go): under load a claim shares its round trip with others.
+      enableAutoPipelining: true,
     };
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded by the first store built, not by requiring fw-http or fw-http/cache: an app that never uses Redis never loads ioredis (cold start)
     const ioredis = require('ioredis') as typeof IORedis;
@@ -184,6 +204,7 @@ export class RedisStore implements Store, RateStore {
     if (target.kind === 'cluster') {
       redis = new ioredis.Cluster(target.nodes, {
         enableOfflineQueue: false,
+        enableAutoPipelining: true,
         clusterRetryStrategy: backOff,
         // A command refused (CLUSTERDOWN) or caught by a lost node fails now rather than being
         // sent again later: it may have run, and a claim reported failed must not land after.
@@ -246,17 +267,31 @@ export class RedisStore implements Store, RateStore {
         retryStrategy: backOff,
       });
     }
-    redis.defineCommand('fwPutIfEqual', { numberOfKeys: 1, lua: PUT_IF_EQUAL });
-    redis.defineCommand('fwDelIfEqual', { numberOfKeys: 1, lua: DEL_IF_EQUAL });
+    defineScripts(redis);
     // Without a listener ioredis prints every failed reconnect; the last error goes into messages instead.
-    redis.on('error', (err: Error) => {
+    const onError = (err: Error): void => {
       this.#lastError = err;
-    });
+    };
+    redis.on('error', onError);
     const wakeAll = (): void => {
       this.#lastError = this.#nodeError = null;
-      for (const wake of this.#waiting) wake();
+      const waiting = [...this.#waiting];
       this.#waiting.clear();
+      for (const wake of waiting) wake();
     };
+    this.#durable = null;
+    if (replicas !== null && target.kind !== 'cluster') {
+      // WAIT counts this connection's writes: the writes that wait go on it, and only they. No
+      // auto-pipelining: a pipeline holding a WAIT would hold the next one's writes back too.
+      const client = (redis as Redis).duplicate({ enableAutoPipelining: false });
+      defineScripts(client);
+      client.on('error', onError);
+      client.on('ready', wakeAll);
+      this.#durable = {
+        client: client as Redis & ScriptCommands,
+        wait: new ReplicaWait(client, replicas.replicas, replicas.timeoutMs),
+      };
+    }
     if (target.kind === 'cluster') {
       const cluster = redis as Cluster;
       cluster.on('ready', () => {
@@ -279,10 +314,27 @@ export class RedisStore implements Store, RateStore {
   async putIfAbsent(key: string, value: Buffer, ttlMs: number): Promise<boolean> {
     checkBytes(value, key);
     const ms = checkTtlMs(ttlMs, key);
+    const durable = this.#durable;
+    if (durable === null)
+      return this.#run(
+        'putIfAbsent',
+        key,
+        async (k) => (await this.#redis.set(k, value, 'PX', ms, 'NX')) === 'OK',
+      );
     return this.#run(
       'putIfAbsent',
       key,
-      async (k) => (await this.#redis.set(k, value, 'PX', ms, 'NX')) === 'OK',
+      async (k) => {
+        if ((await durable.client.set(k, value, 'PX', ms, 'NX')) !== 'OK') return false;
+        await durable.wait.acked().catch((err: unknown) => {
+          // A claim the replicas may not hold is taken back (if it is still this one), so the
+          // client's retry, told 503, finds the key free rather than held for the lease.
+          durable.client.fwDelIfEqual(k, value).catch(() => undefined);
+          throw err;
+        });
+        return true;
+      },
+      durable.client,
     );
   }
 
@@ -290,18 +342,23 @@ export class RedisStore implements Store, RateStore {
     checkBytes(value, key);
     const ms = checkTtlMs(ttlMs, key);
     const expect = opts?.expect;
-    if (expect === undefined) {
-      return this.#run(
-        'put',
-        key,
-        async (k) => (await this.#redis.set(k, value, 'PX', ms)) === 'OK',
-      );
-    }
-    checkBytes(expect, key, 'expect');
+    if (expect !== undefined) checkBytes(expect, key, 'expect');
+    const durable = this.#durable;
+    const client = durable === null ? this.#redis : durable.client;
     return this.#run(
       'put',
       key,
-      async (k) => (await this.#redis.fwPutIfEqual(k, expect, value, ms)) === 1,
+      async (k) => {
+        const wrote =
+          expect === undefined
+            ? (await client.set(k, value, 'PX', ms)) === 'OK'
+            : (await client.fwPutIfEqual(k, expect, value, ms)) === 1;
+        // A kept answer the replicas may not hold is refused like one Redis did not take: the
+        // idempotent route sends it but marks it not kept (retries to this process get 503).
+        if (wrote && durable !== null) await durable.wait.acked();
+        return wrote;
+      },
+      client,
     );
   }
 
@@ -377,6 +434,11 @@ export class RedisStore implements Store, RateStore {
     this.#closed = true;
     for (const wake of this.#waiting) wake();
     this.#waiting.clear();
+    const durable = this.#durable?.client;
+    if (durable !== undefined) {
+      if (durable.status === 'ready') await durable.quit().catch(() => undefined);
+      durable.disconnect();
+    }
     if (this.#redis.status === 'ready') {
       try {
         await this.#redis.quit();
@@ -395,12 +457,17 @@ export class RedisStore implements Store, RateStore {
    * to Redis (ioredis's `commandTimeout` bounds it); otherwise it waits for the connection, and
    * one deadline bounds the wait and the command together.
    */
-  async #run<T>(op: string, key: string, send: (prefixed: string) => Promise<T>): Promise<T> {
+  async #run<T>(
+    op: string,
+    key: string,
+    send: (prefixed: string) => Promise<T>,
+    client: Client = this.#redis,
+  ): Promise<T> {
     const prefixed = this.#prefix + key;
     try {
       if (this.#closed) throw new Error('the store is closed');
-      if (this.#redis.status === 'ready' && !this.#holding) return await send(prefixed);
-      return await this.#whenReady(() => send(prefixed));
+      if (client.status === 'ready' && !this.#holding) return await send(prefixed);
+      return await this.#whenReady(client, () => send(prefixed));
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       // Redis at maxmemory under `noeviction` refuses writes with OOM: the store is up but full.
@@ -433,12 +500,17 @@ export class RedisStore implements Store, RateStore {
     return ` (last error: ${e.message}${more})`;
   }
 
-  #whenReady<T>(send: () => Promise<T>): Promise<T> {
+  #whenReady<T>(client: Client, send: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const wake = (): void => {
         if (this.#closed) {
           clearTimeout(timer);
           reject(new Error('the store is closed'));
+          return;
+        }
+        // Woken by the other connection (with `replicas`, the store has two): wait on for this one.
+        if (client.status !== 'ready' && client !== this.#redis) {
+          this.#waiting.add(wake);
           return;
         }
         send().then(
@@ -460,6 +532,47 @@ export class RedisStore implements Store, RateStore {
       this.#waiting.add(wake);
     });
   }
+}
+
+/** The compare-and-set and compare-and-delete scripts, as commands of `client`. */
+function defineScripts(client: Client): void {
+  client.defineCommand('fwPutIfEqual', { numberOfKeys: 1, lua: PUT_IF_EQUAL });
+  client.defineCommand('fwDelIfEqual', { numberOfKeys: 1, lua: DEL_IF_EQUAL });
+}
+
+/**
+ * `replicas` and `replicaTimeoutMs`, checked: null when no write waits for replicas. A Cluster is
+ * refused: its writes go to many masters, and a WAIT counts one connection's.
+ */
+function checkReplicas(
+  options: RedisStoreOptions,
+  target: Target,
+  commandTimeoutMs: number,
+): { readonly replicas: number; readonly timeoutMs: number } | null {
+  const replicas: unknown = options.replicas ?? 0;
+  const timeoutMs: unknown = options.replicaTimeoutMs ?? Math.floor(commandTimeoutMs / 2);
+  if (typeof replicas !== 'number' || !Number.isSafeInteger(replicas) || replicas < 0)
+    throw new CacheError(
+      'InvalidArgument',
+      `RedisStore: replicas must be a whole number from 0, got ${String(replicas)}`,
+    );
+  if (
+    typeof timeoutMs !== 'number' ||
+    !Number.isSafeInteger(timeoutMs) ||
+    timeoutMs <= 0 ||
+    timeoutMs >= commandTimeoutMs
+  )
+    throw new CacheError(
+      'InvalidArgument',
+      `RedisStore: replicaTimeoutMs must be a whole number of ms from 1 to less than commandTimeoutMs (${commandTimeoutMs}), got ${String(timeoutMs)}`,
+    );
+  if (replicas === 0) return null;
+  if (target.kind === 'cluster')
+    throw new CacheError(
+      'InvalidArgument',
+      'RedisStore: replicas is not offered with cluster (a WAIT counts the writes of one connection to one master); give url or sentinels',
+    );
+  return { replicas, timeoutMs };
 }
 
 /**
