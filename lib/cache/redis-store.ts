@@ -279,19 +279,8 @@ export class RedisStore implements Store, RateStore {
       this.#waiting.clear();
       for (const wake of waiting) wake();
     };
-    this.#durable = null;
-    if (replicas !== null && target.kind !== 'cluster') {
-      // WAIT counts this connection's writes: the writes that wait go on it, and only they. No
-      // auto-pipelining: a pipeline holding a WAIT would hold the next one's writes back too.
-      const client = (redis as Redis).duplicate({ enableAutoPipelining: false });
-      defineScripts(client);
-      client.on('error', onError);
-      client.on('ready', wakeAll);
-      this.#durable = {
-        client: client as Redis & ScriptCommands,
-        wait: new ReplicaWait(client, replicas.replicas, replicas.timeoutMs),
-      };
-    }
+    this.#durable =
+      replicas === null ? null : durableConnection(redis as Redis, replicas, onError, wakeAll);
     if (target.kind === 'cluster') {
       const cluster = redis as Cluster;
       cluster.on('ready', () => {
@@ -532,6 +521,27 @@ export class RedisStore implements Store, RateStore {
       this.#waiting.add(wake);
     });
   }
+}
+
+/**
+ * The connection claims and keeps go on when they wait for replicas: WAIT counts one connection's
+ * writes, so those writes go on it and only they. No auto-pipelining there: a pipeline holding a
+ * WAIT would hold the next one's writes back too.
+ */
+function durableConnection(
+  redis: Redis,
+  replicas: { readonly replicas: number; readonly timeoutMs: number },
+  onError: (err: Error) => void,
+  onReady: () => void,
+): { readonly client: Redis & ScriptCommands; readonly wait: ReplicaWait } {
+  const client = redis.duplicate({ enableAutoPipelining: false });
+  defineScripts(client);
+  client.on('error', onError);
+  client.on('ready', onReady);
+  return {
+    client: client as Redis & ScriptCommands,
+    wait: new ReplicaWait(client, replicas.replicas, replicas.timeoutMs),
+  };
 }
 
 /** The compare-and-set and compare-and-delete scripts, as commands of `client`. */
