@@ -103,6 +103,13 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   return 1
 end
 return 0`;
+// The claim of an idempotent request and the read of what holds its key, in one round trip: the
+// first request under a key writes its claim, a retry reads the record it finds.
+const CLAIM_OR_GET = `
+local held = redis.call('GET', KEYS[1])
+if held then return held end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return false`;
 const DEL_IF_EQUAL = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
@@ -113,6 +120,13 @@ return 0`;
 interface ScriptCommands {
   fwPutIfEqual(key: string, expect: Buffer, value: Buffer, ttlMs: number): Promise<number>;
   fwDelIfEqual(key: string, expect: Buffer): Promise<number>;
+  fwClaimOrGetBuffer(key: string, value: Buffer, ttlMs: number): Promise<Buffer | null>;
+}
+
+/** The connection whose writes wait for replicas, and its WAIT. */
+interface Durable {
+  readonly client: Redis & ScriptCommands;
+  readonly wait: ReplicaWait;
 }
 
 /** One Redis (from a URL, or the master Sentinel points at) or a Redis Cluster: the same commands. */
@@ -141,7 +155,7 @@ export class RedisStore implements Store, RateStore {
    * With `replicas`: the connection claims and keeps are written on, each followed by a `WAIT`
    * (which blocks its connection, so reads go on the other); null without.
    */
-  readonly #durable: { readonly client: Redis & ScriptCommands; readonly wait: ReplicaWait } | null;
+  readonly #durable: Durable | null;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #where: string;
@@ -315,13 +329,32 @@ export class RedisStore implements Store, RateStore {
       key,
       async (k) => {
         if ((await durable.client.set(k, value, 'PX', ms, 'NX')) !== 'OK') return false;
-        await durable.wait.acked().catch((err: unknown) => {
-          // A claim the replicas may not hold is taken back (if it is still this one), so the
-          // client's retry, told 503, finds the key free rather than held for the lease.
-          durable.client.fwDelIfEqual(k, value).catch(() => undefined);
-          throw err;
-        });
+        await this.#replicated(durable, k, value);
         return true;
+      },
+      durable.client,
+    );
+  }
+
+  /**
+   * `putIfAbsent` and, when the key is taken, `get`, in one script call (one round trip): null
+   * when `value` was written, else the bytes found. With `replicas`, a write waits as a claim does.
+   */
+  async putIfAbsentOrGet(key: string, value: Buffer, ttlMs: number): Promise<Buffer | null> {
+    checkBytes(value, key);
+    const ms = checkTtlMs(ttlMs, key);
+    const durable = this.#durable;
+    if (durable === null)
+      return this.#run('putIfAbsentOrGet', key, (k) =>
+        this.#redis.fwClaimOrGetBuffer(k, value, ms),
+      );
+    return this.#run(
+      'putIfAbsentOrGet',
+      key,
+      async (k) => {
+        const found = await durable.client.fwClaimOrGetBuffer(k, value, ms);
+        if (found === null) await this.#replicated(durable, k, value);
+        return found;
       },
       durable.client,
     );
@@ -357,6 +390,16 @@ export class RedisStore implements Store, RateStore {
       return this.#run('del', key, async (k) => (await this.#redis.del(k)) > 0);
     checkBytes(expect, key, 'expect');
     return this.#run('del', key, async (k) => (await this.#redis.fwDelIfEqual(k, expect)) > 0);
+  }
+
+  /** Resolves once the replicas hold the claim `value` just written; else takes it back and rejects. */
+  async #replicated(durable: Durable, k: string, value: Buffer): Promise<void> {
+    await durable.wait.acked().catch((err: unknown) => {
+      // A claim the replicas may not hold is taken back (if it is still this one), so the
+      // client's retry, told 503, finds the key free rather than held for the lease.
+      durable.client.fwDelIfEqual(k, value).catch(() => undefined);
+      throw err;
+    });
   }
 
   // ---- Rate limits (RateStore): one script per request on one key, on the same connection. ----
@@ -533,7 +576,7 @@ function durableConnection(
   replicas: { readonly replicas: number; readonly timeoutMs: number },
   onError: (err: Error) => void,
   onReady: () => void,
-): { readonly client: Redis & ScriptCommands; readonly wait: ReplicaWait } {
+): Durable {
   const client = redis.duplicate({ enableAutoPipelining: false });
   defineScripts(client);
   client.on('error', onError);
@@ -548,6 +591,7 @@ function durableConnection(
 function defineScripts(client: Client): void {
   client.defineCommand('fwPutIfEqual', { numberOfKeys: 1, lua: PUT_IF_EQUAL });
   client.defineCommand('fwDelIfEqual', { numberOfKeys: 1, lua: DEL_IF_EQUAL });
+  client.defineCommand('fwClaimOrGet', { numberOfKeys: 1, lua: CLAIM_OR_GET });
 }
 
 /**
