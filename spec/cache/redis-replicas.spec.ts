@@ -37,6 +37,11 @@ async function startReplica(): Promise<RedisProcess> {
     async () => (await cli(r.port, 'INFO', 'replication')).includes('master_link_status:up'),
     10_000,
   );
+  await waitFor(
+    'the primary counting its replica online',
+    async () => /slave0:.*state=online/.test(await cli(primary.port, 'INFO', 'replication')),
+    10_000,
+  );
   return r;
 }
 
@@ -56,7 +61,7 @@ function open(options: { replicas?: number; replicaTimeoutMs?: number } = {}): R
   const store = new RedisStore({
     url: `redis://127.0.0.1:${primary.port}`,
     keyPrefix: `r${++prefixes}:`,
-    commandTimeoutMs: 2000,
+    commandTimeoutMs: 4000,
     ...options,
   });
   stores.push(store);
@@ -82,7 +87,7 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
       if (source !== 'lua') sent.push(args);
     });
     try {
-      const store = open({ replicas: 1, replicaTimeoutMs: 700 });
+      const store = open({ replicas: 1, replicaTimeoutMs: 2000 });
       const prefix = `r${prefixes}:`;
       expect(await store.putIfAbsent('k', Buffer.from('claim'), 60_000)).toBe(true);
       expect(await cli(replica!.port, 'GET', `${prefix}k`)).toBe('claim');
@@ -103,9 +108,9 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
         );
       expect(names).toEqual([
         'set',
-        'wait 1 700',
+        'wait 1 2000',
         expect.stringMatching(/^(evalsha|eval)$/),
-        'wait 1 700',
+        'wait 1 2000',
         'get',
       ]);
     } finally {
@@ -141,7 +146,7 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
       if (args[0].toLowerCase() === 'wait') waits.push(args);
     });
     try {
-      const store = open({ replicas: 1, replicaTimeoutMs: 700 });
+      const store = open({ replicas: 1, replicaTimeoutMs: 2000 });
       const prefix = `r${prefixes}:`;
       const won = await Promise.all(
         Array.from({ length: 50 }, (_, i) => store.putIfAbsent(`b${i}`, Buffer.from('c'), 60_000)),
@@ -217,12 +222,36 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
     }
   }, 30_000);
 
+  it('I23.4 the one-round-trip claim (putIfAbsentOrGet) waits for the replica too: held there when it resolves; with the replica gone it fails closed and is taken back', async () => {
+    const store = open({ replicas: 1, replicaTimeoutMs: 1000 });
+    const prefix = `r${prefixes}:`;
+    expect(await store.putIfAbsentOrGet('c1', Buffer.from('claim'), 60_000)).toBeNull();
+    expect(await cli(replica!.port, 'GET', `${prefix}c1`)).toBe('claim');
+    // Found taken: nothing written, nothing to wait for.
+    expect(await store.putIfAbsentOrGet('c1', Buffer.from('x'), 60_000)).toEqual(
+      Buffer.from('claim'),
+    );
+    await stopReplica();
+    try {
+      await expect(store.putIfAbsentOrGet('c2', Buffer.from('claim'), 60_000)).rejects.toThrow(
+        /putIfAbsentOrGet "c2" failed: written on the primary but acknowledged by 0 of 1 replicas/,
+      );
+      await waitFor(
+        'the unacknowledged claim taken back',
+        async () => (await cli(primary.port, 'EXISTS', `${prefix}c2`)) === '0',
+        2000,
+      );
+    } finally {
+      replica = await startReplica();
+    }
+  }, 30_000);
+
   it('I23.4 replicas: 2 with one replica fails closed; replicas: 1 with it succeeds', async () => {
     const two = open({ replicas: 2, replicaTimeoutMs: 200 });
     await expect(two.putIfAbsent('two', Buffer.from('c'), 60_000)).rejects.toThrow(
       /acknowledged by 1 of 2 replicas/,
     );
-    const one = open({ replicas: 1, replicaTimeoutMs: 200 });
+    const one = open({ replicas: 1, replicaTimeoutMs: 2000 });
     expect(await one.putIfAbsent('two', Buffer.from('c'), 60_000)).toBe(true);
   });
 
@@ -240,7 +269,7 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
     ).toThrow(/replicas is not offered with cluster/);
     for (const e of [bad({ replicas: -1 }), bad({ replicaTimeoutMs: 'x' })])
       expect(e).toThrow(expect.objectContaining({ code: 'InvalidArgument' }) as Error);
-    const edge = open({ replicas: 1, replicaTimeoutMs: 1999 }); // commandTimeoutMs 2000
+    const edge = open({ replicas: 1, replicaTimeoutMs: 3999 }); // commandTimeoutMs 4000
     expect(edge).toBeInstanceOf(RedisStore);
   });
 
@@ -257,7 +286,7 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
         return { sku: 'a', runs };
       }
     }
-    const store = open({ replicas: 1, replicaTimeoutMs: 200 });
+    const store = open({ replicas: 1, replicaTimeoutMs: 1000 });
     const app = new App({ log: () => {} }).controllers(Shop).provide(Orders.open(store));
     const post = () =>
       app.inject({
@@ -298,8 +327,8 @@ describe('I23.4 an acknowledged claim survives a failover', () => {
       sentinels: setup.sentinels,
       name: setup.name,
       replicas: 1,
-      replicaTimeoutMs: 500,
-      commandTimeoutMs: 2000,
+      replicaTimeoutMs: 2000,
+      commandTimeoutMs: 4000,
     });
     try {
       const won = await Promise.all(
@@ -320,11 +349,11 @@ describe('I23.4 an acknowledged claim survives a failover', () => {
       await waitFor(
         'the store on the new master',
         async () => (await store.putIfAbsent('f0', Buffer.from('again'), 600_000)) === false,
-        10_000,
+        20_000,
       );
     } finally {
       await store.close();
       await setup.stop();
     }
-  }, 60_000);
+  }, 90_000);
 });
