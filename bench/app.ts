@@ -27,6 +27,13 @@ const KeptInRedis = Space('bench-redis', {
   maxBytesPerCaller: 1 << 30,
 });
 
+// The same again, on a store that waits for the bench's replica (`replicas: 1`).
+const KeptInReplicas = Space('bench-replicas', {
+  ttlSeconds: 3600,
+  maxBytes: 64 * 1024,
+  maxBytesPerCaller: 1 << 30,
+});
+
 class NewOrder {
   @IsString() @Length(1, 32) sku!: string;
   @IsInt() @Min(1) @Max(100) qty!: number;
@@ -88,6 +95,17 @@ class RedisController {
   }
 }
 
+// The same route on a store whose claims and keeps wait for one replica (WAIT 1).
+@Controller()
+class ReplicatedController {
+  @Post('/idem-redis-replicas')
+  @Idempotent(KeptInReplicas, { by: () => 'bench' })
+  @Returns(Status(201, NewOrder))
+  idem(@Body() order: NewOrder) {
+    return order;
+  }
+}
+
 /** The app every fw case is served by; given `redisUrl`, it also serves POST /idem-redis. */
 export function benchApp(redisUrl: string | null = null): App {
   // maxParams lifted so that the 1 MiB forms are read in full rather than refused at 10,000.
@@ -96,6 +114,13 @@ export function benchApp(redisUrl: string | null = null): App {
     .provide(Kept.open(new MemoryStore({ bytes: 3 * 2 ** 30 })))
     .compress();
   if (redisUrl !== null)
-    app.controllers(RedisController).provide(KeptInRedis.open(new RedisStore({ url: redisUrl })));
+    app
+      .controllers(RedisController, ReplicatedController)
+      .provide(KeptInRedis.open(new RedisStore({ url: redisUrl })))
+      .provide(
+        KeptInReplicas.open(
+          new RedisStore({ url: redisUrl, keyPrefix: 'r:', replicas: 1, replicaTimeoutMs: 500 }),
+        ),
+      );
   return app;
 }

@@ -9,6 +9,8 @@ import path from 'node:path';
 
 export interface BenchRedis {
   readonly url: string;
+  /** Whether a replica of it is up (the `replicas: 1` case runs only then). */
+  readonly replicated: boolean;
   stop(): Promise<void>;
 }
 
@@ -49,9 +51,14 @@ export async function startRedis(): Promise<BenchRedis | { readonly missing: str
       }),
     ]);
     if (up) {
+      // A replica of it, so `replicas: 1` (WAIT) can be measured beside the plain store on the
+      // same primary: both routes pay for the replication stream, only one waits for it.
+      const replica = await startReplica(dir, port);
       return {
         url: `redis://127.0.0.1:${port}`,
+        replicated: replica !== null,
         stop: async () => {
+          if (replica !== null) await halt(replica);
           await halt(child);
           rmSync(dir, { recursive: true, force: true });
         },
@@ -63,6 +70,58 @@ export async function startRedis(): Promise<BenchRedis | { readonly missing: str
   }
   rmSync(dir, { recursive: true, force: true });
   return { missing: `redis-server did not start: ${last}` };
+}
+
+/** `redis-server --replicaof` the primary on `primaryPort`, once its link is up; null when it is not within 10 s. */
+async function startReplica(dir: string, primaryPort: number): Promise<ChildProcess | null> {
+  const port = await freePort();
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--dbfilename',
+      'replica.rdb',
+      '--replicaof',
+      '127.0.0.1',
+      String(primaryPort),
+    ],
+    { stdio: 'ignore' },
+  );
+  const until = Date.now() + 10_000;
+  while (Date.now() < until) {
+    if (await linked(port)) return child;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await halt(child);
+  return null;
+}
+
+/** Whether the replica on `port` says its link to the primary is up. */
+function linked(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host: '127.0.0.1' });
+    let reply = '';
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('INFO replication\r\n'));
+    socket.on('data', (chunk: Buffer) => {
+      reply += chunk.toString();
+      if (reply.includes('master_link_status:')) done(reply.includes('master_link_status:up'));
+    });
+  });
 }
 
 function freePort(): Promise<number> {

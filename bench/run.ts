@@ -121,6 +121,30 @@ const CASES: Case[] = [
     redis: true,
   },
   {
+    // issue 23 §4: what waiting for one replica (WAIT 1) costs, beside the same POST without it.
+    name: 'POST first (claim + handler + keep, RedisStore replicas: 1)',
+    fw: {
+      path: '/idem-redis-replicas',
+      method: 'POST',
+      body: ORDER,
+      headers: json,
+      freshKey: true,
+    },
+    bases: [
+      {
+        on: 'fw',
+        label: 'the same POST on RedisStore without replicas',
+        path: '/idem-redis',
+        method: 'POST',
+        body: ORDER,
+        headers: json,
+        freshKey: true,
+        target: 0,
+      },
+    ],
+    redis: true,
+  },
+  {
     name: 'GET Versioned → 304',
     fw: { path: '/versioned', headers: { 'if-none-match': 'W/"7"' } },
     bases: [

@@ -185,6 +185,22 @@ export class OpenSpace {
     );
   }
 
+  /** @internal Whether the store claims and reads in one round trip (`putIfAbsentOrGet`). */
+  get claimsInOne(): boolean {
+    return typeof this.#store.putIfAbsentOrGet === 'function';
+  }
+
+  /**
+   * @internal The store's `putIfAbsentOrGet` (only when `claimsInOne`): null when written, else
+   * the bytes found; `false` when `value` is over `maxBytes` (nothing written, nothing read).
+   */
+  async claimOrGet(key: string, value: Buffer, ttlMs?: number): Promise<Buffer | null | false> {
+    if (!this.#fits(key, value)) return false;
+    return this.#call('putIfAbsentOrGet', key, (k) =>
+      this.#store.putIfAbsentOrGet!(k, value, this.#ttl(ttlMs, key)),
+    );
+  }
+
   /**
    * Keeps `value` for `ttlMs` (`undefined`: the space's `ttlSeconds`); with `expect`, only if the
    * current value equals it. The `Store` argument order, so an opened space can stand wherever a

@@ -3,6 +3,7 @@ import type * as IORedis from 'ioredis';
 import type { Cluster, Redis } from 'ioredis';
 import { checkBytes, checkTtlMs } from './check-args';
 import { redisWarnings } from './redis-warnings';
+import { ReplicaWait } from './replica-wait';
 import { CacheError } from './errors';
 import type { ExpectOptions, Store } from './store';
 import { defineRateCommands, type RateCommands } from './rate-scripts';
@@ -28,6 +29,16 @@ interface CommonOptions {
    * as `{ ca }`. Behind Sentinel it is used for the sentinels and for the servers alike.
    */
   readonly tls?: true | ConnectionOptions;
+  /**
+   * How many replicas must hold a write before it counts: every claim and keep (a `put`,
+   * `putIfAbsent` that wrote) is followed by `WAIT replicas replicaTimeoutMs`, so a claim or an
+   * answer acknowledged to the program survives a failover to one of them. Fewer acknowledgements
+   * within `replicaTimeoutMs` fail the write `Unavailable` (an idempotent route answers 503): the
+   * store fails closed. Default 0 (no WAIT). Not with `cluster`.
+   */
+  readonly replicas?: number;
+  /** How long a write waits for its replicas (`WAIT`'s timeout). Default half of `commandTimeoutMs`; less than it. */
+  readonly replicaTimeoutMs?: number;
 }
 
 /** Credentials of the sentinels themselves (their `requirepass`/ACL), not of the servers they watch. */
@@ -92,6 +103,13 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   return 1
 end
 return 0`;
+// The claim of an idempotent request and the read of what holds its key, in one round trip: the
+// first request under a key writes its claim, a retry reads the record it finds.
+const CLAIM_OR_GET = `
+local held = redis.call('GET', KEYS[1])
+if held then return held end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return false`;
 const DEL_IF_EQUAL = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
@@ -102,6 +120,13 @@ return 0`;
 interface ScriptCommands {
   fwPutIfEqual(key: string, expect: Buffer, value: Buffer, ttlMs: number): Promise<number>;
   fwDelIfEqual(key: string, expect: Buffer): Promise<number>;
+  fwClaimOrGetBuffer(key: string, value: Buffer, ttlMs: number): Promise<Buffer | null>;
+}
+
+/** The connection whose writes wait for replicas, and its WAIT. */
+interface Durable {
+  readonly client: Redis & ScriptCommands;
+  readonly wait: ReplicaWait;
 }
 
 /** One Redis (from a URL, or the master Sentinel points at) or a Redis Cluster: the same commands. */
@@ -126,6 +151,11 @@ type Client = Redis | Cluster;
  */
 export class RedisStore implements Store, RateStore {
   readonly #redis: Client & ScriptCommands;
+  /**
+   * With `replicas`: the connection claims and keeps are written on, each followed by a `WAIT`
+   * (which blocks its connection, so reads go on the other); null without.
+   */
+  readonly #durable: Durable | null;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #where: string;
@@ -160,6 +190,7 @@ export class RedisStore implements Store, RateStore {
         `RedisStore: commandTimeoutMs must be a positive number, got ${String(commandTimeoutMs)}`,
       );
     }
+    const replicas = checkReplicas(options, target, commandTimeoutMs);
     this.#prefix = keyPrefix;
     this.#timeoutMs = commandTimeoutMs;
     this.#where = describeTarget(target);
@@ -177,6 +208,9 @@ export class RedisStore implements Store, RateStore {
       // close() only drops the socket when it is not connected; waiting long for a socket that
       // already failed would just hold the process open.
       disconnectTimeout: 200,
+      // Commands asked for in one turn of the event loop leave in one write (one syscall, and
+      // Redis reads them in one go): under load a claim shares its round trip with others.
+      enableAutoPipelining: true,
     };
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded by the first store built, not by requiring fw-http or fw-http/cache: an app that never uses Redis never loads ioredis (cold start)
     const ioredis = require('ioredis') as typeof IORedis;
@@ -184,6 +218,7 @@ export class RedisStore implements Store, RateStore {
     if (target.kind === 'cluster') {
       redis = new ioredis.Cluster(target.nodes, {
         enableOfflineQueue: false,
+        enableAutoPipelining: true,
         clusterRetryStrategy: backOff,
         // A command refused (CLUSTERDOWN) or caught by a lost node fails now rather than being
         // sent again later: it may have run, and a claim reported failed must not land after.
@@ -246,17 +281,20 @@ export class RedisStore implements Store, RateStore {
         retryStrategy: backOff,
       });
     }
-    redis.defineCommand('fwPutIfEqual', { numberOfKeys: 1, lua: PUT_IF_EQUAL });
-    redis.defineCommand('fwDelIfEqual', { numberOfKeys: 1, lua: DEL_IF_EQUAL });
+    defineScripts(redis);
     // Without a listener ioredis prints every failed reconnect; the last error goes into messages instead.
-    redis.on('error', (err: Error) => {
+    const onError = (err: Error): void => {
       this.#lastError = err;
-    });
+    };
+    redis.on('error', onError);
     const wakeAll = (): void => {
       this.#lastError = this.#nodeError = null;
-      for (const wake of this.#waiting) wake();
+      const waiting = [...this.#waiting];
       this.#waiting.clear();
+      for (const wake of waiting) wake();
     };
+    this.#durable =
+      replicas === null ? null : durableConnection(redis as Redis, replicas, onError, wakeAll);
     if (target.kind === 'cluster') {
       const cluster = redis as Cluster;
       cluster.on('ready', () => {
@@ -279,10 +317,46 @@ export class RedisStore implements Store, RateStore {
   async putIfAbsent(key: string, value: Buffer, ttlMs: number): Promise<boolean> {
     checkBytes(value, key);
     const ms = checkTtlMs(ttlMs, key);
+    const durable = this.#durable;
+    if (durable === null)
+      return this.#run(
+        'putIfAbsent',
+        key,
+        async (k) => (await this.#redis.set(k, value, 'PX', ms, 'NX')) === 'OK',
+      );
     return this.#run(
       'putIfAbsent',
       key,
-      async (k) => (await this.#redis.set(k, value, 'PX', ms, 'NX')) === 'OK',
+      async (k) => {
+        if ((await durable.client.set(k, value, 'PX', ms, 'NX')) !== 'OK') return false;
+        await this.#replicated(durable, k, value);
+        return true;
+      },
+      durable.client,
+    );
+  }
+
+  /**
+   * `putIfAbsent` and, when the key is taken, `get`, in one script call (one round trip): null
+   * when `value` was written, else the bytes found. With `replicas`, a write waits as a claim does.
+   */
+  async putIfAbsentOrGet(key: string, value: Buffer, ttlMs: number): Promise<Buffer | null> {
+    checkBytes(value, key);
+    const ms = checkTtlMs(ttlMs, key);
+    const durable = this.#durable;
+    if (durable === null)
+      return this.#run('putIfAbsentOrGet', key, (k) =>
+        this.#redis.fwClaimOrGetBuffer(k, value, ms),
+      );
+    return this.#run(
+      'putIfAbsentOrGet',
+      key,
+      async (k) => {
+        const found = await durable.client.fwClaimOrGetBuffer(k, value, ms);
+        if (found === null) await this.#replicated(durable, k, value);
+        return found;
+      },
+      durable.client,
     );
   }
 
@@ -290,18 +364,23 @@ export class RedisStore implements Store, RateStore {
     checkBytes(value, key);
     const ms = checkTtlMs(ttlMs, key);
     const expect = opts?.expect;
-    if (expect === undefined) {
-      return this.#run(
-        'put',
-        key,
-        async (k) => (await this.#redis.set(k, value, 'PX', ms)) === 'OK',
-      );
-    }
-    checkBytes(expect, key, 'expect');
+    if (expect !== undefined) checkBytes(expect, key, 'expect');
+    const durable = this.#durable;
+    const client = durable === null ? this.#redis : durable.client;
     return this.#run(
       'put',
       key,
-      async (k) => (await this.#redis.fwPutIfEqual(k, expect, value, ms)) === 1,
+      async (k) => {
+        const wrote =
+          expect === undefined
+            ? (await client.set(k, value, 'PX', ms)) === 'OK'
+            : (await client.fwPutIfEqual(k, expect, value, ms)) === 1;
+        // A kept answer the replicas may not hold is refused like one Redis did not take: the
+        // idempotent route sends it but marks it not kept (retries to this process get 503).
+        if (wrote && durable !== null) await durable.wait.acked();
+        return wrote;
+      },
+      client,
     );
   }
 
@@ -311,6 +390,16 @@ export class RedisStore implements Store, RateStore {
       return this.#run('del', key, async (k) => (await this.#redis.del(k)) > 0);
     checkBytes(expect, key, 'expect');
     return this.#run('del', key, async (k) => (await this.#redis.fwDelIfEqual(k, expect)) > 0);
+  }
+
+  /** Resolves once the replicas hold the claim `value` just written; else takes it back and rejects. */
+  async #replicated(durable: Durable, k: string, value: Buffer): Promise<void> {
+    await durable.wait.acked().catch((err: unknown) => {
+      // A claim the replicas may not hold is taken back (if it is still this one), so the
+      // client's retry, told 503, finds the key free rather than held for the lease.
+      durable.client.fwDelIfEqual(k, value).catch(() => undefined);
+      throw err;
+    });
   }
 
   // ---- Rate limits (RateStore): one script per request on one key, on the same connection. ----
@@ -377,6 +466,11 @@ export class RedisStore implements Store, RateStore {
     this.#closed = true;
     for (const wake of this.#waiting) wake();
     this.#waiting.clear();
+    const durable = this.#durable?.client;
+    if (durable !== undefined) {
+      if (durable.status === 'ready') await durable.quit().catch(() => undefined);
+      durable.disconnect();
+    }
     if (this.#redis.status === 'ready') {
       try {
         await this.#redis.quit();
@@ -395,12 +489,17 @@ export class RedisStore implements Store, RateStore {
    * to Redis (ioredis's `commandTimeout` bounds it); otherwise it waits for the connection, and
    * one deadline bounds the wait and the command together.
    */
-  async #run<T>(op: string, key: string, send: (prefixed: string) => Promise<T>): Promise<T> {
+  async #run<T>(
+    op: string,
+    key: string,
+    send: (prefixed: string) => Promise<T>,
+    client: Client = this.#redis,
+  ): Promise<T> {
     const prefixed = this.#prefix + key;
     try {
       if (this.#closed) throw new Error('the store is closed');
-      if (this.#redis.status === 'ready' && !this.#holding) return await send(prefixed);
-      return await this.#whenReady(() => send(prefixed));
+      if (client.status === 'ready' && !this.#holding) return await send(prefixed);
+      return await this.#whenReady(client, () => send(prefixed));
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       // Redis at maxmemory under `noeviction` refuses writes with OOM: the store is up but full.
@@ -433,12 +532,17 @@ export class RedisStore implements Store, RateStore {
     return ` (last error: ${e.message}${more})`;
   }
 
-  #whenReady<T>(send: () => Promise<T>): Promise<T> {
+  #whenReady<T>(client: Client, send: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const wake = (): void => {
         if (this.#closed) {
           clearTimeout(timer);
           reject(new Error('the store is closed'));
+          return;
+        }
+        // Woken by the other connection (with `replicas`, the store has two): wait on for this one.
+        if (client.status !== 'ready' && client !== this.#redis) {
+          this.#waiting.add(wake);
           return;
         }
         send().then(
@@ -460,6 +564,69 @@ export class RedisStore implements Store, RateStore {
       this.#waiting.add(wake);
     });
   }
+}
+
+/**
+ * The connection claims and keeps go on when they wait for replicas: WAIT counts one connection's
+ * writes, so those writes go on it and only they. No auto-pipelining there: a pipeline holding a
+ * WAIT would hold the next one's writes back too.
+ */
+function durableConnection(
+  redis: Redis,
+  replicas: { readonly replicas: number; readonly timeoutMs: number },
+  onError: (err: Error) => void,
+  onReady: () => void,
+): Durable {
+  const client = redis.duplicate({ enableAutoPipelining: false });
+  defineScripts(client);
+  client.on('error', onError);
+  client.on('ready', onReady);
+  return {
+    client: client as Redis & ScriptCommands,
+    wait: new ReplicaWait(client, replicas.replicas, replicas.timeoutMs),
+  };
+}
+
+/** The compare-and-set and compare-and-delete scripts, as commands of `client`. */
+function defineScripts(client: Client): void {
+  client.defineCommand('fwPutIfEqual', { numberOfKeys: 1, lua: PUT_IF_EQUAL });
+  client.defineCommand('fwDelIfEqual', { numberOfKeys: 1, lua: DEL_IF_EQUAL });
+  client.defineCommand('fwClaimOrGet', { numberOfKeys: 1, lua: CLAIM_OR_GET });
+}
+
+/**
+ * `replicas` and `replicaTimeoutMs`, checked: null when no write waits for replicas. A Cluster is
+ * refused: its writes go to many masters, and a WAIT counts one connection's.
+ */
+function checkReplicas(
+  options: RedisStoreOptions,
+  target: Target,
+  commandTimeoutMs: number,
+): { readonly replicas: number; readonly timeoutMs: number } | null {
+  const replicas: unknown = options.replicas ?? 0;
+  const timeoutMs: unknown = options.replicaTimeoutMs ?? Math.floor(commandTimeoutMs / 2);
+  if (typeof replicas !== 'number' || !Number.isSafeInteger(replicas) || replicas < 0)
+    throw new CacheError(
+      'InvalidArgument',
+      `RedisStore: replicas must be a whole number from 0, got ${String(replicas)}`,
+    );
+  if (
+    typeof timeoutMs !== 'number' ||
+    !Number.isSafeInteger(timeoutMs) ||
+    timeoutMs <= 0 ||
+    timeoutMs >= commandTimeoutMs
+  )
+    throw new CacheError(
+      'InvalidArgument',
+      `RedisStore: replicaTimeoutMs must be a whole number of ms from 1 to less than commandTimeoutMs (${commandTimeoutMs}), got ${String(timeoutMs)}`,
+    );
+  if (replicas === 0) return null;
+  if (target.kind === 'cluster')
+    throw new CacheError(
+      'InvalidArgument',
+      'RedisStore: replicas is not offered with cluster (a WAIT counts the writes of one connection to one master); give url or sentinels',
+    );
+  return { replicas, timeoutMs };
 }
 
 /**

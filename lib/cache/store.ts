@@ -37,6 +37,12 @@ export interface Store {
    */
   putIfAbsent(key: string, value: Buffer, ttlMs: number): Promise<boolean>;
   /**
+   * Optional, for stores over the network: `putIfAbsent` and, when the key is taken, `get`, in
+   * one round trip. Null when `value` was written (held, as by `putIfAbsent`), else the bytes
+   * found. An idempotent route's first request then costs one round trip to claim (`RedisStore`).
+   */
+  putIfAbsentOrGet?(key: string, value: Buffer, ttlMs: number): Promise<Buffer | null>;
+  /**
    * Keeps `value` for `ttlMs`, replacing what is there; with `expect`, only if the current value equals it. Answers whether it wrote.
    * With `expect` the new entry stays held like the one it replaces (a kept answer over its claim, or
    * the claim over itself to renew its lease); without, it is an ordinary entry a store may evict.

@@ -286,6 +286,7 @@ const around: AroundFactory = (record, services) => {
   const state = stateOf(space);
   // With no `by` the route has one caller: there is no other caller to keep room for.
   const callers = mark.by === undefined ? null : state.callers;
+  const claimsInOne = space.claimsInOne && !(mark.atomic === true);
   const atomic =
     mark.atomic === true && space.store instanceof PgStore
       ? new AtomicRun({
@@ -335,7 +336,12 @@ const around: AroundFactory = (record, services) => {
   function withCaller(c: Ctx, proceed: () => unknown, caller: string): unknown {
     const key = readKey(c.req.headers['idempotency-key'], c.req.rawHeaders);
     const id = recordKey(caller, key);
-    c.idempotency = new IdempotencyInfo(spaceName, caller, key, clockToken());
+    c.idempotency = new IdempotencyInfo(spaceName, caller, key, clockToken()).withSteps({
+      space: space!,
+      record: id,
+      core: c.core,
+      label,
+    });
     return c.afterBodyPrint((body) => withBody(c, proceed, caller, id, body));
   }
 
@@ -357,6 +363,7 @@ const around: AroundFactory = (record, services) => {
       storeDown(e, c);
     }
     if (existing === undefined) {
+      if (claimsInOne) return claimOrFind(c, proceed, caller, id, parts);
       return space!
         .get(id)
         .catch((e: unknown) => storeDown(e, c))
@@ -367,6 +374,39 @@ const around: AroundFactory = (record, services) => {
     return existing !== null
       ? answerExisting(c, id, existing, parts)
       : first(c, proceed, caller, id, parts);
+  }
+
+  /**
+   * On a store that claims and reads in one round trip (`RedisStore`): claim the key, or answer
+   * the record found. A caller over its budget is asked about first: its retry may be a replay.
+   */
+  function claimOrFind(
+    c: Ctx,
+    proceed: () => unknown,
+    caller: string,
+    id: string,
+    parts: RequestParts,
+  ): unknown {
+    const claim = encodeClaim(nextOwner());
+    const bytes = id.length + claim.length + overhead;
+    if (callers !== null && callers.admit(caller, id, bytes, performance.now() + leaseMs) !== 0)
+      return space!
+        .get(id)
+        .catch((e: unknown) => storeDown(e, c))
+        .then((now) =>
+          now !== null ? answerExisting(c, id, now, parts) : first(c, proceed, caller, id, parts),
+        );
+    const fp = fingerprint(parts);
+    return space!.claimOrGet(id, claim, leaseMs).then(
+      (found) => {
+        if (found === null) return claimed(c, proceed, caller, id, parts, fp, claim, true);
+        if (found === false) return claimed(c, proceed, caller, id, parts, fp, claim, false);
+        callers?.drop(caller, id);
+        if (state.outage.down) state.outage.over(c.core.log, where);
+        return answerExisting(c, id, found, parts);
+      },
+      (e: unknown) => claimFailed(c, caller, id, e),
+    );
   }
 
   /** A retry of a request answered in this process whose answer could not be kept: refused for the record's TTL, never run again. */

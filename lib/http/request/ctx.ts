@@ -30,6 +30,7 @@ import { EventStream } from './events';
 import type { SessionOptions } from './session-options';
 import type { UpgradeLoop } from './upgrade-loop';
 import type { IdempotencyInfo } from './idempotency-info';
+import { runStep } from './step';
 
 /** @internal What a request needs from its app; the App implements it. */
 export interface Core {
@@ -174,6 +175,19 @@ export class Ctx implements Scope {
   idempotencyKey(): string | null {
     return this.idempotency === null ? null : this.idempotency.nextOutboundKey();
   }
+  /**
+   * A recovery point: on an idempotent route, `fn`'s result is recorded in the route's space
+   * (under the request's key and `name`, for the space's TTL) before it is handed back, and a
+   * rerun of the same request (after a crash, a thrown error or a lost lease) reads it back
+   * instead of running `fn` again. Elsewhere (and on atomic routes, whose transaction already
+   * undoes a failed run) `fn` just runs. The result goes through JSON either way. A crash between
+   * `fn`'s effect and its record still runs `fn` again: see the guide, "Recovery points".
+   * @example const charge = await c.step('charge', () => payments.charge(order));
+   */
+  step<T>(name: string, fn: () => T | Promise<T>): Promise<T> {
+    return runStep(this.idempotency?.steps ?? null, (this.#stepNames ??= new Set()), name, fn);
+  }
+  #stepNames: Set<string> | null = null;
   /** @internal set once the handler has returned its value (before the value is encoded) */
   handled = false;
   /** What leaves the app-wide shutdown signal, kept while an idempotent run outlives its client. */

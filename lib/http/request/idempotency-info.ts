@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { SERVER_SIDE } from '../../fetch/server-side';
+import type { StepRecords } from './step';
 
 /**
  * What an idempotent handler knows about the request it answers (`c.idempotency`): the key as
@@ -26,12 +27,24 @@ export class IdempotencyInfo {
    */
   readonly token: bigint;
   #calls = 0;
+  #steps: StepRecords | null = null;
 
   constructor(space: string, caller: string, key: string, token: bigint) {
     this.space = space;
     this.caller = caller;
     this.key = key;
     this.token = token;
+  }
+
+  /** @internal Where `c.step` records its results: the route's space (not on an atomic route). */
+  withSteps(records: StepRecords): this {
+    this.#steps = records;
+    return this;
+  }
+
+  /** @internal Where `c.step` records, or null (then a step just runs). */
+  get steps(): StepRecords | null {
+    return this.#steps;
   }
 
   /** The derived key of the next outbound call: the same sequence on every run of this request. */
