@@ -1,9 +1,9 @@
-import { App, Controller, File, Form, Post, Returns, Status, type UploadedFile } from 'fw-http';
+import { App, Controller, FormFile, Form, Post, Returns, Status, type UploadedFile } from 'fw-http';
 
 const MIB = 1024 * 1024;
 
 class Upload {
-  @File({ maxBytes: 2048 * MIB }) file!: UploadedFile;
+  @FormFile({ maxBytes: 2048 * MIB }) file!: UploadedFile;
 }
 
 @Controller()

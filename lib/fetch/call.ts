@@ -25,7 +25,7 @@ export interface Call {
 }
 
 /** A request body: text (sent as UTF-8) or bytes. */
-export type Body = string | Uint8Array;
+export type BodyBytes = string | Uint8Array;
 
 /** What a JSON call takes: anything JSON can write except text, which goes through `post` (REF-34). */
 export type JsonValue = object | number | boolean | null;
@@ -48,7 +48,7 @@ export function callLimits(call: Call, base: Limits): Limits {
   };
 }
 
-export function bodyBytes(body: Body | null | undefined): Buffer | null {
+export function bodyBytes(body: BodyBytes | null | undefined): Buffer | null {
   if (body === null || body === undefined) return null;
   if (typeof body === 'string') return Buffer.from(body, 'utf8');
   if (body instanceof Uint8Array)

@@ -4,7 +4,7 @@ import type { Answered, ClientCall, ClientOf, Failed } from './client-types';
 import { FetchError } from './errors';
 import type { HeaderLine } from './header-line';
 import { CLIENT_ATTEMPTS, CLIENT_DEADLINE_MS, isFailureBody, sendRetried } from './keyed-retry';
-import type { Response } from './response';
+import type { FetchResponse } from './response';
 import type { Scope } from './scope';
 import type { OpenTarget } from './target';
 
@@ -205,7 +205,7 @@ function formText(value: unknown): string {
 }
 
 function resultOf(
-  res: Response,
+  res: FetchResponse,
   answers: ReadonlySet<number>,
   key: string | null,
   attempts: number,
@@ -226,7 +226,7 @@ function resultOf(
   return { status: res.status as Failed<never>['status'], value: undefined, failure, ...base };
 }
 
-function valueOf(res: Response): unknown {
+function valueOf(res: FetchResponse): unknown {
   if (res.status === 204 || res.status === 304 || res.bytes.length === 0) return undefined;
   const type = res.header('content-type') ?? '';
   if (type.includes('json')) return res.json();
@@ -234,7 +234,7 @@ function valueOf(res: Response): unknown {
   return res.body;
 }
 
-function readBody(res: Response): unknown {
+function readBody(res: FetchResponse): unknown {
   try {
     return res.json();
   } catch {

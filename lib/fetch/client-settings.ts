@@ -13,7 +13,7 @@ export interface ClientSettings {
   readonly timeoutMs?: number;
   /** Most silence since the last received byte while the client waits for bytes. 0 = none. Default 0. */
   readonly stallMs?: number;
-  /** Largest response body a `Response` call takes in. Default 8 MiB. */
+  /** Largest response body a `FetchResponse` call takes in. Default 8 MiB. */
   readonly maxBody?: number;
   /** Most unread body read to the end to keep a pooled connection; more and the connection is dropped. Default 64 KiB. */
   readonly maxDrain?: number;

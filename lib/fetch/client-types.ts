@@ -1,6 +1,6 @@
 import type { Call } from './call';
 import type { HeaderLine } from './header-line';
-import type { Response } from './response';
+import type { FetchResponse } from './response';
 import type { Scope } from './scope';
 import type { SERVER_SIDE } from './server-side';
 
@@ -42,7 +42,7 @@ export interface Answered<S extends number, V> {
   /** How many tries it took. */
   readonly attempts: number;
   /** The whole answer, for its headers (`Location`, `Idempotent-Replayed`). */
-  readonly response: Response;
+  readonly response: FetchResponse;
 }
 
 /** fw's failure body, read: the code when it carries one (`app.failures`, `Problem`), and its message. */
@@ -60,7 +60,7 @@ export interface Failed<Declared extends number> {
   readonly failure: ClientFailure;
   readonly idempotencyKey: string | null;
   readonly attempts: number;
-  readonly response: Response;
+  readonly response: FetchResponse;
 }
 
 /** What one call yields: a declared answer per status, or a failure; `switch (r.status)` tells them apart. */

@@ -1,11 +1,18 @@
-import { bodyBytes, callLimits, jsonBytes, type Body, type Call, type JsonValue } from './call';
+import {
+  bodyBytes,
+  callLimits,
+  jsonBytes,
+  type BodyBytes,
+  type Call,
+  type JsonValue,
+} from './call';
 import {
   resolveClientSettings,
   type ClientSettings,
   type ResolvedClientSettings,
 } from './client-settings';
 import { bindEngine, Engine, type StartMode } from './engine';
-import type { Response } from './response';
+import type { FetchResponse } from './response';
 import type { Scope } from './scope';
 import { sendCall } from './send-call';
 
@@ -50,23 +57,28 @@ export class Client {
     return this.#engine.close();
   }
 
-  get(c: Scope, url: string | URL, call: Call = {}): Promise<Response> {
+  get(c: Scope, url: string | URL, call: Call = {}): Promise<FetchResponse> {
     return this.#send(c, 'GET', url, null, call, null);
   }
 
-  delete(c: Scope, url: string | URL, call: Call = {}): Promise<Response> {
+  delete(c: Scope, url: string | URL, call: Call = {}): Promise<FetchResponse> {
     return this.#send(c, 'DELETE', url, null, call, null);
   }
 
-  post(c: Scope, url: string | URL, body: Body, call: Call = {}): Promise<Response> {
+  post(c: Scope, url: string | URL, body: BodyBytes, call: Call = {}): Promise<FetchResponse> {
     return this.#send(c, 'POST', url, body, call, null);
   }
 
-  put(c: Scope, url: string | URL, body: Body, call: Call = {}): Promise<Response> {
+  put(c: Scope, url: string | URL, body: BodyBytes, call: Call = {}): Promise<FetchResponse> {
     return this.#send(c, 'PUT', url, body, call, null);
   }
 
-  patch(c: Scope, url: string | URL, body: Body | null, call: Call = {}): Promise<Response> {
+  patch(
+    c: Scope,
+    url: string | URL,
+    body: BodyBytes | null,
+    call: Call = {},
+  ): Promise<FetchResponse> {
     return this.#send(c, 'PATCH', url, body, call, null);
   }
 
@@ -75,22 +87,27 @@ export class Client {
     c: Scope,
     method: string,
     url: string | URL,
-    body: Body | null,
+    body: BodyBytes | null,
     call: Call = {},
-  ): Promise<Response> {
+  ): Promise<FetchResponse> {
     return this.#send(c, method, url, body, call, null);
   }
 
   /** `value` as JSON under `Content-Type: application/json` (unless the call names one). Text is refused: use `post`. */
-  postJson(c: Scope, url: string | URL, value: JsonValue, call: Call = {}): Promise<Response> {
+  postJson(c: Scope, url: string | URL, value: JsonValue, call: Call = {}): Promise<FetchResponse> {
     return this.#sendJson(c, 'POST', url, value, call);
   }
 
-  putJson(c: Scope, url: string | URL, value: JsonValue, call: Call = {}): Promise<Response> {
+  putJson(c: Scope, url: string | URL, value: JsonValue, call: Call = {}): Promise<FetchResponse> {
     return this.#sendJson(c, 'PUT', url, value, call);
   }
 
-  patchJson(c: Scope, url: string | URL, value: JsonValue, call: Call = {}): Promise<Response> {
+  patchJson(
+    c: Scope,
+    url: string | URL,
+    value: JsonValue,
+    call: Call = {},
+  ): Promise<FetchResponse> {
     return this.#sendJson(c, 'PATCH', url, value, call);
   }
 
@@ -100,7 +117,7 @@ export class Client {
     url: string | URL,
     value: JsonValue,
     call: Call = {},
-  ): Promise<Response> {
+  ): Promise<FetchResponse> {
     return this.#sendJson(c, method, url, value, call);
   }
 
@@ -110,7 +127,7 @@ export class Client {
     url: string | URL,
     value: JsonValue,
     call: Call,
-  ): Promise<Response> {
+  ): Promise<FetchResponse> {
     return this.#send(c, method, url, jsonBytes(value), call, 'application/json');
   }
 
@@ -118,10 +135,10 @@ export class Client {
     c: Scope,
     method: string,
     url: string | URL,
-    body: Body | Buffer | null,
+    body: BodyBytes | Buffer | null,
     call: Call,
     contentType: string | null,
-  ): Promise<Response> {
+  ): Promise<FetchResponse> {
     const engine = this.#engine;
     // A URL that does not parse surfaces as the parser's TypeError, unchanged (FETCH-97).
     const u = typeof url === 'string' ? new URL(url) : url;

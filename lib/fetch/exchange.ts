@@ -5,7 +5,7 @@ import type { Client } from './client';
 import { engineOf, type Engine } from './engine';
 import { FetchError } from './errors';
 import { fetchHead, type RedirectPolicy } from './fetch-head';
-import { Head } from './head';
+import { ResponseHead } from './head';
 import { exchangeHeaders, type HeaderLine } from './header-line';
 import type { Scope } from './scope';
 import { Sink } from './sink';
@@ -52,7 +52,7 @@ function misuse(what: string): FetchError {
 }
 
 /**
- * A streaming call: `begin` returns the `Head`, the body is then read with one of `take`,
+ * A streaming call: `begin` returns the `ResponseHead`, the body is then read with one of `take`,
  * `readInto`, `pipe`, `stream` (or abandoned with `discard`), and `end` — required, safe twice —
  * gives back the permit, keeping the connection when at most `maxDrain` was left unread.
  *
@@ -72,7 +72,7 @@ export class Exchange {
   #transfer: Transfer | null = null;
 
   /** Sends the request and returns the head of the answer, the redirect policy applied (FETCH-71). */
-  async begin(client: Client, args: ExchangeArgs): Promise<Head> {
+  async begin(client: Client, args: ExchangeArgs): Promise<ResponseHead> {
     if (this.#state !== 'idle') throw misuse('begin on an Exchange that was already begun');
     this.#state = 'ended';
     const engine = engineOf(client);
@@ -113,7 +113,7 @@ export class Exchange {
       this.#guard = guard;
       this.#transfer = transfer;
       this.#state = 'begun';
-      return new Head({
+      return new ResponseHead({
         status: transfer.status,
         rawHeaders: transfer.rawHeaders,
         headers: transfer.headers,

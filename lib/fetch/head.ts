@@ -1,7 +1,7 @@
 import { headerOf, linesOf, type HeaderLine } from './header-line';
 import type { Scope } from './scope';
 
-/** What `Head` is made from; internal. */
+/** What `ResponseHead` is made from; internal. */
 export interface HeadInit {
   readonly status: number;
   readonly rawHeaders: readonly Buffer[];
@@ -22,7 +22,7 @@ function lengthOf(parsed: HeadInit['headers']): number | null {
  * const head = await ex.begin(client, { method: 'GET', url });
  * if (!head.ok) throw new Error(`upstream ${head.status}`);
  */
-export class Head {
+export class ResponseHead {
   readonly status: number;
   /** `Content-Length` when the answer sent one. */
   readonly contentLength: number | null;
@@ -66,7 +66,7 @@ export class Head {
   }
 
   /** The head for use after the body is read; it already is one, so this returns it. */
-  keep(_c?: Scope): Head {
+  keep(_c?: Scope): ResponseHead {
     return this;
   }
 }

@@ -1,5 +1,5 @@
 import { isFetchError } from './errors';
-import type { Response } from './response';
+import type { FetchResponse } from './response';
 import { codeOf, pause, retryAfterMs } from './retry-policy';
 import type { Scope } from './scope';
 
@@ -41,8 +41,8 @@ export interface RetryPlan {
  */
 export async function sendRetried(
   plan: RetryPlan,
-  send: (timeoutMs: number) => Promise<Response>,
-): Promise<{ res: Response; attempts: number }> {
+  send: (timeoutMs: number) => Promise<FetchResponse>,
+): Promise<{ res: FetchResponse; attempts: number }> {
   const deadline = performance.now() + plan.deadlineMs;
   for (let n = 1; ; n++) {
     const left = Math.ceil(deadline - performance.now());
@@ -64,7 +64,7 @@ export async function sendRetried(
 }
 
 /** The wait before resending after an answer, or null when the answer is final. */
-function answerWait(res: Response, answers: ReadonlySet<number>): number | null {
+function answerWait(res: FetchResponse, answers: ReadonlySet<number>): number | null {
   const after = retryAfterMs(res.header('retry-after'));
   if (after === null) return null;
   if (res.status === 503) return after;
@@ -82,7 +82,7 @@ function errorWait(err: unknown, replayable: boolean, n: number): number | null 
 }
 
 /** fw's failure shape (`{ error, status }`, or `application/problem+json`), as opposed to a declared value. */
-export function isFailureBody(res: Response): boolean {
+export function isFailureBody(res: FetchResponse): boolean {
   const type = res.header('content-type') ?? '';
   if (type.startsWith('application/problem+json')) return true;
   if (!type.startsWith('application/json')) return false;

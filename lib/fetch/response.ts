@@ -1,8 +1,8 @@
 import { unspell } from '../json';
 import { headerOf, linesOf, type HeaderLine } from './header-line';
 
-/** What `Response` is made from; internal. */
-export interface ResponseInit {
+/** What `FetchResponse` is made from; internal. */
+export interface FetchResponseInit {
   readonly status: number;
   readonly rawHeaders: readonly Buffer[];
   readonly headers: Record<string, string | string[] | undefined>;
@@ -15,25 +15,25 @@ export type JsonClass<T> = abstract new (...args: never[]) => T;
 
 /**
  * A whole answer: status, head and body, read to the end under the call's limits. A 4xx or 5xx
- * is a `Response` too, not an error (FETCH-42).
+ * is a `FetchResponse` too, not an error (FETCH-42).
  *
  * @example
  * const res = await client.get(c, 'http://stock.internal/items/7', {});
  * if (!res.ok) throw fail.status(502, 'stock answered %d', res.status);
  * return res.json(Item);
  */
-export class Response {
+export class FetchResponse {
   readonly status: number;
   /** The body as received. */
   readonly bytes: Buffer;
   /** The URL a followed redirect chain ended at; null when nothing was followed. */
   readonly redirected: URL | null;
   readonly #raw: readonly Buffer[];
-  readonly #parsed: ResponseInit['headers'];
+  readonly #parsed: FetchResponseInit['headers'];
   #lines: readonly HeaderLine[] | null = null;
   #text: string | null = null;
 
-  constructor(init: ResponseInit) {
+  constructor(init: FetchResponseInit) {
     this.status = init.status;
     this.bytes = init.bytes;
     this.redirected = init.redirected;

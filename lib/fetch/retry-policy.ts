@@ -1,7 +1,7 @@
 import { checkLimit } from './client-settings';
 import { FetchError, isFetchError } from './errors';
 import type { HeaderLine } from './header-line';
-import type { Response } from './response';
+import type { FetchResponse } from './response';
 import type { Scope } from './scope';
 
 /**
@@ -50,7 +50,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE'
 const DEFAULT_BUDGET_MS = 30_000;
 
 /** One try of a call, given the time it has left. */
-export type Attempt = (timeoutMs: number, resend: number) => Promise<Response>;
+export type Attempt = (timeoutMs: number, resend: number) => Promise<FetchResponse>;
 
 /** What a retried call is: its scope (for cancellation), method, headers and deadline. */
 export interface RetriedCall {
@@ -97,12 +97,12 @@ export class RetryPolicy {
   }
 
   /** Runs `attempt` until it answers something not retried, the tries run out, or the deadline would pass. */
-  async run(call: RetriedCall, attempt: Attempt): Promise<Response> {
+  async run(call: RetriedCall, attempt: Attempt): Promise<FetchResponse> {
     const budget = this.#budget(call.timeoutMs);
     const deadline = performance.now() + budget;
     for (let n = 0; ; n++) {
       const left = Math.ceil(deadline - performance.now());
-      let outcome: { res: Response } | { err: unknown };
+      let outcome: { res: FetchResponse } | { err: unknown };
       try {
         outcome = { res: await attempt(Math.max(left, 1), n) };
       } catch (err) {
@@ -123,7 +123,7 @@ export class RetryPolicy {
   }
 
   /** How long to wait before the next try, or null when this outcome is final. */
-  #waitAfter(outcome: { res: Response } | { err: unknown }, n: number): number | null {
+  #waitAfter(outcome: { res: FetchResponse } | { err: unknown }, n: number): number | null {
     if (n + 1 >= this.#attempts) return null;
     if ('res' in outcome) {
       if (!this.#on.has(outcome.res.status)) return null;

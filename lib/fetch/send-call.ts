@@ -3,7 +3,7 @@ import type { Call, Limits } from './call';
 import type { Engine } from './engine';
 import { fetchHead } from './fetch-head';
 import type { Gate } from './gate';
-import { Response } from './response';
+import { FetchResponse } from './response';
 import type { Scope } from './scope';
 import type { CallWatch } from './telemetry';
 
@@ -38,7 +38,7 @@ export interface CallSpec {
  * the target's gate then the client's permit taken, redirects followed, the body read under
  * `maxBody`. The guard's `release()` in `finally` gives the permits back on every way out.
  */
-export async function sendCall(engine: Engine, spec: CallSpec): Promise<Response> {
+export async function sendCall(engine: Engine, spec: CallSpec): Promise<FetchResponse> {
   const guard = engine.guard(spec.scope, spec.limits.timeoutMs);
   const telemetry = engine.telemetry;
   let watch: CallWatch | null = null;
@@ -77,7 +77,7 @@ export async function sendCall(engine: Engine, spec: CallSpec): Promise<Response
     );
     const bytes = await transfer.collect(spec.limits.maxBody);
     watch?.answered(transfer.status);
-    return new Response({
+    return new FetchResponse({
       status: transfer.status,
       rawHeaders: transfer.rawHeaders,
       headers: transfer.headers,

@@ -2,7 +2,7 @@ import {
   bodyBytes,
   callLimits,
   jsonBytes,
-  type Body,
+  type BodyBytes,
   type Call,
   type JsonValue,
   type Limits,
@@ -16,7 +16,7 @@ import { Gate } from './gate';
 import { fetchHead } from './fetch-head';
 import { callHeaders, checkHeader, type HeaderLine } from './header-line';
 import { fillTemplate, type PathArgs, type TemplateIsPlain } from './path-template';
-import type { Response } from './response';
+import type { FetchResponse } from './response';
 import type { Scope } from './scope';
 import { RetryPolicy, type RetryOptions } from './retry-policy';
 import { sendCall, type CallSpec } from './send-call';
@@ -276,11 +276,19 @@ export class OpenTarget {
     }
   }
 
-  get<P extends string>(c: Scope, path: P, ...[args, call]: ArgsThenCall<P>): Promise<Response> {
+  get<P extends string>(
+    c: Scope,
+    path: P,
+    ...[args, call]: ArgsThenCall<P>
+  ): Promise<FetchResponse> {
     return this.#templated(c, 'GET', path, args, null, call, null);
   }
 
-  delete<P extends string>(c: Scope, path: P, ...[args, call]: ArgsThenCall<P>): Promise<Response> {
+  delete<P extends string>(
+    c: Scope,
+    path: P,
+    ...[args, call]: ArgsThenCall<P>
+  ): Promise<FetchResponse> {
     return this.#templated(c, 'DELETE', path, args, null, call, null);
   }
 
@@ -288,9 +296,9 @@ export class OpenTarget {
     c: Scope,
     path: P,
     args: PathArgs<P>,
-    body: Body,
+    body: BodyBytes,
     call?: Call,
-  ): Promise<Response> {
+  ): Promise<FetchResponse> {
     return this.#templated(c, 'POST', path, args, body, call, null);
   }
 
@@ -298,9 +306,9 @@ export class OpenTarget {
     c: Scope,
     path: P,
     args: PathArgs<P>,
-    body: Body,
+    body: BodyBytes,
     call?: Call,
-  ): Promise<Response> {
+  ): Promise<FetchResponse> {
     return this.#templated(c, 'PUT', path, args, body, call, null);
   }
 
@@ -308,9 +316,9 @@ export class OpenTarget {
     c: Scope,
     path: P,
     args: PathArgs<P>,
-    body: Body | null,
+    body: BodyBytes | null,
     call?: Call,
-  ): Promise<Response> {
+  ): Promise<FetchResponse> {
     return this.#templated(c, 'PATCH', path, args, body, call, null);
   }
 
@@ -319,9 +327,9 @@ export class OpenTarget {
     method: string,
     path: P,
     args: PathArgs<P>,
-    body: Body | null,
+    body: BodyBytes | null,
     call?: Call,
-  ): Promise<Response> {
+  ): Promise<FetchResponse> {
     return this.#templated(c, method, path, args, body, call, null);
   }
 
@@ -331,7 +339,7 @@ export class OpenTarget {
     args: PathArgs<P>,
     value: JsonValue,
     call?: Call,
-  ): Promise<Response> {
+  ): Promise<FetchResponse> {
     return this.#json(c, 'POST', path, args, value, call);
   }
 
@@ -341,7 +349,7 @@ export class OpenTarget {
     args: PathArgs<P>,
     value: JsonValue,
     call?: Call,
-  ): Promise<Response> {
+  ): Promise<FetchResponse> {
     return this.#json(c, 'PUT', path, args, value, call);
   }
 
@@ -351,7 +359,7 @@ export class OpenTarget {
     args: PathArgs<P>,
     value: JsonValue,
     call?: Call,
-  ): Promise<Response> {
+  ): Promise<FetchResponse> {
     return this.#json(c, 'PATCH', path, args, value, call);
   }
 
@@ -362,7 +370,7 @@ export class OpenTarget {
     args: PathArgs<P>,
     value: JsonValue,
     call?: Call,
-  ): Promise<Response> {
+  ): Promise<FetchResponse> {
     return this.#json(c, method, path, args, value, call);
   }
 
@@ -373,7 +381,7 @@ export class OpenTarget {
     args: unknown,
     value: JsonValue,
     call: Call | undefined,
-  ): Promise<Response> {
+  ): Promise<FetchResponse> {
     const path_ = this.#prefix + fillTemplate(path, args);
     return this.#call(c, method, path_, jsonBytes(value), call ?? {}, 'application/json');
   }
@@ -383,10 +391,10 @@ export class OpenTarget {
     method: string,
     path: string,
     args: unknown,
-    body: Body | null,
+    body: BodyBytes | null,
     call: Call | undefined,
     contentType: string | null,
-  ): Promise<Response> {
+  ): Promise<FetchResponse> {
     // Filled before anything is sent: a template refusal never reaches the wire (OPEN-52).
     const path_ = this.#prefix + fillTemplate(path, args);
     return this.#call(c, method, path_, bodyBytes(body), call ?? {}, contentType);
@@ -399,7 +407,7 @@ export class OpenTarget {
     body: Buffer | null,
     call: Call,
     contentType: string | null,
-  ): Promise<Response> {
+  ): Promise<FetchResponse> {
     if (this.#keys && !SAFE.has(method) && c.idempotencyKey !== undefined) call = keyed(c, call);
     const spec: CallSpec = {
       scope: c,

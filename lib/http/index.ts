@@ -80,7 +80,7 @@ export { Session, type SessionOptions, type SessionValue } from './features/sess
 export type { CookieOptions } from './core/cookies';
 export type { HealthOptions } from './features/health';
 export {
-  WebSocket,
+  WebSocketRoute,
   UPGRADE,
   WEBSOCKET_DEFAULTS,
   type WebSocketOptions,
@@ -96,7 +96,7 @@ export type { ErrorInfo } from './app/app';
 export { ApiVersion, Deprecated } from './features/api-versions';
 export type { VersionsOptions, DeprecatedOptions } from './features/api-versions';
 // Uploads and body limits (issue 25)
-export { File, BodyLimit, type FileOptions } from './route/upload-decorators';
+export { FormFile, BodyLimit, type FileOptions } from './route/upload-decorators';
 export {
   UploadedFile,
   StreamedFile,

@@ -1,14 +1,23 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { IsInt, IsOptional, IsString, MaxLength } from 'class-validator';
-import { Controller, File, Form, Post, Returns, Status, fail, type UploadedFile } from 'fw-http';
+import {
+  Controller,
+  FormFile,
+  Form,
+  Post,
+  Returns,
+  Status,
+  fail,
+  type UploadedFile,
+} from 'fw-http';
 import { Account } from './account';
 import { OrderBook } from './order-book';
 
 /** What `POST /orders/import` reads: a note and a CSV of `sku,qty` lines, at most 1 MiB. */
 export class OrdersImport {
   @IsOptional() @IsString() @MaxLength(200) note?: string;
-  @File({ maxBytes: 1024 * 1024, types: ['text/csv'] }) csv!: UploadedFile;
+  @FormFile({ maxBytes: 1024 * 1024, types: ['text/csv'] }) csv!: UploadedFile;
 }
 
 /** What the import answers: how many orders it placed, and the file it read them from. */

@@ -6,7 +6,7 @@ import {
   Get,
   Query,
   Returns,
-  WebSocket,
+  WebSocketRoute,
   type UpgradeLoop,
 } from 'fw-http';
 
@@ -39,7 +39,7 @@ export class LiveController {
     events.close();
   }
 
-  @WebSocket('/ws/echo', {
+  @WebSocketRoute('/ws/echo', {
     origins: sameService,
     summary: 'WebSocket echo (origins: this service on 127.0.0.1 or localhost)',
   })

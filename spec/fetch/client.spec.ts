@@ -1,5 +1,12 @@
 import zlib from 'node:zlib';
-import { Client, FetchError, FETCH_ERRORS, Response, withQuery, type Scope } from 'fw-http/fetch';
+import {
+  Client,
+  FetchError,
+  FETCH_ERRORS,
+  FetchResponse,
+  withQuery,
+  type Scope,
+} from 'fw-http/fetch';
 import { ctx, httpPeer, linesNamed, rejection, run, until, type HttpPeer } from './loopback';
 
 let peer: HttpPeer;
@@ -141,7 +148,7 @@ describe('settings and lifecycle', () => {
 describe('operations', () => {
   it('FETCH-31 get and delete return a Response', async () => {
     const g = await client.get(run, peer.url + 'echo?a=1', {});
-    expect(g).toBeInstanceOf(Response);
+    expect(g).toBeInstanceOf(FetchResponse);
     expect(g.json()).toEqual({ method: 'GET', url: '/echo?a=1', body: '' });
     const d = await client.delete(run, new URL(peer.url + 'echo'), {});
     expect(d.json()).toEqual({ method: 'DELETE', url: '/echo', body: '' });

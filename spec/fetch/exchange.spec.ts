@@ -1,6 +1,6 @@
 import type net from 'node:net';
 import { PassThrough, Readable, Writable } from 'node:stream';
-import { Client, Exchange, FetchError, Head } from 'fw-http/fetch';
+import { Client, Exchange, FetchError, ResponseHead } from 'fw-http/fetch';
 import {
   ctx,
   httpPeer,
@@ -105,7 +105,7 @@ describe('begin and Head', () => {
   it('FETCH-71 FETCH-76 begin sends the request and returns the Head once it has arrived', async () => {
     const ex = new Exchange();
     const head = await ex.begin(client, { method: 'GET', url: peer.url + 'sized?n=10' });
-    expect(head).toBeInstanceOf(Head);
+    expect(head).toBeInstanceOf(ResponseHead);
     expect(head.status).toBe(200);
     expect(head.ok).toBe(true);
     expect(head.contentLength).toBe(10);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import {
   App,
   Controller,
-  File,
+  FormFile,
   Form,
   Get,
   Post,
@@ -20,7 +20,7 @@ import { multipart } from '../support/multipart';
 // assertion is timed: a temp file or a descriptor that is never let go fails the bound.
 
 class Upload {
-  @File({ maxBytes: 256 * 1024 }) file!: UploadedFile;
+  @FormFile({ maxBytes: 256 * 1024 }) file!: UploadedFile;
 }
 
 @Controller()

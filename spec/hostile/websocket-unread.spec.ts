@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { WebSocket as Client } from 'ws';
-import { App, Controller, Ctx, WebSocket } from 'fw-http';
+import { App, Controller, Ctx, WebSocketRoute } from 'fw-http';
 import { heapAfterGc } from '../support/hostile';
 
 // I22.1: a peer that sends and never reads. The route is the guide's echo as written: every
@@ -11,7 +11,7 @@ import { heapAfterGc } from '../support/hostile';
 
 @Controller('/ws')
 class Echo {
-  @WebSocket('/echo', { origins: '*' }) echo(c: Ctx) {
+  @WebSocketRoute('/echo', { origins: '*' }) echo(c: Ctx) {
     c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null);
   }
 }
@@ -21,7 +21,7 @@ const MiB = 1024 * 1024;
 @Controller('/ws')
 class Flood {
   /** Sends 32 MiB as soon as the peer is in, whether it reads or not. */
-  @WebSocket('/flood', { origins: '*', maxBufferedBytes: 64 * MiB }) flood(c: Ctx) {
+  @WebSocketRoute('/flood', { origins: '*', maxBufferedBytes: 64 * MiB }) flood(c: Ctx) {
     c.upgrade((ws) => ws.send(Buffer.alloc(32 * MiB, 0x62)), null);
   }
 }

@@ -1,5 +1,5 @@
 import { WebSocket as Client } from 'ws';
-import { App, Controller, Ctx, Get, WebSocket, Returns } from 'fw-http';
+import { App, Controller, Ctx, Get, WebSocketRoute, Returns } from 'fw-http';
 import { closePayload, frame, rawWebSocket, type FrameSpec } from '../support/frames';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
 
@@ -9,19 +9,19 @@ import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support
 
 @Controller('/ws')
 class HostileSockets {
-  @WebSocket('/echo', { origins: '*' }) echo(c: Ctx) {
+  @WebSocketRoute('/echo', { origins: '*' }) echo(c: Ctx) {
     c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null);
   }
-  @WebSocket('/small', { origins: '*', maxMessageBytes: 64 }) small(c: Ctx) {
+  @WebSocketRoute('/small', { origins: '*', maxMessageBytes: 64 }) small(c: Ctx) {
     c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null);
   }
-  @WebSocket('/pinged', { origins: '*', pingIntervalMs: 100 }) pinged(c: Ctx) {
+  @WebSocketRoute('/pinged', { origins: '*', pingIntervalMs: 100 }) pinged(c: Ctx) {
     c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null);
   }
-  @WebSocket('/idle', { origins: '*', idleTimeoutMs: 300 }) idle(c: Ctx) {
+  @WebSocketRoute('/idle', { origins: '*', idleTimeoutMs: 300 }) idle(c: Ctx) {
     c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null);
   }
-  @WebSocket('/throws', { origins: '*' }) throws(c: Ctx) {
+  @WebSocketRoute('/throws', { origins: '*' }) throws(c: Ctx) {
     c.upgrade((ws) => ws.on('message', (m) => JSON.parse(m.toString())), null);
   }
   @Returns(String)

@@ -1,5 +1,5 @@
 import { WebSocket as Client } from 'ws';
-import { App, Controller, Ctx, Get, Returns, WebSocket, securityHeaders } from 'fw-http';
+import { App, Controller, Ctx, Get, Returns, WebSocketRoute, securityHeaders } from 'fw-http';
 import { raw } from '../support/raw';
 
 // I26.5: the security headers of `securityHeaders()` on the answers no middleware sees: those
@@ -11,7 +11,7 @@ class Routes {
   @Get('/ok') @Returns(String) ok() {
     return 'ok';
   }
-  @WebSocket('/ws', { origins: '*' }) ws(c: Ctx) {
+  @WebSocketRoute('/ws', { origins: '*' }) ws(c: Ctx) {
     c.upgrade((socket) => socket.send('hi'), null);
   }
 }

@@ -12,7 +12,7 @@ import {
   Returns,
   Status,
   Versioned,
-  WebSocket,
+  WebSocketRoute,
 } from 'fw-http';
 
 let release: (() => void) | null = null;
@@ -121,7 +121,7 @@ describe('a declared event stream: @Returns(EventStream)', () => {
       events.close();
     }
     @Get('/forgot') @Returns(EventStream) forgot(_c: Ctx): void {}
-    @WebSocket('/ws', { origins: '*' }) ws(c: Ctx): void {
+    @WebSocketRoute('/ws', { origins: '*' }) ws(c: Ctx): void {
       c.upgrade(() => undefined, null);
     }
   }

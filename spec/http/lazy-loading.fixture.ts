@@ -12,13 +12,13 @@ import {
   Body,
   Controller,
   Ctx,
-  File,
+  FormFile,
   Form,
   Get,
   Post,
   Returns,
   Status,
-  WebSocket,
+  WebSocketRoute,
   type UploadedFile,
 } from '../../lib/http';
 import { MemoryStore, RedisStore, Space } from '../../lib/cache';
@@ -87,13 +87,13 @@ class Fallback {
 
 @Controller()
 class Sockets {
-  @WebSocket('/ws', { origins: '*' }) ws(c: Ctx) {
+  @WebSocketRoute('/ws', { origins: '*' }) ws(c: Ctx) {
     c.upgrade((peer) => peer.send('hi'), null);
   }
 }
 
 class Upload {
-  @File() file!: UploadedFile;
+  @FormFile() file!: UploadedFile;
 }
 
 @Controller()

@@ -88,7 +88,7 @@ describe('optional packages load with their feature, not with fw', () => {
     expect((await scenario('client built')).loaded).toEqual(['undici']);
   });
 
-  it('an app with a @WebSocket route built loads ws, and only ws', async () => {
+  it('an app with a @WebSocketRoute route built loads ws, and only ws', async () => {
     expect((await scenario('websocket route')).loaded).toEqual(['ws']);
   });
 

@@ -9,7 +9,7 @@ import {
   RATE,
   RateLimit,
   UPGRADE,
-  WebSocket,
+  WebSocketRoute,
   type RouteRecord,
   Returns,
 } from 'fw-http';
@@ -42,7 +42,7 @@ class MarkedController {
     return 'all';
   }
 
-  @WebSocket('/feed', { origins: ['https://shop.example'], maxMessageBytes: 1024 })
+  @WebSocketRoute('/feed', { origins: ['https://shop.example'], maxMessageBytes: 1024 })
   feed(c: Ctx) {
     c.upgrade(async () => {}, null);
   }

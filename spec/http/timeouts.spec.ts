@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type Socket } from 'node:net';
 import { WebSocket as WsClient } from 'ws';
-import { App, Controller, Ctx, Get, WebSocket, Returns } from 'fw-http';
+import { App, Controller, Ctx, Get, WebSocketRoute, Returns } from 'fw-http';
 import { getOnce, settlesWithin } from '../support/hostile';
 
 // writeTimeoutMs / idleTimeoutMs over real sockets, with small settings. A client that reads
@@ -67,7 +67,7 @@ class SlowReaders {
   quick() {
     return 'quick';
   }
-  @WebSocket('/ws', { origins: '*' }) ws(c: Ctx) {
+  @WebSocketRoute('/ws', { origins: '*' }) ws(c: Ctx) {
     c.upgrade((socket) => socket.send('hi'), null);
   }
 }

@@ -5,7 +5,7 @@ import {
   Ctx,
   Get,
   RefusalError,
-  WebSocket,
+  WebSocketRoute,
   cors,
   logger,
   type UpgradeLoop,
@@ -21,17 +21,17 @@ const echo: UpgradeLoop<{ prefix: string }> = (ws, state) => {
 
 @Controller('/ws')
 class SocketsController {
-  @WebSocket('/echo', { origins: ['http://good.example'] }) echo(c: Ctx) {
+  @WebSocketRoute('/echo', { origins: ['http://good.example'] }) echo(c: Ctx) {
     c.upgrade(echo, { prefix: 'echo: ' });
   }
-  @WebSocket('/open', { origins: '*' }) open(c: Ctx) {
+  @WebSocketRoute('/open', { origins: '*' }) open(c: Ctx) {
     c.upgrade((ws) => ws.send('hello'), null);
   }
-  @WebSocket('/by-port', { origins: (origin, at) => origin === `http://127.0.0.1:${at.port}` })
+  @WebSocketRoute('/by-port', { origins: (origin, at) => origin === `http://127.0.0.1:${at.port}` })
   byPort(c: Ctx) {
     c.upgrade((ws) => ws.send('port ok'), null);
   }
-  @WebSocket('/fails', { origins: '*' }) fails(c: Ctx) {
+  @WebSocketRoute('/fails', { origins: '*' }) fails(c: Ctx) {
     c.upgrade(async () => {
       throw new Error('loop broke');
     }, null);
@@ -246,18 +246,22 @@ describe('WebSocket limits are checked at startup', () => {
   it('LIMITS a maxMessageBytes under 1, or a negative or fractional ping or idle time, is a Refusal naming the route', () => {
     @Controller()
     class BadLimits {
-      @WebSocket('/a', { origins: '*', maxMessageBytes: 0 }) a(c: Ctx) {
+      @WebSocketRoute('/a', { origins: '*', maxMessageBytes: 0 }) a(c: Ctx) {
         c.upgrade(() => {}, null);
       }
-      @WebSocket('/b', { origins: '*', pingIntervalMs: -1 }) b(c: Ctx) {
+      @WebSocketRoute('/b', { origins: '*', pingIntervalMs: -1 }) b(c: Ctx) {
         c.upgrade(() => {}, null);
       }
-      @WebSocket('/c', { origins: '*', idleTimeoutMs: 1.5 }) c(c: Ctx) {
+      @WebSocketRoute('/c', { origins: '*', idleTimeoutMs: 1.5 }) c(c: Ctx) {
         c.upgrade(() => {}, null);
       }
-      @WebSocket('/d', { origins: '*', maxMessageBytes: 1, pingIntervalMs: 0, idleTimeoutMs: 0 }) d(
-        c: Ctx,
-      ) {
+      @WebSocketRoute('/d', {
+        origins: '*',
+        maxMessageBytes: 1,
+        pingIntervalMs: 0,
+        idleTimeoutMs: 0,
+      })
+      d(c: Ctx) {
         c.upgrade(() => {}, null);
       }
     }
@@ -283,16 +287,16 @@ describe('WebSocket limits are checked at startup', () => {
 });
 
 describe('I22.13 a WebSocket route must name its origins', () => {
-  it("I22.13 @WebSocket without origins (or with an empty list) is a Refusal naming the route; origins: '*' is accepted", () => {
+  it("I22.13 @WebSocketRoute without origins (or with an empty list) is a Refusal naming the route; origins: '*' is accepted", () => {
     @Controller('/ws')
     class Unsaid {
-      @WebSocket('/none') none(c: Ctx) {
+      @WebSocketRoute('/none') none(c: Ctx) {
         c.upgrade(() => {}, null);
       }
-      @WebSocket('/empty', { origins: [] }) empty(c: Ctx) {
+      @WebSocketRoute('/empty', { origins: [] }) empty(c: Ctx) {
         c.upgrade(() => {}, null);
       }
-      @WebSocket('/any', { origins: '*' }) any(c: Ctx) {
+      @WebSocketRoute('/any', { origins: '*' }) any(c: Ctx) {
         c.upgrade(() => {}, null);
       }
     }
@@ -306,9 +310,11 @@ describe('I22.13 a WebSocket route must name its origins', () => {
     const problems = (err as RefusalError).problems;
     expect(problems).toHaveLength(2);
     expect(problems[0]).toMatch(
-      /^GET \/ws\/none \(Unsaid\.none\): @WebSocket names no origins: .*origins: '\*'/,
+      /^GET \/ws\/none \(Unsaid\.none\): @WebSocketRoute names no origins: .*origins: '\*'/,
     );
-    expect(problems[1]).toMatch(/^GET \/ws\/empty \(Unsaid\.empty\): @WebSocket names no origins/);
+    expect(problems[1]).toMatch(
+      /^GET \/ws\/empty \(Unsaid\.empty\): @WebSocketRoute names no origins/,
+    );
   });
 });
 
@@ -316,13 +322,13 @@ describe('I22.1 maxBufferedBytes is checked at startup', () => {
   it('I22.1 a maxBufferedBytes under 1 or fractional is a Refusal naming the route; 1 is accepted', () => {
     @Controller('/ws')
     class Buffered {
-      @WebSocket('/zero', { origins: '*', maxBufferedBytes: 0 }) zero(c: Ctx) {
+      @WebSocketRoute('/zero', { origins: '*', maxBufferedBytes: 0 }) zero(c: Ctx) {
         c.upgrade(() => {}, null);
       }
-      @WebSocket('/half', { origins: '*', maxBufferedBytes: 0.5 }) half(c: Ctx) {
+      @WebSocketRoute('/half', { origins: '*', maxBufferedBytes: 0.5 }) half(c: Ctx) {
         c.upgrade(() => {}, null);
       }
-      @WebSocket('/one', { origins: '*', maxBufferedBytes: 1 }) one(c: Ctx) {
+      @WebSocketRoute('/one', { origins: '*', maxBufferedBytes: 1 }) one(c: Ctx) {
         c.upgrade(() => {}, null);
       }
     }

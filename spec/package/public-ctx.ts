@@ -17,6 +17,7 @@ export const PUBLIC_CTX: readonly string[] = [
   'body',
   'bodyStream',
   'sleep',
+  'step',
   'authorization',
   'requestId',
   'signal',

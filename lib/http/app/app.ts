@@ -107,7 +107,7 @@ export interface AppOptions {
    */
   readonly maxBodyBytes?: number | undefined;
   /**
-   * Limits of multipart forms (`@Form()` classes with `@File()` fields), each past its value a 413
+   * Limits of multipart forms (`@Form()` classes with `@FormFile()` fields), each past its value a 413
    * naming it, and where temp files go. A route's `@Form({ … })` overrides them.
    * @example new App({ uploads: { maxFileBytes: 50 << 20, tmpDir: '/var/tmp/uploads' } })
    */
@@ -649,7 +649,7 @@ export class App {
 
   /**
    * A request asking to upgrade its connection (node hands every one here, with its raw socket).
-   * On a `@WebSocket` route the handshake is checked and the request runs through the pipeline
+   * On a `@WebSocketRoute` route the handshake is checked and the request runs through the pipeline
    * like any other: a refusal (400/403) is a routed answer, an admitted handshake's handler calls
    * `c.upgrade()`. Elsewhere the Upgrade header is ignored and the request, body and all, served as
    * ordinary HTTP on a connection that closes after the answer. The socket is tracked until it closes.

@@ -72,7 +72,7 @@ export interface BuiltIns {
   sendFile(c: Ctx, options: SendFileOptions): Promise<void>;
   /** Completes `c.upgrade`: hands the admitted socket to the loop. */
   upgrade<S>(c: Ctx, loop: UpgradeLoop<S>, state: S): void;
-  /** The mark of a `@WebSocket` route, and the sockets taken from `upgrade` events. */
+  /** The mark of a `@WebSocketRoute` route, and the sockets taken from `upgrade` events. */
   readonly upgradeMark: MarkKey<unknown>;
   upgrades(): UpgradeSockets;
   readonly versions: VersionRouting;

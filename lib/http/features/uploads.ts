@@ -16,5 +16,5 @@ const check: RecordCheck = (record, _services, problems) => {
           );
 };
 
-/** Uploads: the Refusals of `@File()` declarations on a route. */
+/** Uploads: the Refusals of `@FormFile()` declarations on a route. */
 export const uploads: Capability = { checks: [check] };

@@ -17,7 +17,7 @@ import type { UpgradeLoop } from '../request/upgrade-loop';
 
 export type { UpgradeLoop } from '../request/upgrade-loop';
 
-/** The limits every WebSocket lives under; a `@WebSocket` route may set each. */
+/** The limits every WebSocket lives under; a `@WebSocketRoute` route may set each. */
 export interface WebSocketLimits {
   /** The largest message a peer may send, fragments put together; past it: close 1009. */
   readonly maxMessageBytes: number;
@@ -47,7 +47,7 @@ export type OriginRule =
   | readonly string[]
   | ((origin: string, at: { readonly host: string | null; readonly port: number }) => boolean);
 
-/** What a `@WebSocket` route declares; limits left out take the framework's defaults (`WEBSOCKET_DEFAULTS`). */
+/** What a `@WebSocketRoute` route declares; limits left out take the framework's defaults (`WEBSOCKET_DEFAULTS`). */
 export interface UpgradeMark {
   readonly origins: OriginRule;
   readonly maxMessageBytes?: number | undefined;
@@ -56,7 +56,7 @@ export interface UpgradeMark {
   readonly maxBufferedBytes?: number | undefined;
 }
 
-/** The key of a route's `@WebSocket` mark: `record.marks.get(UPGRADE)`. */
+/** The key of a route's `@WebSocketRoute` mark: `record.marks.get(UPGRADE)`. */
 export const UPGRADE = new MarkKey<UpgradeMark>('upgrade');
 
 export interface WebSocketOptions extends RouteOptions {
@@ -84,9 +84,9 @@ export interface WebSocketOptions extends RouteOptions {
  * is not named gets 403 (a missing one too, unless the route says `origins: '*'`); a request that is not a valid
  * WebSocket upgrade gets 400. The framework owns the socket's errors and limits: a peer breaking
  * the protocol is closed (1002, 1007, 1009) and logged, never an uncaught error.
- * @example @WebSocket('/ws/echo', { origins: ['https://shop.example'], maxMessageBytes: 64 * 1024 }) echo(c: Ctx) { c.upgrade(echoLoop, null) }
+ * @example @WebSocketRoute('/ws/echo', { origins: ['https://shop.example'], maxMessageBytes: 64 * 1024 }) echo(c: Ctx) { c.upgrade(echoLoop, null) }
  */
-export function WebSocket(path = '', options: WebSocketOptions = {}): MethodDecorator {
+export function WebSocketRoute(path = '', options: WebSocketOptions = {}): MethodDecorator {
   const {
     origins = [],
     maxMessageBytes,
@@ -399,11 +399,11 @@ type WsModule = { readonly WebSocketServer: typeof WebSocketServer };
 let wsModule: WsModule | null = null;
 
 /**
- * `ws`, loaded when the first `@WebSocket` route is compiled rather than with `fw-http`: an app
+ * `ws`, loaded when the first `@WebSocketRoute` route is compiled rather than with `fw-http`: an app
  * without one never loads it, and an app with one has it before its first handshake.
  */
 function loadWs(): WsModule {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred until a @WebSocket route is compiled
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred until a @WebSocketRoute route is compiled
   return (wsModule ??= require('ws') as WsModule);
 }
 
@@ -438,14 +438,14 @@ const check: RecordCheck = (record, _services, problems) => {
   const o = mark.origins;
   if (!(o === '*' || typeof o === 'function' || (Array.isArray(o) && o.length > 0))) {
     problems.push(
-      `${record.label}: @WebSocket names no origins: list them (origins: ['https://shop.example']), pass a function, or say origins: '*' to accept a handshake from any page (the browser sends its cookies with it)`,
+      `${record.label}: @WebSocketRoute names no origins: list them (origins: ['https://shop.example']), pass a function, or say origins: '*' to accept a handshake from any page (the browser sends its cookies with it)`,
     );
   }
   for (const [name, least] of LIMITS) {
     const v = mark[name];
     if (v !== undefined && !(Number.isSafeInteger(v) && v >= least)) {
       problems.push(
-        `${record.label}: @WebSocket ${name} must be a whole number ${least === 1 ? 'of at least 1' : 'of 0 or more'} (got ${String(v)})`,
+        `${record.label}: @WebSocketRoute ${name} must be a whole number ${least === 1 ? 'of at least 1' : 'of 0 or more'} (got ${String(v)})`,
       );
     }
   }

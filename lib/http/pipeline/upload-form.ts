@@ -13,7 +13,7 @@ const MULTIPART = /^multipart\/form-data\s*;/i;
 const FORM_CONTENT = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 const NO_FILES: ReadonlyMap<string, (UploadedFile | StreamedFile)[]> = new Map();
 
-/** The upload plan of a route whose `@Form()` class declares `@File()` fields, or null: its limits settled once, at build. */
+/** The upload plan of a route whose `@Form()` class declares `@FormFile()` fields, or null: its limits settled once, at build. */
 export function uploadPlanOf(
   record: RouteRecord,
   appLimits: Partial<UploadLimits> | undefined,

@@ -198,7 +198,7 @@ export class Ctx implements Scope {
   telemetry: RequestTelemetry | null = null;
   /** @internal the largest body read whole: the app's, or the route's `@BodyLimit` */
   bodyLimit: number;
-  /** @internal the route's multipart form plan (a `@Form` class with `@File` fields), set by its compiled route */
+  /** @internal the route's multipart form plan (a `@Form` class with `@FormFile` fields), set by its compiled route */
   uploadPlan: UploadPlan | null = null;
   #upload: Promise<ReadUpload> | null = null;
   /**
@@ -630,9 +630,9 @@ export class Ctx implements Scope {
   }
 
   /**
-   * Turns the connection into a WebSocket (a `@WebSocket` route) and hands it, with `state`, to
+   * Turns the connection into a WebSocket (a `@WebSocketRoute` route) and hands it, with `state`, to
    * `loop`. 400 when the request is not a WebSocket upgrade.
-   * @example @WebSocket('/ws/echo', { origins: '*' }) echo(c: Ctx) { c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null) }
+   * @example @WebSocketRoute('/ws/echo', { origins: '*' }) echo(c: Ctx) { c.upgrade((ws) => ws.on('message', (m, binary) => ws.send(m, { binary })), null) }
    */
   upgrade<S>(loop: UpgradeLoop<S>, state: S): void {
     this.ownAnswer();

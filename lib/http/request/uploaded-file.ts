@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream';
 
 /**
- * A file of a multipart form (`@File()` on a `@Form()` class), written to a temp file (mode 0600)
+ * A file of a multipart form (`@FormFile()` on a `@Form()` class), written to a temp file (mode 0600)
  * while its SHA-256 was taken. The temp file is removed when the request ends, whatever happens:
  * move or copy it in the handler to keep it.
- * @example @File({ maxBytes: 5 << 20, types: ['image/png'] }) image!: UploadedFile;
+ * @example @FormFile({ maxBytes: 5 << 20, types: ['image/png'] }) image!: UploadedFile;
  */
 export class UploadedFile {
   /** The form field it came in. */
@@ -35,7 +35,7 @@ export class UploadedFile {
 }
 
 /**
- * A file of a multipart form handed over as it arrives (`@File({ stream: true })`), to pipe
+ * A file of a multipart form handed over as it arrives (`@FormFile({ stream: true })`), to pipe
  * straight to object storage: nothing is written to disk. Reading slowly holds the upload (the
  * socket is not read faster than `stream` is). Past `maxBytes` the stream errors with a 413.
  * @example await pipeline(form.file.stream, bucket.writer(form.file.name)); const { sha256 } = await form.file.done;
@@ -59,7 +59,7 @@ export class StreamedFile {
   }
 }
 
-/** A file field of a form class, as `@File()` declared it. */
+/** A file field of a form class, as `@FormFile()` declared it. */
 export interface FileField {
   /** The property (and form field) name. */
   readonly name: string;
@@ -72,13 +72,13 @@ export interface FileField {
   readonly count: number;
   /** Declared as `UploadedFile[]`. */
   readonly many: boolean;
-  /** Handed over as a `StreamedFile` (`@File({ stream: true })`): the last part of the form. */
+  /** Handed over as a `StreamedFile` (`@FormFile({ stream: true })`): the last part of the form. */
   readonly stream: boolean;
 }
 
 /** The bounds on reading a multipart form. Each past its value answers 413 naming it. */
 export interface UploadLimits {
-  /** Largest file when its `@File()` sets no `maxBytes`. Default 10 MiB. */
+  /** Largest file when its `@FormFile()` sets no `maxBytes`. Default 10 MiB. */
   readonly maxFileBytes: number;
   /** Files in one form. Default 10. */
   readonly maxFiles: number;

@@ -13,7 +13,7 @@ import type { MarkKey } from './mark-key';
 import { marks, type HttpMethod } from './metadata';
 
 // Decorators only record. The bootstrap scanner reads what they wrote once, at build(). A
-// capability's own decorator (`@Idempotent`, `@RateLimit`, `@WebSocket`) lives with its capability
+// capability's own decorator (`@Idempotent`, `@RateLimit`, `@WebSocketRoute`) lives with its capability
 // and records through `markRoute` under the capability's key.
 
 /** Marks a class as a controller; every route path is put under `prefix`. @example @Controller('/orders') */
@@ -109,7 +109,7 @@ export const Body = (schema?: StandardSchema): ParameterDecorator =>
 /**
  * An `application/x-www-form-urlencoded` body read into the parameter's class (400 when it does not
  * fit). `@Form(T) b: Bound<T>` gives the reading itself, so the handler can answer 422 with `b.fail()`.
- * A class with `@File()` fields is also read from `multipart/form-data`, its files streamed to temp
+ * A class with `@FormFile()` fields is also read from `multipart/form-data`, its files streamed to temp
  * files; `limits` override the app's `uploads` for this route.
  * @example save(@Form() form: Avatar) · @Form({ maxFiles: 3 }) · @Form(Signup) b: Bound<Signup>
  */

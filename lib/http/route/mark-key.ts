@@ -26,7 +26,7 @@ export class MarkKey<T> {
 }
 
 /**
- * The capability marks of one route (`@Idempotent`, `@RateLimit`, `@WebSocket` …), read through
+ * The capability marks of one route (`@Idempotent`, `@RateLimit`, `@WebSocketRoute` …), read through
  * their keys. Frozen: made once by the scanner, read at build.
  */
 export class RouteMarks {

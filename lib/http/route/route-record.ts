@@ -12,7 +12,7 @@ export type ArgRecord =
       readonly kind: 'form';
       readonly type: Function;
       readonly bound: boolean;
-      /** Its `@File()` fields: none for a plain urlencoded form. */
+      /** Its `@FormFile()` fields: none for a plain urlencoded form. */
       readonly files: readonly DeclaredFile[];
       /** The route's own upload limits (`@Form({ maxFiles })`), or null. */
       readonly limits: Partial<UploadLimits> | null;

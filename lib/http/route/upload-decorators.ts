@@ -3,12 +3,12 @@ import { markRoute } from './decorators';
 import { MarkKey } from './mark-key';
 import type { FileField } from '../request/uploaded-file';
 
-// The declarations of uploads and body sizes: `@File()` on a form class's property, `@BodyLimit()`
+// The declarations of uploads and body sizes: `@FormFile()` on a form class's property, `@BodyLimit()`
 // on a route. They only record; the scanner reads them into the route record.
 
 const FILES = Symbol('fw.files');
 
-/** What `@File()` takes. */
+/** What `@FormFile()` takes. */
 export interface FileOptions {
   /** Largest file, in bytes (past it: 413 naming the field). Default: the app's `uploads.maxFileBytes` (10 MiB). */
   readonly maxBytes?: number;
@@ -25,7 +25,7 @@ export interface FileOptions {
   readonly stream?: boolean;
 }
 
-/** A file field as `@File()` declared it, its limits not settled yet (the app's defaults fill the gaps). */
+/** A file field as `@FormFile()` declared it, its limits not settled yet (the app's defaults fill the gaps). */
 export interface DeclaredFile {
   readonly name: string;
   readonly options: FileOptions;
@@ -35,9 +35,9 @@ export interface DeclaredFile {
 /**
  * A file field of a `@Form()` class, typed `UploadedFile` or `UploadedFile[]`: the form is then
  * read as `multipart/form-data`, each file streamed to a temp file with its SHA-256 taken.
- * @example @File({ maxBytes: 1 << 20, types: ['text/csv'] }) csv!: UploadedFile;
+ * @example @FormFile({ maxBytes: 1 << 20, types: ['text/csv'] }) csv!: UploadedFile;
  */
-export function File(options: FileOptions = {}): PropertyDecorator {
+export function FormFile(options: FileOptions = {}): PropertyDecorator {
   return (proto, key) => {
     const name = String(key);
     const many = Reflect.getMetadata('design:type', proto, key) === Array;
@@ -67,10 +67,12 @@ export function settleFile(
     ['count', count],
   ] as const)
     if (!Number.isSafeInteger(v) || v < 1)
-      throw new TypeError(`${where}: @File ${d.name}: ${k} must be a whole number of at least 1`);
+      throw new TypeError(
+        `${where}: @FormFile ${d.name}: ${k} must be a whole number of at least 1`,
+      );
   if (d.options.stream === true && d.many)
     throw new TypeError(
-      `${where}: @File ${d.name}: a streamed file is one StreamedFile, not a list`,
+      `${where}: @FormFile ${d.name}: a streamed file is one StreamedFile, not a list`,
     );
   return Object.freeze({
     name: d.name,

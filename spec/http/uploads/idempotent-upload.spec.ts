@@ -5,7 +5,7 @@ import { IsString } from 'class-validator';
 import {
   App,
   Controller,
-  File,
+  FormFile,
   Form,
   Idempotent,
   Post,
@@ -18,7 +18,7 @@ import { emptied, multipart, post } from '../../support/multipart';
 
 class Import {
   @IsString() note!: string;
-  @File({ maxBytes: 64 << 20 }) file!: UploadedFile;
+  @FormFile({ maxBytes: 64 << 20 }) file!: UploadedFile;
 }
 
 const Imports = Space('imports', { ttlSeconds: 60, maxBytes: 4096 });

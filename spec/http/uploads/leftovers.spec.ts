@@ -7,7 +7,7 @@ import {
   App,
   Controller,
   Ctx,
-  File,
+  FormFile,
   Form,
   Post,
   Returns,
@@ -18,7 +18,7 @@ import { emptied, multipart } from '../../support/multipart';
 
 class Upload {
   @IsString() note!: string;
-  @File() file!: UploadedFile;
+  @FormFile() file!: UploadedFile;
 }
 
 let started: () => void = () => {};

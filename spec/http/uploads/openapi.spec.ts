@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
-import { App, Controller, File, Form, Post, Returns, Status, type UploadedFile } from 'fw-http';
+import { App, Controller, FormFile, Form, Post, Returns, Status, type UploadedFile } from 'fw-http';
 
 const run = promisify(execFile);
 const ROOT = resolve(__dirname, '../../..');
@@ -10,8 +10,8 @@ const ROOT = resolve(__dirname, '../../..');
 class Gallery {
   @IsString() @Length(1, 80) title!: string;
   @IsOptional() @IsInt() @Min(1) @Max(10) rank?: number;
-  @File({ maxBytes: 5 << 20, types: ['image/png', 'image/jpeg'] }) cover!: UploadedFile;
-  @File({ count: 4, required: false, types: ['image/png'] }) extras!: UploadedFile[];
+  @FormFile({ maxBytes: 5 << 20, types: ['image/png', 'image/jpeg'] }) cover!: UploadedFile;
+  @FormFile({ count: 4, required: false, types: ['image/png'] }) extras!: UploadedFile[];
 }
 
 @Controller()

@@ -8,7 +8,7 @@ import { IsString } from 'class-validator';
 import {
   App,
   Controller,
-  File,
+  FormFile,
   Form,
   Idempotent,
   Post,
@@ -22,7 +22,7 @@ import { multipart, post } from '../../support/multipart';
 
 class Piped {
   @IsString() note!: string;
-  @File({ stream: true, maxBytes: 4 << 20 }) file!: StreamedFile;
+  @FormFile({ stream: true, maxBytes: 4 << 20 }) file!: StreamedFile;
 }
 
 /** A slow sink: what object storage on a slow link looks like to the handler. */
@@ -71,7 +71,7 @@ const send = (parts: Parameters<typeof multipart>[0]) => {
   return post(port, '/piped', m.body, { 'content-type': m.type });
 };
 
-describe('I25 @File({ stream: true }): the file handed over as it arrives', () => {
+describe('I25 @FormFile({ stream: true }): the file handed over as it arrives', () => {
   it('I25 the handler pipes the file (through a slow sink) with its size and sha256 after; nothing on disk', async () => {
     const data = Buffer.alloc(3 << 20, 9);
     const memBefore = process.memoryUsage().rss;

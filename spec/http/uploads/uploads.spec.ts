@@ -10,7 +10,7 @@ import {
   Body,
   Controller,
   Ctx,
-  File,
+  FormFile,
   Form,
   Post,
   Returns,
@@ -21,12 +21,12 @@ import { emptied, multipart, post } from '../../support/multipart';
 
 class Avatar {
   @IsString() @Length(1, 80) caption!: string;
-  @File({ maxBytes: 1024, types: ['image/png', 'text/plain'] }) image!: UploadedFile;
+  @FormFile({ maxBytes: 1024, types: ['image/png', 'text/plain'] }) image!: UploadedFile;
 }
 
 class Docs {
   @IsOptional() @IsString() note?: string;
-  @File({ count: 5, required: false }) docs!: UploadedFile[];
+  @FormFile({ count: 5, required: false }) docs!: UploadedFile[];
 }
 
 class Note {
@@ -141,7 +141,7 @@ const image = (data: Buffer | string, type = 'image/png') => ({
   data,
 });
 
-describe('I25 uploads: @Form with @File', () => {
+describe('I25 uploads: @Form with @FormFile', () => {
   it('I25 a multipart form gives fields validated and each file on disk (0600) with size, sha256 and sniffed type', async () => {
     const res = await send('/avatars', [{ name: 'caption', value: 'me' }, image(png)]);
     expect(res.status).toBe(201);

@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { App, Controller, File, Form, Post, Returns, Status, type UploadedFile } from 'fw-http';
+import { App, Controller, FormFile, Form, Post, Returns, Status, type UploadedFile } from 'fw-http';
 import { multipart, post } from '../../support/multipart';
 
 class Two {
-  @File({ maxBytes: 16 << 20 }) first!: UploadedFile;
-  @File({ maxBytes: 16 << 20 }) second!: UploadedFile;
+  @FormFile({ maxBytes: 16 << 20 }) first!: UploadedFile;
+  @FormFile({ maxBytes: 16 << 20 }) second!: UploadedFile;
 }
 
 @Controller()
