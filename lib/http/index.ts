@@ -142,3 +142,5 @@ export type { Infer, StandardSchema, StandardIssue } from './core/standard-schem
 export { Tx } from './features/tx';
 export type { TxClient, TxResult, TxPool, TxPoolClient, Isolation } from './features/tx';
 export { IdempotencyInfo } from './request/idempotency-info';
+// Standard Schema answers and queries: `@Returns(schema)`, `@Query(schema)` (issue 24 §5).
+export type { InferInput, SchemaSide } from './core/standard-schema';

@@ -1,4 +1,4 @@
-import { firstIssue, type StandardResult, type StandardSchema } from '../core/standard-schema';
+import { schemaValue, type StandardResult, type StandardSchema } from '../core/standard-schema';
 import { fail } from '../core/fail';
 import { Bound } from '../core/bound';
 import { type Ctx, isThenable } from '../request/ctx';
@@ -7,6 +7,7 @@ import type { ArgRecord } from '../route/route-record';
 import type { UploadPlan } from '../request/read-upload';
 import type { UploadLimits } from '../request/uploaded-file';
 import { uploadFormExtractor } from './upload-form';
+import { schemaQuery } from './schema-query';
 import {
   MAX_PARAMS,
   TOO_MANY,
@@ -86,6 +87,8 @@ export function compileArgument(
         return r.value;
       };
     }
+    case 'querySchema':
+      return schemaQuery(arg.schema, paramsBound(reading));
     case 'form': {
       const bound = arg.bound;
       const maxParams = paramsBound(reading);
@@ -235,10 +238,7 @@ function gatherAsync(
 /** A JSON body validated by a Standard Schema: its value, or 400 naming the first failing path. */
 function schemaBody(schema: StandardSchema): Extractor {
   const validate = schema['~standard'].validate.bind(schema['~standard']);
-  const settle = (r: StandardResult<unknown>): unknown => {
-    if (r.issues !== undefined) throw new Failure(400, firstIssue('body', r.issues));
-    return r.value;
-  };
+  const settle = (r: StandardResult<unknown>): unknown => schemaValue('body', r);
   return (c) =>
     jsonBody(c, (parsed) => {
       const r = validate(parsed);
