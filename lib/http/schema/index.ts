@@ -11,6 +11,7 @@ export type {
 } from './read-shape';
 export { MAX_DEPTH, compileReader } from './compile-reader';
 export type { Read, ReaderOptions, ReadSource } from './compile-reader';
+export { writtenFields, type WrittenField, type WrittenFields } from './written-fields';
 export { schemaOf, scalarSchema, valueSchema } from './schema-of';
 export type { JsonSchema } from './schema-of';
 export { NOT_CONVERTED, convertQueryScalar } from './query-value';
