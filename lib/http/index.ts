@@ -144,3 +144,4 @@ export type { TxClient, TxResult, TxPool, TxPoolClient, Isolation } from './feat
 export { IdempotencyInfo } from './request/idempotency-info';
 // Standard Schema answers and queries: `@Returns(schema)`, `@Query(schema)` (issue 24 §5).
 export type { InferInput, SchemaSide } from './core/standard-schema';
+export type { JsonSchemaOf } from './core/standard-schema';

@@ -65,6 +65,15 @@ export function schemaValue(root: 'body' | 'query', r: StandardResult<unknown>):
   return r.value;
 }
 
+/**
+ * The JSON Schema of a Standard Schema whose library offers no `~standard.jsonSchema` (valibot 1:
+ * `toJsonSchema` of `@valibot/to-json-schema`), draft 2020-12; null or undefined when it has none.
+ */
+export type JsonSchemaOf = (
+  schema: StandardSchema,
+  side: SchemaSide,
+) => Record<string, unknown> | null | undefined;
+
 /** Which side of the wire a schema describes: what it takes (a body, a query) or what it gives (an answer). */
 export type SchemaSide = 'input' | 'output';
 
@@ -72,18 +81,24 @@ export type SchemaSide = 'input' | 'output';
  * A Standard Schema's JSON Schema from the library's own conversion (Standard JSON Schema,
  * `~standard.jsonSchema`, draft 2020-12, the OpenAPI 3.1 dialect): `input` for what it takes,
  * `output` for what it gives (zod's output form says `additionalProperties: false`, as the answer
- * is stripped). Null when the library offers none (valibot 1 without `@valibot/to-json-schema`)
+ * is stripped). Null when the library offers none and `jsonSchemaOf` gives none (valibot 1 without
+ * `@valibot/to-json-schema`)
  * or the schema cannot be said in JSON Schema (a zod transform).
  */
 export function standardJsonSchema(
   schema: StandardSchema,
   side: SchemaSide,
+  jsonSchemaOf: JsonSchemaOf | null = null,
 ): Record<string, unknown> | null {
   const convert = schema['~standard'].jsonSchema;
   const fn = side === 'output' ? (convert?.output ?? convert?.input) : convert?.input;
-  if (fn === undefined) return null;
   try {
-    const json = fn.call(convert, { target: 'draft-2020-12' });
+    const json =
+      fn !== undefined
+        ? fn.call(convert, { target: 'draft-2020-12' })
+        : jsonSchemaOf === null
+          ? null
+          : jsonSchemaOf(schema, side);
     return typeof json === 'object' && json !== null ? { ...json } : null;
   } catch {
     return null;

@@ -1,4 +1,9 @@
-import { schemaValue, type StandardResult, type StandardSchema } from '../core/standard-schema';
+import {
+  schemaValue,
+  type JsonSchemaOf,
+  type StandardResult,
+  type StandardSchema,
+} from '../core/standard-schema';
 import { fail } from '../core/fail';
 import { Bound } from '../core/bound';
 import { type Ctx, isThenable } from '../request/ctx';
@@ -29,6 +34,8 @@ export interface ReadingOptions {
   readonly maxParams?: number | undefined;
   /** Levels of nested objects and arrays read into a body's class (default 64); past it → 400 `NestedTooDeep`. */
   readonly maxDepth?: number | undefined;
+  /** The JSON Schema of a Standard Schema whose library has none of its own (`App({ jsonSchemaOf })`). */
+  readonly jsonSchemaOf?: JsonSchemaOf | undefined;
   /** The app's multipart form limits (`App({ uploads })`). */
   readonly uploads?: Partial<UploadLimits> | undefined;
 }
@@ -88,7 +95,7 @@ export function compileArgument(
       };
     }
     case 'querySchema':
-      return schemaQuery(arg.schema, paramsBound(reading));
+      return schemaQuery(arg.schema, paramsBound(reading), reading.jsonSchemaOf ?? null);
     case 'form': {
       const bound = arg.bound;
       const maxParams = paramsBound(reading);

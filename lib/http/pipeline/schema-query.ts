@@ -2,6 +2,7 @@ import { HttpError } from '../core/errors';
 import {
   schemaValue,
   standardJsonSchema,
+  type JsonSchemaOf,
   type StandardResult,
   type StandardSchema,
 } from '../core/standard-schema';
@@ -20,8 +21,12 @@ import {
  * by the schema; 400 naming the first failing path (`query.qty: …`), 400 `TooManyParams` past
  * `maxParams`.
  */
-export function schemaQuery(schema: StandardSchema, maxParams: number): (c: Ctx) => unknown {
-  const plan = querySchemaPlan(schema);
+export function schemaQuery(
+  schema: StandardSchema,
+  maxParams: number,
+  jsonSchemaOf: JsonSchemaOf | null,
+): (c: Ctx) => unknown {
+  const plan = querySchemaPlan(schema, jsonSchemaOf);
   const validate = schema['~standard'].validate.bind(schema['~standard']);
   return (c) => {
     const input = readParams(c.rawQuery, plan.keep, maxParams);
@@ -50,10 +55,14 @@ type Kind = { readonly kind: ValueKind; readonly items: ValueKind | null };
  * query follows (CORE-23: integers `/^-?\d+$/`, finite decimals, `true`/`false`/`1`/`0`), an
  * `array` property takes one value as a list of one, and a repeated name of a scalar stays a list.
  * A value that does not convert is handed over as sent, so the schema refuses it in its own words,
- * naming the path. A library without a JSON Schema (valibot 1) is given every value as text.
+ * naming the path. A library without a JSON Schema (valibot 1, unless `App({ jsonSchemaOf })` gives one) is given
+ * every value as text.
  */
-function querySchemaPlan(schema: StandardSchema): QuerySchemaPlan {
-  const json = standardJsonSchema(schema, 'input');
+function querySchemaPlan(
+  schema: StandardSchema,
+  jsonSchemaOf: JsonSchemaOf | null,
+): QuerySchemaPlan {
+  const json = standardJsonSchema(schema, 'input', jsonSchemaOf);
   const properties = json?.properties;
   if (typeof properties !== 'object' || properties === null)
     return { keep: null, convert: (params) => ({ ...params }) };

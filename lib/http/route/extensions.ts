@@ -1,5 +1,6 @@
 import type { Contract, HeaderEntry } from '../core/answers';
 import type { FailureShape } from '../core/error-mapping';
+import type { JsonSchemaOf } from '../core/standard-schema';
 import type { Ctx } from '../request/ctx';
 import type { JsonSchema } from '../schema';
 import type { RouteRecord } from './route-record';
@@ -114,7 +115,11 @@ export interface Capability {
 
 /** What a built-in route (health, the OpenAPI document, the docs page, a static tree) needs of its app. */
 export interface Host {
-  readonly options: { readonly title?: string | undefined; readonly version?: string | undefined };
+  readonly options: {
+    readonly title?: string | undefined;
+    readonly version?: string | undefined;
+    readonly jsonSchemaOf?: JsonSchemaOf | undefined;
+  };
   /** True once `close()` has begun. */
   readonly stopping: boolean;
   /** Everything provided, in order. */

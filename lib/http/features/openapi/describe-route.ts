@@ -71,7 +71,7 @@ function describeArguments(record: RouteRecord, op: OperationBuilder): void {
         op.body(
           a.schema === undefined
             ? op.schemaOf(a.type)
-            : schemaComponent(a.schema, 'input', `${record.operationId}.Body`, op.schemas),
+            : schemaComponent(a.schema, 'input', `${record.operationId}.Body`, op),
         );
         op.failure(413, 'the body is larger than 1 MiB');
         op.failure(415, 'the body is not application/json');
@@ -256,7 +256,7 @@ export function describeContract(
         contract.schema,
         'output',
         `${op.record.operationId}.${at}`,
-        op.schemas,
+        op,
       );
       op.answer(at, { content: { [JSON_TYPE]: { schema } } });
       break;
@@ -346,7 +346,7 @@ function scalar(type: unknown): JsonSchema {
  * as its `required` says. A library without a JSON Schema leaves the query undescribed.
  */
 function describeQuerySchema(schema: StandardSchema, op: OperationBuilder): void {
-  const json = standardJsonSchema(schema, 'input');
+  const json = standardJsonSchema(schema, 'input', op.jsonSchemaOf);
   const properties = (json?.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set(Array.isArray(json?.required) ? (json.required as string[]) : []);
   for (const [name, s] of Object.entries(properties))

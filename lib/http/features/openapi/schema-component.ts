@@ -3,6 +3,7 @@ import {
   type SchemaSide,
   type StandardSchema,
 } from '../../core/standard-schema';
+import type { OperationBuilder } from './operation-builder';
 
 type Json = Record<string, unknown>;
 
@@ -27,15 +28,16 @@ export function schemaComponent(
   schema: StandardSchema,
   side: SchemaSide,
   fallback: string,
-  schemas: Map<string, object>,
+  op: Pick<OperationBuilder, 'schemas' | 'jsonSchemaOf'>,
 ): { $ref: string } {
+  const schemas = op.schemas;
   let owned = named.get(schemas);
   if (owned === undefined) named.set(schemas, (owned = new Map()));
   const mine = owned.get(schema) ?? {};
   owned.set(schema, mine);
   const known = mine[side];
   if (known !== undefined) return ref(known);
-  const json = standardJsonSchema(schema, side) ?? { type: 'object' };
+  const json = standardJsonSchema(schema, side, op.jsonSchemaOf) ?? { type: 'object' };
   delete json.$schema;
   const defs = (json.$defs ?? {}) as Record<string, Json>;
   delete json.$defs;
