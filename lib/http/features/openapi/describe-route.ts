@@ -52,7 +52,7 @@ function describeArguments(record: RouteRecord, op: OperationBuilder): void {
           });
         break;
       case 'querySchema':
-        unread.push('the query does not read as its schema says', TOO_MANY_QUERY);
+        unread.push('the query does not read as declared', TOO_MANY_QUERY);
         describeQuerySchema(a.schema, op);
         break;
       case 'query': {
