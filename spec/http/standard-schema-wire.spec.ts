@@ -5,6 +5,7 @@ import {
   App,
   Controller,
   Get,
+  Optional,
   Post,
   Query,
   Reply,
@@ -26,6 +27,9 @@ const Search = z.object({
   tags: z.array(z.string()).optional(),
   page: z.array(z.number().int()).optional(),
 });
+
+const Sort = z.enum(['new', 'old']).meta({ id: 'Sort' });
+const Named = z.object({ qty: z.number().int(), sort: Sort.optional() }).meta({ id: 'Named' });
 
 const Lookup = v.object({ q: v.pipe(v.string(), v.minLength(2)) });
 
@@ -57,6 +61,12 @@ class SchemaWire {
       tags: tags ?? null,
       page: s.page ?? null,
     };
+  }
+
+  @Get('/named')
+  @Returns(Optional(PublicUser))
+  named(@Query(Named) s: Infer<typeof Named>) {
+    return s.qty === 0 ? null : row(String(s.qty));
   }
 
   @Get('/lookup')
@@ -129,6 +139,20 @@ describe('I24.5 @Query(schema)', () => {
     ]);
     const plain = await app.inject({ url: '/s/search?q=abc&other=1' });
     expect(plain.json()).toEqual({ q: 'abc', qty: null, exact: null, tags: null, page: null });
+  });
+
+  it('I24.5 a query schema named with .meta({ id }): its properties still read and listed', async () => {
+    const r = await app.inject({ url: '/s/named?qty=3&sort=new' });
+    expect([r.status, r.body]).toEqual([200, '{"id":"3","name":"user 3"}']);
+    expect((await app.inject({ url: '/s/named?qty=0' })).status).toBe(404);
+    expect((await app.inject({ url: '/s/named?qty=3&sort=up' })).status).toBe(400);
+    const doc = app.document() as unknown as Doc;
+    const params = doc.paths['/s/named']!.get!.parameters as Record<string, unknown>[];
+    expect(params.map((p) => [p.name, p.required, p.schema])).toEqual([
+      ['qty', true, { type: 'integer', minimum: expect.any(Number), maximum: expect.any(Number) }],
+      ['sort', false, { $ref: '#/components/schemas/Sort' }],
+    ]);
+    expect(doc.components.schemas.Sort).toEqual({ type: 'string', enum: ['new', 'old'] });
   });
 
   it('I24.5 400 naming the first failing path, in the failure shape', async () => {

@@ -66,6 +66,19 @@ export function schemaValue(root: 'body' | 'query', r: StandardResult<unknown>):
 }
 
 /**
+ * The schema a JSON Schema's root stands for: zod writes a schema with `.meta({ id })` as
+ * `{ $ref: '#/$defs/<id>', $defs }`; this is that def (with the `$defs` beside it, for the
+ * references it holds), or `json` itself.
+ */
+export function rootSchema(json: Record<string, unknown>): Record<string, unknown> {
+  const ref = json.$ref;
+  const defs = json.$defs as Record<string, Record<string, unknown>> | undefined;
+  if (typeof ref !== 'string' || !ref.startsWith('#/$defs/') || defs === undefined) return json;
+  const def = defs[ref.slice('#/$defs/'.length)];
+  return def === undefined ? json : { ...def, $defs: defs };
+}
+
+/**
  * The JSON Schema of a Standard Schema whose library offers no `~standard.jsonSchema` (valibot 1:
  * `toJsonSchema` of `@valibot/to-json-schema`), draft 2020-12; null or undefined when it has none.
  */

@@ -1,5 +1,6 @@
 import { HttpError } from '../core/errors';
 import {
+  rootSchema,
   schemaValue,
   standardJsonSchema,
   type JsonSchemaOf,
@@ -63,7 +64,7 @@ function querySchemaPlan(
   jsonSchemaOf: JsonSchemaOf | null,
 ): QuerySchemaPlan {
   const json = standardJsonSchema(schema, 'input', jsonSchemaOf);
-  const properties = json?.properties;
+  const properties = json === null ? undefined : rootSchema(json).properties;
   if (typeof properties !== 'object' || properties === null)
     return { keep: null, convert: (params) => ({ ...params }) };
   const kinds = new Map<string, Kind>();

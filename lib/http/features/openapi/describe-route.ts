@@ -1,5 +1,5 @@
-import { standardJsonSchema, type StandardSchema } from '../../core/standard-schema';
-import { schemaComponent } from './schema-component';
+import { rootSchema, standardJsonSchema, type StandardSchema } from '../../core/standard-schema';
+import { hoistDefs, schemaComponent } from './schema-component';
 import type { Contract } from '../../core/answers';
 import { CHALLENGE } from '../../core/authorization';
 import type { RouteRecord } from '../../route/route-record';
@@ -346,9 +346,15 @@ function scalar(type: unknown): JsonSchema {
  * as its `required` says. A library without a JSON Schema leaves the query undescribed.
  */
 function describeQuerySchema(schema: StandardSchema, op: OperationBuilder): void {
-  const json = standardJsonSchema(schema, 'input', op.jsonSchemaOf);
-  const properties = (json?.properties ?? {}) as Record<string, JsonSchema>;
-  const required = new Set(Array.isArray(json?.required) ? (json.required as string[]) : []);
+  const found = standardJsonSchema(schema, 'input', op.jsonSchemaOf);
+  if (found === null) return;
+  // Its properties, their `$defs` references (zod's `.meta({ id })`) pointing at components.
+  const root = rootSchema(found);
+  const json = JSON.stringify(root.properties ?? {}).includes('"#/$defs/')
+    ? hoistDefs(root, 'input', op.schemas)
+    : root;
+  const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set(Array.isArray(json.required) ? (json.required as string[]) : []);
   for (const [name, s] of Object.entries(properties))
     op.parameter({ name, in: 'query', required: required.has(name), schema: s });
 }

@@ -39,16 +39,7 @@ export function schemaComponent(
   if (known !== undefined) return ref(known);
   const json = standardJsonSchema(schema, side, op.jsonSchemaOf) ?? { type: 'object' };
   delete json.$schema;
-  const defs = (json.$defs ?? {}) as Record<string, Json>;
-  delete json.$defs;
-  // A def is compared with what is there as if it kept its name; then every reference follows its final name.
-  const asIs = new Map(Object.keys(defs).map((n) => [n, n]));
-  const renamed = new Map<string, string>();
-  for (const [n, def] of Object.entries(defs))
-    renamed.set(n, place(n, rewrite(def, asIs) as Json, side, schemas));
-  for (const [n, def] of Object.entries(defs))
-    schemas.set(renamed.get(n)!, rewrite(def, renamed) as object);
-  const root = rewrite(json, renamed) as Json;
+  const root = hoistDefs(json, side, schemas);
   let name: string;
   const only = Object.keys(root);
   if (only.length === 1 && typeof root.$ref === 'string')
@@ -65,6 +56,24 @@ export function schemaComponent(
   }
   mine[side] = name;
   return ref(name);
+}
+
+/**
+ * `json` without its `$defs`: each is set as a component of its own, and every `#/$defs/X`
+ * reference (in `json` and in the defs) points at X's component.
+ */
+export function hoistDefs(json: Json, side: SchemaSide, schemas: Map<string, object>): Json {
+  const defs = (json.$defs ?? {}) as Record<string, Json>;
+  const rest = { ...json };
+  delete rest.$defs;
+  // A def is compared with what is there as if it kept its name; then every reference follows its final name.
+  const asIs = new Map(Object.keys(defs).map((n) => [n, n]));
+  const renamed = new Map<string, string>();
+  for (const [n, def] of Object.entries(defs))
+    renamed.set(n, place(n, rewrite(def, asIs) as Json, side, schemas));
+  for (const [n, def] of Object.entries(defs))
+    schemas.set(renamed.get(n)!, rewrite(def, renamed) as object);
+  return rewrite(rest, renamed) as Json;
 }
 
 const ref = (name: string): { $ref: string } => ({ $ref: `#/components/schemas/${name}` });
