@@ -250,17 +250,9 @@ export function describeContract(
         content: { [JSON_TYPE]: { schema: jsonSchema(contract.type, op) } },
       });
       break;
-    case 'schema': {
-      const at = status ?? 200;
-      const schema = schemaComponent(
-        contract.schema,
-        'output',
-        `${op.record.operationId}.${at}`,
-        op,
-      );
-      op.answer(at, { content: { [JSON_TYPE]: { schema } } });
+    case 'schema':
+      describeSchemaAnswer(contract.schema, op, status ?? 200);
       break;
-    }
     case 'text':
       op.answer(status ?? 200, { content: { [TEXT_MEDIA_TYPE]: { schema: { type: 'string' } } } });
       break;
@@ -339,6 +331,13 @@ function jsonSchema(type: unknown, op: OperationBuilder): JsonSchema {
 
 function scalar(type: unknown): JsonSchema {
   return typeof type === 'function' ? scalarSchema(type) : {};
+}
+
+/** A Standard Schema answer: its output JSON Schema as a component, named by it or after the route. */
+function describeSchemaAnswer(schema: StandardSchema, op: OperationBuilder, status: number): void {
+  const name = `${op.record.operationId}.${status}`;
+  const ref = schemaComponent(schema, 'output', name, op);
+  op.answer(status, { content: { [JSON_TYPE]: { schema: ref } } });
 }
 
 /**
