@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { z } from 'zod';
 import {
   App,
+  Body,
   Controller,
   Get,
   Optional,
@@ -86,6 +87,12 @@ class SchemaWire {
   create(@Query(Lookup) s: Infer<typeof Lookup>) {
     if (s.q === 'no') return reply(422, { reason: 'taken', field: 'name', extra: 1 });
     return reply(201, row('8'), { Location: '/s/users/8' });
+  }
+
+  @Post('/echo')
+  @Returns(PublicUser)
+  echo(@Body(PublicUser) u: Infer<typeof PublicUser>) {
+    return { ...u, passwordHash: 'h' };
   }
 
   @Get('/owner')
@@ -275,6 +282,19 @@ describe('I24.5 @Returns(schema) and Reply({ 201: schema })', () => {
       friends: { type: 'array', items: { $ref: '#/components/schemas/PublicUser' } },
     });
     expect(JSON.stringify(doc)).not.toContain('$defs');
+    // One schema as a body and as an answer: its input side is a component of its own.
+    expect(content('/s/echo', 'post', '200')).toEqual({ $ref: '#/components/schemas/PublicUser' });
+    const body = doc.paths['/s/echo']!.post!.requestBody as {
+      content: Record<string, { schema: unknown }>;
+    };
+    expect(body.content['application/json']!.schema).toEqual({
+      $ref: '#/components/schemas/PublicUserInput',
+    });
+    expect(schemas.PublicUserInput).toEqual({
+      type: 'object',
+      properties: { id: { type: 'string' }, name: { type: 'string' } },
+      required: ['id', 'name'],
+    });
   });
 
   it('I24.5 the document with schema components validates as OpenAPI 3.1', () => {
