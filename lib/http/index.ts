@@ -163,3 +163,6 @@ export type {
   Encoder,
   EncoderExtensions,
 } from './route/extensions';
+// Standard Schema answers and queries: `@Returns(schema)`, `@Query(schema)` (issue 24 §5).
+export type { InferInput, SchemaSide } from './core/standard-schema';
+export type { JsonSchemaOf } from './core/standard-schema';

@@ -1,10 +1,10 @@
-import { IsInt, IsString, Max, Min } from 'class-validator';
-import { Controller, Ctx, Get, Param, Query, Returns } from 'fw-http';
+import { IsInt, IsString } from 'class-validator';
+import { z } from 'zod';
+import { Controller, Ctx, Get, Param, Query, Returns, type Infer } from 'fw-http';
 import { WarehouseClient } from './warehouse-client';
 
-export class QuoteQuery {
-  @IsInt() @Min(1) @Max(100) qty!: number;
-}
+/** The quote's query as a zod schema (issue 24 §5): `?qty=3` is read as the integer it types. */
+export const QuoteQuery = z.object({ qty: z.number().int().min(1).max(100) });
 
 export class Quote {
   @IsString() sku!: string;
@@ -20,7 +20,11 @@ export class QuoteController {
 
   @Get('/quote/{sku}')
   @Returns(Quote)
-  async quote(@Param('sku') sku: string, @Query() q: QuoteQuery, c: Ctx): Promise<Quote> {
+  async quote(
+    @Param('sku') sku: string,
+    @Query(QuoteQuery) q: Infer<typeof QuoteQuery>,
+    c: Ctx,
+  ): Promise<Quote> {
     const stock = await this.warehouse.stock(c, sku);
     return Object.assign(new Quote(), {
       sku,

@@ -16,6 +16,7 @@ import {
   Versioned,
   type Contract,
 } from 'fw-http';
+import { z } from 'zod';
 import { innerContracts, toContract } from '../../lib/http/core/answers';
 
 // The one walk over the contract type (issue 14 §5): innerContracts gives the contracts nested
@@ -45,6 +46,7 @@ describe('innerContracts', () => {
     Contract
   > = {
     json: order,
+    schema: toContract(z.object({ id: z.string() })),
     text: toContract(String),
     void: { kind: 'void' },
     bytes: toContract(Bytes),

@@ -28,6 +28,7 @@ import {
   writeRawFailure,
   type FailureShape,
 } from '../core/error-mapping';
+import type { JsonSchemaOf } from '../core/standard-schema';
 import { InjectRequest, InjectResponse, type InjectOptions, type InjectResult } from './inject';
 import { AppLog, LogSink } from './log-sink';
 import type { LevelSetting, Logger } from '../core/log';
@@ -141,6 +142,12 @@ export interface AppOptions {
    * either way.
    */
   readonly logDroppedFields?: boolean | undefined;
+  /**
+   * The JSON Schema of a Standard Schema whose library offers none of its own (valibot 1): used for
+   * its document and to convert `@Query(schema)` values. zod 4 and arktype need none.
+   * @example import { toJsonSchema } from '@valibot/to-json-schema'; new App({ jsonSchemaOf: (s) => toJsonSchema(s as never) })
+   */
+  readonly jsonSchemaOf?: JsonSchemaOf | undefined;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { HttpError } from './errors';
 import { OCTET_STREAM } from './media-types';
+import { isStandardSchema, type InferInput, type StandardSchema } from './standard-schema';
 
 /** One header of a returned value. */
 export interface HeaderEntry {
@@ -132,6 +133,8 @@ declare const ANSWER: unique symbol;
 /** The contract as the app reads it, by kind. */
 export type ContractNode =
   | { readonly kind: 'json'; readonly type: Shape | readonly [Shape] }
+  /** A Standard Schema answer (zod 4, valibot, arktype): its parsed output is what is written. */
+  | { readonly kind: 'schema'; readonly schema: StandardSchema }
   | { readonly kind: 'text' }
   | { readonly kind: 'void' }
   | { readonly kind: 'bytes' }
@@ -171,6 +174,7 @@ export function innerContracts(contract: Contract): readonly Contract[] {
     case 'reply':
       return contract.variants === null ? [contract.inner] : Object.values(contract.variants);
     case 'json':
+    case 'schema':
     case 'text':
     case 'void':
     case 'bytes':
@@ -182,8 +186,8 @@ export function innerContracts(contract: Contract): readonly Contract[] {
   }
 }
 
-/** What `@Returns` accepts: a contract, a class, `String`, or `[Class]` for a JSON array. */
-export type ContractLike = Contract | Shape | readonly [Shape];
+/** What `@Returns` accepts: a contract, a class, `String`, `[Class]` for a JSON array, or a Standard Schema. */
+export type ContractLike = Contract | Shape | readonly [Shape] | StandardSchema;
 
 const CONTRACT = Symbol('fw.contract');
 type Tagged<C> = C & { readonly [CONTRACT]: true };
@@ -224,11 +228,13 @@ export class Bytes<H extends ReturnedHeaders = HeaderList> {
  */
 export type AnswerOf<C> = C extends readonly [infer S]
   ? readonly InstanceOf<S>[]
-  : C extends Shape
-    ? InstanceOf<C>
-    : C extends { readonly [ANSWER]?: () => infer V }
-      ? V
-      : unknown;
+  : C extends StandardSchema
+    ? InferInput<C>
+    : C extends Shape
+      ? InstanceOf<C>
+      : C extends { readonly [ANSWER]?: () => infer V }
+        ? V
+        : unknown;
 type InstanceOf<S> = S extends StringConstructor
   ? string
   : S extends NumberConstructor
@@ -245,6 +251,8 @@ type InstanceOf<S> = S extends StringConstructor
 export function toContract<const C extends ContractLike>(x: C): Contract<AnswerOf<C>>;
 export function toContract(x: ContractLike): Contract {
   if (isContract(x)) return x;
+  // Before the class checks: an arktype schema is a function.
+  if (isStandardSchema(x)) return tag({ kind: 'schema', schema: x });
   if (Array.isArray(x)) return tag({ kind: 'json', type: x as readonly [Shape] });
   if (x === String) return tag({ kind: 'text' });
   if (x === Bytes) return tag({ kind: 'bytes' });
@@ -309,7 +317,12 @@ export function Reply(
   inner: ContractLike | Readonly<Record<number, ContractLike>>,
   options: { statuses?: readonly number[] } = {},
 ): Contract {
-  if (typeof inner === 'object' && !Array.isArray(inner) && !isContract(inner)) {
+  if (
+    typeof inner === 'object' &&
+    !Array.isArray(inner) &&
+    !isContract(inner) &&
+    !isStandardSchema(inner)
+  ) {
     const map = inner as Readonly<Record<number, ContractLike>>;
     const statuses = Object.keys(map).map(Number);
     const variants = Object.freeze(

@@ -33,7 +33,7 @@ export const HTTP_ERRORS = {
   },
   AnswerMismatch: {
     status: 500,
-    doc: 'a returned value whose declared field is missing, null where not optional, or of another kind than its @Returns class declares (named as Class.field); undeclared fields are left out, never an error',
+    doc: 'a returned value whose declared field is missing, null where not optional, or of another kind than its @Returns class declares (named as Class.field), or that its @Returns(schema) Standard Schema refuses (named by its path); undeclared fields are left out, never an error',
   },
   NotResolved: {
     status: 500,

@@ -1,4 +1,9 @@
-import { firstIssue, type StandardResult, type StandardSchema } from '../core/standard-schema';
+import {
+  schemaValue,
+  type JsonSchemaOf,
+  type StandardResult,
+  type StandardSchema,
+} from '../core/standard-schema';
 import { fail } from '../core/fail';
 import { Bound } from '../core/bound';
 import { type Ctx, isThenable } from '../request/ctx';
@@ -7,6 +12,7 @@ import type { ArgRecord } from '../route/route-record';
 import type { UploadPlan } from '../request/read-upload';
 import type { UploadLimits } from '../request/uploaded-file';
 import { uploadFormExtractor } from './upload-form';
+import { schemaQuery } from './schema-query';
 import {
   MAX_PARAMS,
   TOO_MANY,
@@ -28,6 +34,8 @@ export interface ReadingOptions {
   readonly maxParams?: number | undefined;
   /** Levels of nested objects and arrays read into a body's class (default 64); past it → 400 `NestedTooDeep`. */
   readonly maxDepth?: number | undefined;
+  /** The JSON Schema of a Standard Schema whose library has none of its own (`App({ jsonSchemaOf })`). */
+  readonly jsonSchemaOf?: JsonSchemaOf | undefined;
   /** The app's multipart form limits (`App({ uploads })`). */
   readonly uploads?: Partial<UploadLimits> | undefined;
 }
@@ -86,6 +94,8 @@ export function compileArgument(
         return r.value;
       };
     }
+    case 'querySchema':
+      return schemaQuery(arg.schema, paramsBound(reading), reading.jsonSchemaOf ?? null);
     case 'form': {
       const bound = arg.bound;
       const maxParams = paramsBound(reading);
@@ -235,10 +245,7 @@ function gatherAsync(
 /** A JSON body validated by a Standard Schema: its value, or 400 naming the first failing path. */
 function schemaBody(schema: StandardSchema): Extractor {
   const validate = schema['~standard'].validate.bind(schema['~standard']);
-  const settle = (r: StandardResult<unknown>): unknown => {
-    if (r.issues !== undefined) throw new Failure(400, firstIssue('body', r.issues));
-    return r.value;
-  };
+  const settle = (r: StandardResult<unknown>): unknown => schemaValue('body', r);
   return (c) =>
     jsonBody(c, (parsed) => {
       const r = validate(parsed);

@@ -1,15 +1,7 @@
 import { IS_ENUM } from 'class-validator';
-import {
-  blank,
-  classSpelling,
-  enumSpelling,
-  spell,
-  transformerStorage,
-  unionOf,
-  type UnionSpelling,
-} from '../../json';
+import { classSpelling, enumSpelling, spell, unionOf, type UnionSpelling } from '../../json';
 import { HttpError } from '../core/errors';
-import { readShape, type ValueShape } from '../schema';
+import { writtenFields, type ValueShape } from '../schema';
 import type { ShapeWriter } from './shape-writer';
 
 /**
@@ -94,37 +86,21 @@ interface FieldPlan {
   readonly value: ValueShape | null;
 }
 
-/** The declared fields of a class, in declaration order: base class first, as `new Class()` has them. */
+/** The fields the writer writes, by the one rule the document follows too (`writtenFields`). */
 function fieldsOf(cls: Function): FieldPlan[] {
-  const shape = readShape(cls);
-  const storage = transformerStorage();
-  const excluded = new Set(
-    (storage.getExcludedMetadatas(cls) as { propertyName?: string; options?: object }[])
-      .filter((e) => e.propertyName !== undefined && !('toClassOnly' in (e.options ?? {})))
-      .map((e) => e.propertyName!),
-  );
-  const order = Object.keys(blank(cls) ?? {});
-  const names = [...order];
-  for (const p of shape.properties) if (!names.includes(p.name)) names.push(p.name);
-  for (const e of storage.getExposedMetadatas(cls))
-    if (!names.includes(e.propertyName)) names.push(e.propertyName);
   const mark = classSpelling(cls);
-  const byName = new Map(shape.properties.map((p) => [p.name, p]));
-  return names
-    .filter((n) => !excluded.has(n))
-    .map((key) => {
-      const p = byName.get(key);
-      const head = JSON.stringify(mark === null ? key : mark.spell(key)) + ':';
-      return {
-        key,
-        head,
-        headAscii: !NOT_ASCII.test(head),
-        // A field only `new Class()` or `@Expose` tells of has no declared kind: any JSON, optional.
-        required: p?.required ?? false,
-        nullable: p === undefined || p.optional,
-        value: p?.value ?? null,
-      };
-    });
+  return writtenFields(cls).written.map(({ name: key, property: p }) => {
+    const head = JSON.stringify(mark === null ? key : mark.spell(key)) + ':';
+    return {
+      key,
+      head,
+      headAscii: !NOT_ASCII.test(head),
+      // A field only `new Class()` or `@Expose` tells of has no declared kind: any JSON, optional.
+      required: p?.required ?? false,
+      nullable: p === null || p.optional,
+      value: p?.value ?? null,
+    };
+  });
 }
 
 class Compiler {

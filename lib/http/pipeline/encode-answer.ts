@@ -13,6 +13,7 @@ import { compileWriter, spell } from '../../json';
 import type { Encoder, EncoderExtensions } from '../route/extensions';
 import { shapeWriter } from './shape-writer';
 import { declaredWriter } from './declared-writer';
+import { schemaEncoder } from './schema-encoder';
 
 /**
  * Writes a handler's result as the contract says. `status` and `own` come from wrappers (Status, Reply).
@@ -49,6 +50,8 @@ export function compileEncoder(
   switch (contract.kind) {
     case 'json':
       return jsonEncoder(contract.type, label, dropped);
+    case 'schema':
+      return schemaEncoder(contract.schema, label);
     case 'text':
       return (c, v, status, own) => c.write(status, TEXT_TYPE, String(v), own);
     case 'void':

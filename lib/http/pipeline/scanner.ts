@@ -177,6 +177,15 @@ function schemaBody(schema: unknown, where: string, problems: string[]): ArgReco
   return { kind: 'body', type: Object, schema: schema as StandardSchema };
 }
 
+/** `@Query(schema)`: a Standard Schema reads the whole query (issue 24 §5); anything else is refused. */
+function schemaQuery(schema: unknown, where: string, problems: string[]): ArgRecord {
+  if (!isStandardSchema(schema))
+    problems.push(
+      `${where}: @Query(schema) was given something that is not a Standard Schema v1 value (zod 4, valibot, arktype) nor a parameter name`,
+    );
+  return { kind: 'querySchema', schema: schema as StandardSchema };
+}
+
 function readArgs(
   proto: object,
   key: string,
@@ -228,7 +237,8 @@ function readArgs(
           break;
         }
         case 'query':
-          if (mark.name === undefined) {
+          if (mark.schema !== undefined) args.push(schemaQuery(mark.schema, where, problems));
+          else if (mark.name === undefined) {
             if (erased(type)) problems.push(erasedRead(where, '@Query()', type));
             else if (!isClass(type))
               problems.push(

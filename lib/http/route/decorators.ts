@@ -121,9 +121,19 @@ export function Form(
   const own = typeof bound === 'function' ? limits : (bound ?? limits);
   return param((index) => ({ index, kind: 'form', bound: cls, limits: own }));
 }
-/** `@Query()` reads the query string into the parameter's class; `@Query('qty')` reads one value, converted to the parameter's type. */
-export const Query = (name?: string): ParameterDecorator =>
-  param((index) => ({ index, kind: 'query', name }));
+/**
+ * `@Query()` reads the query string into the parameter's class; `@Query('qty')` reads one value,
+ * converted to the parameter's type. Given a Standard Schema, the whole query is validated by it
+ * and typed `Infer<typeof schema>` (issue 24 §5): each value is converted first as the schema's
+ * JSON Schema types it (integer, number, boolean, arrays of those), so `z.number()` reads `?qty=3`.
+ * @example list(@Query(Search) q: Infer<typeof Search>)   // const Search = z.object({ q: z.string() })
+ */
+export const Query = (name?: string | StandardSchema): ParameterDecorator =>
+  param((index) =>
+    typeof name === 'string' || name === undefined
+      ? { index, kind: 'query', name }
+      : { index, kind: 'query', schema: name },
+  );
 /** A `{name}` path segment, converted to the parameter's type (number, boolean or string). */
 export const Param = (name: string): ParameterDecorator =>
   param((index) => ({ index, kind: 'param', name }));

@@ -1,6 +1,7 @@
 import type { Contract, HeaderEntry } from '../core/answers';
 import type { FailureShape } from '../core/error-mapping';
 import type { HeaderBag } from '../core/header-rules';
+import type { JsonSchemaOf } from '../core/standard-schema';
 import type { Ctx } from '../request/ctx';
 import type { SessionOptions } from '../request/session-options';
 import type { JsonSchema } from '../schema';
@@ -185,7 +186,11 @@ export type AnswerCompressor = (
  * docs page, static trees, compression and sessions use nothing else.
  */
 export interface Host {
-  readonly options: { readonly title?: string | undefined; readonly version?: string | undefined };
+  readonly options: {
+    readonly title?: string | undefined;
+    readonly version?: string | undefined;
+    readonly jsonSchemaOf?: JsonSchemaOf | undefined;
+  };
   /** True once `close()` has begun. */
   readonly stopping: boolean;
   /** Everything provided, in order. */

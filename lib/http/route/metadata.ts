@@ -24,7 +24,12 @@ export interface RouteMark {
 
 export type ParamMark =
   | { readonly index: number; readonly kind: 'body'; readonly schema?: StandardSchema | undefined }
-  | { readonly index: number; readonly kind: 'query'; readonly name?: string | undefined }
+  | {
+      readonly index: number;
+      readonly kind: 'query';
+      readonly name?: string | undefined;
+      readonly schema?: StandardSchema | undefined;
+    }
   | { readonly index: number; readonly kind: 'param'; readonly name: string }
   | { readonly index: number; readonly kind: 'header'; readonly name: string }
   | { readonly index: number; readonly kind: 'authorization'; readonly scheme: 'bearer' | 'basic' }

@@ -18,6 +18,7 @@ export type ArgRecord =
       readonly limits: Partial<UploadLimits> | null;
     }
   | { readonly kind: 'queryClass'; readonly type: Function }
+  | { readonly kind: 'querySchema'; readonly schema: StandardSchema }
   | { readonly kind: 'query'; readonly name: string; readonly type: unknown }
   | { readonly kind: 'param'; readonly name: string; readonly type: unknown }
   | { readonly kind: 'header'; readonly name: string; readonly type: unknown }

@@ -1,7 +1,7 @@
 import { IS_ENUM } from 'class-validator';
 import { classSpelling, enumSpelling, unionOf, type UnionSpelling } from '../../json';
-import { readShape } from './read-shape';
-import type { ValueShape } from './read-shape';
+import type { PropertyShape, ValueShape } from './read-shape';
+import { writtenFields } from './written-fields';
 
 /** A JSON Schema (2020-12, the OpenAPI 3.1 dialect) as plain data. */
 export type JsonSchema = { [keyword: string]: unknown };
@@ -52,7 +52,6 @@ function component(
 }
 
 function objectSchema(cls: Function, components: Map<string, object>): JsonSchema {
-  const shape = readShape(cls);
   const mark = classSpelling(cls);
   const properties: JsonSchema = {};
   const required: string[] = [];
@@ -60,24 +59,42 @@ function objectSchema(cls: Function, components: Map<string, object>): JsonSchem
     properties[mark.tag] = { type: 'string', const: cls.name };
     required.push(mark.tag);
   }
-  for (const p of shape.properties) {
-    let s = valueSchema(p.value, components);
-    // @IsOptional lets null through as well as a missing value, so the schema says so.
-    if (p.optional) s = orNull(s);
-    if (p.hasDefault && isJsonScalar(p.default)) s = { ...s, default: p.default };
+  // Exactly the fields an answer of the class carries (the declared writer's rule), then those
+  // only read from input.
+  const fields = writtenFields(cls);
+  const put = (name: string, s: JsonSchema): void => {
     // Property names as they are spelled on the wire (OPEN-57).
-    const name = mark === null ? p.name : mark.spell(p.name);
-    Object.defineProperty(properties, name, {
+    Object.defineProperty(properties, mark === null ? name : mark.spell(name), {
       value: s,
       enumerable: true,
       writable: true,
       configurable: true,
     });
-    if (p.required) required.push(name);
+  };
+  for (const { name, property: p } of fields.written) {
+    // A field no decorator declares is written as any JSON, and no input reads it.
+    if (p === null) put(name, { readOnly: true });
+    else {
+      put(name, propertySchema(p, components));
+      if (p.required) required.push(mark === null ? name : mark.spell(name));
+    }
+  }
+  for (const p of fields.excluded) {
+    put(p.name, { ...propertySchema(p, components), writeOnly: true });
+    if (p.required) required.push(mark === null ? p.name : mark.spell(p.name));
   }
   const schema: JsonSchema = { type: 'object', properties };
   if (required.length > 0) schema.required = required;
   return schema;
+}
+
+/** A declared property's schema: its value's, null allowed when `@IsOptional`, its default. */
+function propertySchema(p: PropertyShape, components: Map<string, object>): JsonSchema {
+  let s = valueSchema(p.value, components);
+  // @IsOptional lets null through as well as a missing value, so the schema says so.
+  if (p.optional) s = orNull(s);
+  if (p.hasDefault && isJsonScalar(p.default)) s = { ...s, default: p.default };
+  return s;
 }
 
 /**

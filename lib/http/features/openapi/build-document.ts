@@ -2,6 +2,7 @@ import { JSON_TYPE } from '../../core/media-types';
 import type { Capability } from '../../route/extensions';
 import type { FailureShape } from '../../core/error-mapping';
 import type { RouteRecord } from '../../route/route-record';
+import type { JsonSchemaOf } from '../../core/standard-schema';
 import { readShape, schemaOf } from '../../schema';
 import { describeRoute } from './describe-route';
 import { describeHandler } from './handler-extension';
@@ -28,6 +29,8 @@ export interface DocumentInput {
   readonly info?: { readonly title?: string | undefined; readonly version?: string | undefined };
   /** Each capability's `describe` adds its pieces to every operation, after the core's. */
   readonly capabilities?: readonly Capability[];
+  /** The App's `jsonSchemaOf`: the JSON Schema of a Standard Schema whose library has none. */
+  readonly jsonSchemaOf?: JsonSchemaOf | null | undefined;
 }
 
 /** The default failure body, `{ "error": "…", "status": 404 }`. */
@@ -51,6 +54,7 @@ const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  */
 export function buildDocument(input: DocumentInput): OpenApiDocument {
   const components = new Components();
+  components.jsonSchemaOf = input.jsonSchemaOf ?? null;
   // Reserved first: a program class that happens to be named Failure becomes Failure_2.
   components.schemas.set('Failure', DEFAULT_FAILURE_SCHEMA);
   const failureName = describeFailureShape(input.failureShape, components);

@@ -1,4 +1,5 @@
-import type { StandardSchema } from '../../core/standard-schema';
+import { rootSchema, standardJsonSchema, type StandardSchema } from '../../core/standard-schema';
+import { hoistDefs, schemaComponent } from './schema-component';
 import type { Contract } from '../../core/answers';
 import { CHALLENGE } from '../../core/authorization';
 import type { RouteRecord } from '../../route/route-record';
@@ -50,6 +51,10 @@ function describeArguments(record: RouteRecord, op: OperationBuilder): void {
             schema: valueSchema(p.value, op.schemas),
           });
         break;
+      case 'querySchema':
+        unread.push('the query does not read as declared', TOO_MANY_QUERY);
+        describeQuerySchema(a.schema, op);
+        break;
       case 'query': {
         const why = notConverted(a.type);
         if (why !== null) unread.push(`query param "${a.name}" is not ${why}`);
@@ -66,7 +71,7 @@ function describeArguments(record: RouteRecord, op: OperationBuilder): void {
         op.body(
           a.schema === undefined
             ? op.schemaOf(a.type)
-            : schemaComponent(a.schema, `${record.operationId}.Body`, op.schemas),
+            : schemaComponent(a.schema, 'input', `${record.operationId}.Body`, op),
         );
         op.failure(413, 'the body is larger than 1 MiB');
         op.failure(415, 'the body is not application/json');
@@ -245,6 +250,9 @@ export function describeContract(
         content: { [JSON_TYPE]: { schema: jsonSchema(contract.type, op) } },
       });
       break;
+    case 'schema':
+      describeSchemaAnswer(contract.schema, op, status ?? 200);
+      break;
     case 'text':
       op.answer(status ?? 200, { content: { [TEXT_MEDIA_TYPE]: { schema: { type: 'string' } } } });
       break;
@@ -325,47 +333,27 @@ function scalar(type: unknown): JsonSchema {
   return typeof type === 'function' ? scalarSchema(type) : {};
 }
 
-// Which Standard Schema got which component name, per document (the components map).
-const schemaNames = new WeakMap<Map<string, object>, Map<StandardSchema, string>>();
+/** A Standard Schema answer: its output JSON Schema as a component, named by it or after the route. */
+function describeSchemaAnswer(schema: StandardSchema, op: OperationBuilder, status: number): void {
+  const name = `${op.record.operationId}.${status}`;
+  const ref = schemaComponent(schema, 'output', name, op);
+  op.answer(status, { content: { [JSON_TYPE]: { schema: ref } } });
+}
 
 /**
- * A Standard Schema as a named component (issue 24 §5): its JSON Schema from the library's own
- * conversion (`~standard.jsonSchema`, draft 2020-12, the OpenAPI 3.1 dialect), named by its `title`
- * or `id` when it has one, else after the operation (`OrdersController.create.Body`). A library
- * without the conversion is described as any object.
+ * `@Query(schema)`: one parameter per property of the schema's JSON Schema (input side), required
+ * as its `required` says. A library without a JSON Schema leaves the query undescribed.
  */
-function schemaComponent(
-  schema: StandardSchema,
-  fallback: string,
-  schemas: Map<string, object>,
-): { $ref: string } {
-  let owned = schemaNames.get(schemas);
-  if (owned === undefined) schemaNames.set(schemas, (owned = new Map()));
-  let name = owned.get(schema);
-  if (name === undefined) {
-    let json: Record<string, unknown>;
-    try {
-      json = {
-        ...(schema['~standard'].jsonSchema?.input({ target: 'draft-2020-12' }) ?? {
-          type: 'object',
-        }),
-      };
-    } catch {
-      json = { type: 'object' };
-    }
-    delete json.$schema;
-    const said =
-      typeof json.title === 'string'
-        ? json.title
-        : typeof json.$id === 'string'
-          ? json.$id
-          : fallback;
-    const base = said.replace(/[^A-Za-z0-9._-]/g, '_');
-    name = base;
-    for (let i = 2; schemas.has(name); i++) name = `${base}_${i}`;
-    delete json.$id;
-    owned.set(schema, name);
-    schemas.set(name, json);
-  }
-  return { $ref: `#/components/schemas/${name}` };
+function describeQuerySchema(schema: StandardSchema, op: OperationBuilder): void {
+  const found = standardJsonSchema(schema, 'input', op.jsonSchemaOf);
+  if (found === null) return;
+  // Its properties, their `$defs` references (zod's `.meta({ id })`) pointing at components.
+  const root = rootSchema(found);
+  const json = JSON.stringify(root.properties ?? {}).includes('"#/$defs/')
+    ? hoistDefs(root, 'input', op.schemas)
+    : root;
+  const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set(Array.isArray(json.required) ? (json.required as string[]) : []);
+  for (const [name, s] of Object.entries(properties))
+    op.parameter({ name, in: 'query', required: required.has(name), schema: s });
 }

@@ -7,6 +7,7 @@ import type {
 } from '../../route/extensions';
 import type { RouteRecord } from '../../route/route-record';
 import { JSON_TYPE } from '../../core/media-types';
+import type { JsonSchemaOf } from '../../core/standard-schema';
 
 export type { HeaderObject, ParameterObject } from '../../route/extensions';
 import { schemaOf, type JsonSchema } from '../../schema';
@@ -27,6 +28,8 @@ export class Components {
   readonly securitySchemes = new Map<string, Readonly<Record<string, unknown>>>();
   /** Whether the failure shape has a `code` property, where declared codes become an enum. */
   failureHasCode = false;
+  /** The App's `jsonSchemaOf`, for Standard Schemas whose library has no JSON Schema of its own. */
+  jsonSchemaOf: JsonSchemaOf | null = null;
 }
 
 const PLAIN_SCHEMES = {
@@ -88,6 +91,11 @@ export class OperationBuilder implements OperationSink {
   /** Describes a class under `components.schemas` (nested classes too) and returns its `$ref`. */
   schemaOf(cls: Function): { $ref: string } {
     return schemaOf(cls, this.#components.schemas);
+  }
+
+  /** The App's `jsonSchemaOf` (null when none). */
+  get jsonSchemaOf(): JsonSchemaOf | null {
+    return this.#components.jsonSchemaOf;
   }
 
   /** The document's `components.schemas`, for `valueSchema` and friends. */

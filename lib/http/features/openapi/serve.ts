@@ -44,6 +44,7 @@ export function documentOf(app: Host, version: string | null = null): Built {
         failureShape: app.failureShape,
         info: { title: app.options.title, version: version ?? app.options.version },
         capabilities: app.capabilities,
+        jsonSchemaOf: app.options.jsonSchemaOf ?? null,
       }),
     );
     const text = JSON.stringify(doc, null, 2) + '\n';
