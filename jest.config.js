@@ -13,4 +13,12 @@ module.exports = {
   },
   testTimeout: 30000,
   maxWorkers: 2,
+  // `npm test` passes --coverage. V8's own counters: istanbul's instrumentation doubled the run.
+  coverageProvider: 'v8',
+  collectCoverageFrom: ['lib/**/*.ts'],
+  coverageReporters: ['text-summary', 'json-summary'],
+  coverageDirectory: 'coverage',
+  // A floor that only goes up: raise it when a change raises coverage, never lower it
+  // (measured 2026-11-26: statements and lines 94.8 %, branches 89.2 %, functions 88.2 %).
+  coverageThreshold: { global: { statements: 94, lines: 94, branches: 88, functions: 87 } },
 };

@@ -25,6 +25,7 @@ import {
   type OpenTarget,
 } from 'fw-http/fetch';
 import type { ordersController } from '../../sample/shop/orders-controller';
+import type { QuoteController } from '../../sample/shop/quote-controller';
 import { start, type Started } from '../../sample/start';
 
 // I27.1: the typed client over real sockets, against the sample and against a small app whose
@@ -113,6 +114,19 @@ describe('the typed client against the sample', () => {
       args: [{ in: 'path', name: 'id' }, null],
       answers: [200, 409],
     });
+  });
+
+  it('I27.1 a @Query(schema) argument goes in the query (a merge once left it out of x-fw-handler)', async () => {
+    expect(document.paths['/quote/{sku}']!.get!['x-fw-handler']).toMatchObject({
+      args: [{ in: 'path', name: 'sku' }, { in: 'query' }, null],
+    });
+    const quotes = clientOf<QuoteController>(open(sample.url), {
+      document,
+      controller: 'QuoteController',
+    });
+    const r = await quotes.quote(run, 'abc', { qty: 3 });
+    if (r.status !== 200) throw new Error(`expected 200, got ${r.status}`);
+    expect(r.value).toMatchObject({ sku: 'abc', qty: 3 });
   });
 
   it('I27.1 places an order: 201 with the Order, its Location, and the key it was sent under', async () => {

@@ -45,6 +45,7 @@ function argPlace(a: ArgRecord): HandlerArg {
     case 'form':
       return { in: 'form' };
     case 'queryClass':
+    case 'querySchema':
       return { in: 'query' };
     case 'query':
       return { in: 'query', name: a.name };
