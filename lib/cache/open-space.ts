@@ -1,7 +1,10 @@
 import { checkBytes, checkTtlMs } from './check-args';
 import { CacheError } from './errors';
 import { MemoryStore } from './memory-store';
-import type { ExpectOptions, Store } from './store';
+import { isPromise, type Answer, type ExpectOptions, type Store } from './store';
+
+/** Which answers an idempotent route keeps for retries (see `SpaceOptions.keep`). */
+export type KeepMode = 'success' | 'declared' | 'all';
 
 /** A declared space: its name and options (defaults filled in), opened on a store with `open`. Frozen. */
 export interface SpaceDecl {
@@ -11,6 +14,10 @@ export interface SpaceDecl {
   readonly leaseMs: number;
   /** As declared; null: derived from the store it is opened on (see `OpenSpace.maxBytesPerCaller`). */
   readonly maxBytesPerCaller: number | null;
+  /** Which answers of an idempotent route are kept (see `SpaceOptions.keep`). */
+  readonly keep: KeepMode;
+  /** Where a request without an `Idempotency-Key` is pointed (see `SpaceOptions.keyDocs`). */
+  readonly keyDocs: string;
   /** Opens the space on `store`; hand the result to the app with `app.provide(opened)`. */
   open(store: Store): OpenSpace;
 }
@@ -24,7 +31,7 @@ export interface SpaceDecl {
  *
  * @example
  * const orders = Orders.open(store);
- * if (await orders.putIfAbsent(key, claim, 30_000)) { … }   // a claim on a shorter lease
+ * if (await orders.putIfAbsent(key, claim, 30_000)) { … }   // a claim on a shorter lease (claim handed over)
  * await orders.put(key, record, undefined, { expect: claim }); // the space's ttlSeconds
  */
 export class OpenSpace {
@@ -36,7 +43,7 @@ export class OpenSpace {
   readonly leaseMs: number;
   readonly #store: Store;
   #perCaller: number | null;
-  /** The store when it is a `MemoryStore`, whose writes can answer at once (see `putIfAbsentNow`). */
+  /** The store when it is a `MemoryStore`: its budget sets the default per-caller share, and its fill is watched. */
   readonly #memory: MemoryStore | null;
   readonly #prefix: string;
   readonly #ttlMs: number;
@@ -159,84 +166,35 @@ export class OpenSpace {
   /** How long `probe` waits for the store. */
   static readonly PROBE_DEADLINE_MS = 1000;
 
-  get(key: string): Promise<Buffer | null> {
+  // The four operations answer as the store does: at once on a store in this process (a
+  // `MemoryStore`), so an idempotent route on it waits for nothing, else with a promise. A store's
+  // failure leaves as `CacheError` Unavailable, thrown or rejected likewise.
+
+  get(key: string): Answer<Buffer | null> {
     return this.#call('get', key, (k) => this.#store.get(k));
   }
 
-  /**
-   * What `get` would answer, at once, when the store can tell without waiting (`MemoryStore`);
-   * `undefined` when it cannot (ask `get`). A store failing throws `CacheError` Unavailable.
-   */
-  peek(key: string): Buffer | null | undefined {
-    const peek = this.#store.peek;
-    if (peek === undefined) return undefined;
-    try {
-      return peek.call(this.#store, this.#storeKey(key));
-    } catch (err) {
-      throw this.#unavailable('peek', key, err);
-    }
-  }
-
-  /** Keeps `value` only if nothing live is kept under `key`, for `ttlMs` or the space's `ttlSeconds`. */
-  async putIfAbsent(key: string, value: Buffer, ttlMs?: number): Promise<boolean> {
+  /** Keeps `value` (handed over, see `Store`) only if nothing live is kept under `key`, for `ttlMs` or the space's `ttlSeconds`. */
+  putIfAbsent(key: string, value: Buffer, ttlMs?: number): Answer<boolean> {
     if (!this.#fits(key, value)) return false;
-    return this.#call('putIfAbsent', key, (k) =>
-      this.#store.putIfAbsent(k, value, this.#ttl(ttlMs, key)),
-    );
+    const ms = this.#ttl(ttlMs, key);
+    return this.#call('putIfAbsent', key, (k) => this.#store.putIfAbsent(k, value, ms));
   }
 
   /**
-   * Keeps `value` for `ttlMs` (`undefined`: the space's `ttlSeconds`); with `expect`, only if the
-   * current value equals it. The `Store` argument order, so an opened space can stand wherever a
-   * store's four operations are expected.
+   * Keeps `value` (handed over) for `ttlMs` (`undefined`: the space's `ttlSeconds`); with `expect`,
+   * only if the current value equals it. The `Store` argument order, so an opened space can stand
+   * wherever a store's four operations are expected.
    */
-  async put(key: string, value: Buffer, ttlMs?: number, opts?: ExpectOptions): Promise<boolean> {
+  put(key: string, value: Buffer, ttlMs?: number, opts?: ExpectOptions): Answer<boolean> {
     if (!this.#fits(key, value)) return false;
-    return this.#call('put', key, (k) => this.#store.put(k, value, this.#ttl(ttlMs, key), opts));
+    const ms = this.#ttl(ttlMs, key);
+    return this.#call('put', key, (k) => this.#store.put(k, value, ms, opts));
   }
 
   /** Removes the entry; with `expect`, only if the current value equals it. */
-  del(key: string, opts?: ExpectOptions): Promise<boolean> {
+  del(key: string, opts?: ExpectOptions): Answer<boolean> {
     return this.#call('del', key, (k) => this.#store.del(k, opts));
-  }
-
-  // The writes below answer at once on a MemoryStore whose operations are its own (a subclass
-  // that replaces one is asked through it), so an idempotent route on it waits for nothing;
-  // `undefined` otherwise: use the promise form. They throw what the promise form rejects with.
-
-  /** @internal `putIfAbsent` at once; `value` is handed over: memory of its own, never written into again. */
-  putIfAbsentNow(key: string, value: Buffer, ttlMs?: number): boolean | undefined {
-    const m = this.#memory;
-    if (m === null || m.putIfAbsent !== MEMORY.putIfAbsent) return undefined;
-    if (!this.#fits(key, value)) return false;
-    try {
-      return m.putIfAbsentNow(this.#storeKey(key), value, this.#ttl(ttlMs, key), true);
-    } catch (err) {
-      throw this.#unavailable('putIfAbsent', key, err);
-    }
-  }
-
-  /** @internal `put` at once; `value` is handed over as for `putIfAbsentNow`. */
-  putNow(key: string, value: Buffer, ttlMs?: number, opts?: ExpectOptions): boolean | undefined {
-    const m = this.#memory;
-    if (m === null || m.put !== MEMORY.put) return undefined;
-    if (!this.#fits(key, value)) return false;
-    try {
-      return m.putNow(this.#storeKey(key), value, this.#ttl(ttlMs, key), opts, true);
-    } catch (err) {
-      throw this.#unavailable('put', key, err);
-    }
-  }
-
-  /** @internal `del` at once. */
-  delNow(key: string, opts?: ExpectOptions): boolean | undefined {
-    const m = this.#memory;
-    if (m === null || m.del !== MEMORY.del) return undefined;
-    try {
-      return m.delNow(this.#storeKey(key), opts);
-    } catch (err) {
-      throw this.#unavailable('del', key, err);
-    }
   }
 
   /**
@@ -262,12 +220,17 @@ export class OpenSpace {
   }
 
   /** A program's own store may fail with any error; it leaves here as `Unavailable`, naming the space and key. */
-  async #call<T>(op: string, key: string, run: (storeKey: string) => Promise<T>): Promise<T> {
+  #call<T>(op: string, key: string, run: (storeKey: string) => Answer<T>): Answer<T> {
+    let answer: Answer<T>;
     try {
-      return await run(this.#storeKey(key));
+      answer = run(this.#storeKey(key));
     } catch (err) {
       throw this.#unavailable(op, key, err);
     }
+    if (!isPromise(answer)) return answer;
+    return answer.then(undefined, (err: unknown) => {
+      throw this.#unavailable(op, key, err);
+    });
   }
 
   #unavailable(op: string, key: string, err: unknown): CacheError {
@@ -280,8 +243,6 @@ export class OpenSpace {
     );
   }
 }
-
-const MEMORY = MemoryStore.prototype;
 
 /** The names of the spaces opened on each store, so a default share can be split between them. */
 const spacesOn = new WeakMap<Store, Set<string>>();

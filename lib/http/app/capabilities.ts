@@ -1,6 +1,6 @@
 import type { Capability } from '../route/extensions';
 import { apiVersions } from '../features/api-versions';
-import { idempotency } from '../features/idempotency';
+import { idempotency } from '../features/idempotency/idempotency';
 import { rateLimits } from '../features/rate-limit';
 import { versioned } from '../features/versioned';
 import { files } from '../features/files/file-body';
