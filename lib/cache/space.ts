@@ -99,24 +99,8 @@ export function Space(name: string, options: SpaceOptions): SpaceDecl {
       `Space "${name}": maxBytesPerCaller must be a positive integer, got ${String(maxBytesPerCaller)}`,
     );
   }
-  const keep = options.keep ?? 'declared';
-  if (!KEEP_MODES.includes(keep)) {
-    throw new CacheError(
-      'InvalidArgument',
-      `Space "${name}": keep must be one of 'success', 'declared', 'all', got ${JSON.stringify(keep)}`,
-    );
-  }
-  const keyDocs = options.keyDocs ?? DEFAULT_KEY_DOCS;
-  // It goes into a header between < and >: no whitespace, control, quote or angle bracket.
-  if (
-    typeof keyDocs !== 'string' ||
-    !/^(https?:\/\/|\/)[^\s<>"\u0000-\u001f\u007f-\uffff]*$/.test(keyDocs)
-  ) {
-    throw new CacheError(
-      'InvalidArgument',
-      `Space "${name}": keyDocs must be an http(s) URL or a path starting with /, without spaces, quotes or angle brackets, got ${JSON.stringify(keyDocs)}`,
-    );
-  }
+  const keep = keepOf(name, options.keep);
+  const keyDocs = keyDocsOf(name, options.keyDocs);
   const decl: SpaceDecl = Object.freeze({
     name,
     ttlSeconds,
@@ -131,3 +115,24 @@ export function Space(name: string, options: SpaceOptions): SpaceDecl {
   });
   return decl;
 }
+
+function keepOf(name: string, given: KeepMode | undefined): KeepMode {
+  const keep = given ?? 'declared';
+  if (KEEP_MODES.includes(keep)) return keep;
+  throw new CacheError(
+    'InvalidArgument',
+    `Space "${name}": keep must be one of 'success', 'declared', 'all', got ${JSON.stringify(keep)}`,
+  );
+}
+
+/** The docs link, checked: it goes into a header between < and >, so no whitespace, control, quote or angle bracket. */
+function keyDocsOf(name: string, given: string | undefined): string {
+  const keyDocs = given ?? DEFAULT_KEY_DOCS;
+  if (typeof keyDocs === 'string' && DOCS_LINK.test(keyDocs)) return keyDocs;
+  throw new CacheError(
+    'InvalidArgument',
+    `Space "${name}": keyDocs must be an http(s) URL or a path starting with /, without spaces, quotes or angle brackets, got ${JSON.stringify(keyDocs)}`,
+  );
+}
+
+const DOCS_LINK = /^(https?:\/\/|\/)[^\s<>"\u0000-\u001f\u007f-\uffff]*$/;

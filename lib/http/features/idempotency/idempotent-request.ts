@@ -29,11 +29,12 @@ export class IdempotentRequest {
   /** The headers set before the handler (middleware's): those it adds are part of its answer. */
   #before: HeaderBag | null = null;
 
-  constructor(route: RouteSteps, c: Ctx, proceed: () => unknown, caller: string, id: string) {
+  /** `c.idempotency` names the caller and key already; `id` is their record key. */
+  constructor(route: RouteSteps, c: Ctx, proceed: () => unknown, id: string) {
     this.#r = route;
     this.#c = c;
     this.#proceed = proceed;
-    this.#caller = caller;
+    this.#caller = c.idempotency!.caller;
     this.#id = id;
   }
 

@@ -105,7 +105,7 @@ export class IdempotentRoute implements RouteSteps {
     const id = recordKey(caller, key);
     c.idempotency = new IdempotencyInfo(this.space.space.name, caller, key, clockToken());
     return c.afterBodyPrint((body) =>
-      new IdempotentRequest(this, c, proceed, caller, id).start(body),
+      new IdempotentRequest(this, c, proceed, id).start(body),
     );
   }
 
