@@ -1,5 +1,5 @@
 import { IsInt } from 'class-validator';
-import { App, Body, Controller, Idempotent, Post, Reply, Returns, fail, reply } from 'fw-http';
+import { App, Body, Controller, Idempotent, Post, Reply, Returns, reply } from 'fw-http';
 import {
   CacheError,
   DEFAULT_KEY_DOCS,
