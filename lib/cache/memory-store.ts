@@ -194,14 +194,7 @@ export class MemoryStore implements Store {
     if (old !== undefined) this.#release(old);
     while (this.#used + size > this.bytes && this.#oldest !== null)
       this.#remove(this.#oldest.key, this.#oldest);
-    // The value is handed over (the Store contract): kept as it is when it is the whole of its
-    // memory. A view into larger memory is copied: a small Buffer is often a slice of an 8 KiB
-    // shared pool, which keeping the view would keep alive whole.
-    let own = value;
-    if (value.byteOffset !== 0 || value.buffer.byteLength !== value.length) {
-      own = Buffer.allocUnsafeSlow(value.length);
-      value.copy(own);
-    }
+    const own = ownBytes(value);
     const expiresAt = performance.now() + ttlMs;
     let entry = old;
     if (entry === undefined)
@@ -265,4 +258,23 @@ export class MemoryStore implements Store {
     else this.#oldest = entry.newer;
     entry.newer = entry.older = null;
   }
+}
+
+/**
+ * What an entry keeps of a value handed over (the Store contract): the Buffer itself when it is the
+ * whole of its memory. A view into larger memory is copied: a small Buffer is often a slice of an
+ * 8 KiB shared pool, which keeping the view would keep alive whole. A value of at most 64 bytes is
+ * copied into a Buffer V8 keeps in its heap, without asking for its `.buffer` (which would move an
+ * in-heap array out of the heap, costing more than the copy).
+ */
+function ownBytes(value: Buffer): Buffer {
+  if (value.length <= 64) {
+    const own = Buffer.alloc(value.length);
+    own.set(value);
+    return own;
+  }
+  if (value.byteOffset === 0 && value.buffer.byteLength === value.length) return value;
+  const own = Buffer.allocUnsafeSlow(value.length);
+  value.copy(own);
+  return own;
 }

@@ -171,14 +171,26 @@ export class OpenSpace {
   // failure leaves as `CacheError` Unavailable, thrown or rejected likewise.
 
   get(key: string): Answer<Buffer | null> {
-    return this.#call('get', key, (k) => this.#store.get(k));
+    let answer;
+    try {
+      answer = this.#store.get(this.#storeKey(key));
+    } catch (err) {
+      throw this.#unavailable('get', key, err);
+    }
+    return isPromise(answer) ? this.#later('get', key, answer) : answer;
   }
 
   /** Keeps `value` (handed over, see `Store`) only if nothing live is kept under `key`, for `ttlMs` or the space's `ttlSeconds`. */
   putIfAbsent(key: string, value: Buffer, ttlMs?: number): Answer<boolean> {
     if (!this.#fits(key, value)) return false;
     const ms = this.#ttl(ttlMs, key);
-    return this.#call('putIfAbsent', key, (k) => this.#store.putIfAbsent(k, value, ms));
+    let answer;
+    try {
+      answer = this.#store.putIfAbsent(this.#storeKey(key), value, ms);
+    } catch (err) {
+      throw this.#unavailable('putIfAbsent', key, err);
+    }
+    return isPromise(answer) ? this.#later('putIfAbsent', key, answer) : answer;
   }
 
   /**
@@ -189,12 +201,24 @@ export class OpenSpace {
   put(key: string, value: Buffer, ttlMs?: number, opts?: ExpectOptions): Answer<boolean> {
     if (!this.#fits(key, value)) return false;
     const ms = this.#ttl(ttlMs, key);
-    return this.#call('put', key, (k) => this.#store.put(k, value, ms, opts));
+    let answer;
+    try {
+      answer = this.#store.put(this.#storeKey(key), value, ms, opts);
+    } catch (err) {
+      throw this.#unavailable('put', key, err);
+    }
+    return isPromise(answer) ? this.#later('put', key, answer) : answer;
   }
 
   /** Removes the entry; with `expect`, only if the current value equals it. */
   del(key: string, opts?: ExpectOptions): Answer<boolean> {
-    return this.#call('del', key, (k) => this.#store.del(k, opts));
+    let answer;
+    try {
+      answer = this.#store.del(this.#storeKey(key), opts);
+    } catch (err) {
+      throw this.#unavailable('del', key, err);
+    }
+    return isPromise(answer) ? this.#later('del', key, answer) : answer;
   }
 
   /**
@@ -219,15 +243,8 @@ export class OpenSpace {
     return value.length <= this.maxBytes;
   }
 
-  /** A program's own store may fail with any error; it leaves here as `Unavailable`, naming the space and key. */
-  #call<T>(op: string, key: string, run: (storeKey: string) => Answer<T>): Answer<T> {
-    let answer: Answer<T>;
-    try {
-      answer = run(this.#storeKey(key));
-    } catch (err) {
-      throw this.#unavailable(op, key, err);
-    }
-    if (!isPromise(answer)) return answer;
+  /** A store answering later: a program's own store may fail with any error; it leaves here as `Unavailable`, naming the space and key. */
+  #later<T>(op: string, key: string, answer: Promise<T>): Promise<T> {
     return answer.then(undefined, (err: unknown) => {
       throw this.#unavailable(op, key, err);
     });

@@ -22,8 +22,9 @@ export type Answer<T> = T | Promise<T>;
  * its TTL is gone: `get` misses it and `putIfAbsent` succeeds again.
  *
  * Values are handed over: the Buffer given to `putIfAbsent` or `put` becomes the store's, which
- * may keep it as it is (`MemoryStore` keeps a Buffer that is the whole of its memory, and copies a
- * view into a larger one), so the caller never writes into it afterwards (write a copy instead).
+ * may keep it as it is (`MemoryStore` keeps a Buffer of more than 64 bytes that is the whole of
+ * its memory, and copies a view into a larger one), so the caller never writes into it afterwards
+ * (write a copy instead).
  * The bytes `get` gives may be the store's own: read them, never write into them.
  *
  * @example

@@ -54,10 +54,14 @@ export class IdempotentRequest {
     }
     return then(
       record,
-      (found) =>
-        found !== null ? r.answerExisting(c, this.#id, found, this.#parts!) : this.#claimKey(),
+      (found) => this.#found(found),
       (e) => r.storeDown(e, c),
     );
+  }
+
+  #found(record: Buffer | null): unknown {
+    if (record === null) return this.#claimKey();
+    return this.#r.answerExisting(this.#c, this.#id, record, this.#parts!);
   }
 
   /** No record yet: claim the key (in a transaction on an atomic route). */

@@ -104,9 +104,7 @@ export class IdempotentRoute implements RouteSteps {
     const key = readKey(header, c.req.rawHeaders);
     const id = recordKey(caller, key);
     c.idempotency = new IdempotencyInfo(this.space.space.name, caller, key, clockToken());
-    return c.afterBodyPrint((body) =>
-      new IdempotentRequest(this, c, proceed, id).start(body),
-    );
+    return c.afterBodyPrint((body) => new IdempotentRequest(this, c, proceed, id).start(body));
   }
 
   /** A retry of a request answered in this process whose answer could not be kept: refused for the record's TTL, never run again. */
