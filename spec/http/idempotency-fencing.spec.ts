@@ -44,6 +44,8 @@ describe('I23.4 fencing: a lost lease', () => {
     const Leased = Space('leased', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 300 });
     const runs: string[] = [];
     const seen: { aborted: boolean; reason: unknown }[] = [];
+    let aStarted!: () => void;
+    const started = new Promise<void>((r) => (aStarted = r));
     const instance = async (name: string) => {
       @Controller()
       class Transfers {
@@ -53,6 +55,8 @@ describe('I23.4 fencing: a lost lease', () => {
         async create(@Body() t: Transfer, c: Ctx) {
           runs.push(name);
           if (name === 'A') {
+            aStarted();
+            await new Promise((r) => setImmediate(r)); // the claim is being renewed from here on
             stall(900);
             await sleep(600); // carries on after the pause: renewal finds the claim gone meanwhile
             seen.push({ aborted: c.signal.aborted, reason: c.signal.reason });
@@ -72,8 +76,15 @@ describe('I23.4 fencing: a lost lease', () => {
     const b = await instance('B');
     try {
       const first = post(a.url, 'pay-1');
-      await sleep(50); // A has claimed and is stalled (this process with it) by the time B is asked
-      const second = post(b.url, 'pay-1');
+      await started; // A holds the claim; the stall starts on the next turn, this process with it
+      // B's client retries a 409 (A's claim live) as a client would, until B may run.
+      const second = (async () => {
+        for (let i = 0; ; i++) {
+          const res = await post(b.url, 'pay-1');
+          if (res.status !== 409 || i === 30) return res;
+          await sleep(100);
+        }
+      })();
       const [fromA, fromB] = await Promise.all([first, second]);
       expect(runs).toEqual(['A', 'B']);
       expect(seen).toHaveLength(1);
@@ -114,6 +125,8 @@ describe('I23.4 fencing on an atomic route: the transaction holds the key', () =
     const Leased = Space('atomic-leased', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 300 });
     const runs: string[] = [];
     const seen: boolean[] = [];
+    let aStarted!: () => void;
+    const started = new Promise<void>((r) => (aStarted = r));
     const instance = async (name: string) => {
       @Controller()
       class Transfers {
@@ -126,6 +139,8 @@ describe('I23.4 fencing on an atomic route: the transaction holds the key', () =
             'INSERT INTO ledger (to_account, amount) VALUES ($1, $2) RETURNING id',
             [t.to, t.amount],
           );
+          aStarted();
+          await new Promise((r) => setImmediate(r));
           stall(900);
           await sleep(300);
           seen.push(c.signal.aborted);
@@ -142,7 +157,7 @@ describe('I23.4 fencing on an atomic route: the transaction holds the key', () =
     const b = await instance('B');
     try {
       const first = post(a.url, 'pay-2');
-      await sleep(100);
+      await started; // A's transaction holds the key row
       const second = post(b.url, 'pay-2');
       const [fromA, fromB] = await Promise.all([first, second]);
       expect(runs).toEqual(['A']);
