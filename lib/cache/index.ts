@@ -21,3 +21,7 @@ export { CodedError, type ErrorRow } from '../errors';
 // PgStore: a space on Postgres, able to run atomic idempotent routes (issue 23).
 export { PgStore } from './pg-store';
 export type { PgStoreOptions, PgPool, PgPoolClient } from './pg-store';
+// The store contract may answer at once; which answers a space keeps (issue 28 §1, issue 23 §4).
+export type { Answer } from './store';
+export type { KeepMode } from './space';
+export { DEFAULT_KEY_DOCS } from './space';

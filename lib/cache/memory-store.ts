@@ -62,7 +62,7 @@ export class MemoryStore implements Store {
   #sweptAt = -Infinity;
   #closed = false;
   /**
-   * The key `peek` last found nothing under, until it is written: a `putIfAbsent` of that key right
+   * The key `get` last found nothing under, until it is written: a `putIfAbsent` of that key right
    * after (a claim after its lookup) need not look for it again in a Map as large as the store.
    */
   #absent: string | null = null;
@@ -83,12 +83,8 @@ export class MemoryStore implements Store {
     return this.#used;
   }
 
-  async get(key: string): Promise<Buffer | null> {
-    return this.peek(key);
-  }
-
-  /** What `get` answers, at once: this store never has to wait. */
-  peek(key: string): Buffer | null {
+  /** Answers at once: this store never has to wait. */
+  get(key: string): Buffer | null {
     this.#open(key);
     const entry = this.#live(key);
     if (entry === undefined) {
@@ -101,34 +97,17 @@ export class MemoryStore implements Store {
     return entry.value;
   }
 
-  async putIfAbsent(key: string, value: Buffer, ttlMs: number): Promise<boolean> {
-    return this.putIfAbsentNow(key, value, ttlMs, false);
-  }
-
-  /**
-   * @internal `putIfAbsent`, answered at once (it throws what `putIfAbsent` rejects with). With
-   * `handed`, `value` is memory of its own that the caller never writes into again: kept as it is.
-   */
-  putIfAbsentNow(key: string, value: Buffer, ttlMs: number, handed: boolean): boolean {
+  /** Answers at once; `value` is handed over (see `Store`): kept as it is unless it is a view into larger memory. */
+  putIfAbsent(key: string, value: Buffer, ttlMs: number): boolean {
     this.#open(key);
     checkBytes(value, key);
     const ms = checkTtlMs(ttlMs, key);
     if (key !== this.#absent && this.#live(key) !== undefined) return false;
-    return this.#insert(key, value, ms, true, undefined, handed);
+    return this.#insert(key, value, ms, true, undefined);
   }
 
-  async put(key: string, value: Buffer, ttlMs: number, opts?: ExpectOptions): Promise<boolean> {
-    return this.putNow(key, value, ttlMs, opts, false);
-  }
-
-  /** @internal `put`, answered at once; `handed` as for `putIfAbsentNow`. */
-  putNow(
-    key: string,
-    value: Buffer,
-    ttlMs: number,
-    opts: ExpectOptions | undefined,
-    handed: boolean,
-  ): boolean {
+  /** Answers at once; `value` is handed over as for `putIfAbsent`. */
+  put(key: string, value: Buffer, ttlMs: number, opts?: ExpectOptions): boolean {
     this.#open(key);
     checkBytes(value, key);
     const ms = checkTtlMs(ttlMs, key);
@@ -139,7 +118,7 @@ export class MemoryStore implements Store {
       old = this.#live(key);
       if (old === undefined || !old.value.equals(expect)) return false;
     } else old = this.#entries.get(key);
-    return this.#insert(key, value, ms, expect !== undefined, old, handed);
+    return this.#insert(key, value, ms, expect !== undefined, old);
   }
 
   /** Answers at once unless the store is closed. */
@@ -147,12 +126,8 @@ export class MemoryStore implements Store {
     this.#open('(ping)');
   }
 
-  async del(key: string, opts?: ExpectOptions): Promise<boolean> {
-    return this.delNow(key, opts);
-  }
-
-  /** @internal `del`, answered at once. */
-  delNow(key: string, opts?: ExpectOptions): boolean {
+  /** Answers at once. */
+  del(key: string, opts?: ExpectOptions): boolean {
     this.#open(key);
     const expect = opts?.expect;
     if (expect !== undefined) checkBytes(expect, key, 'expect');
@@ -192,7 +167,6 @@ export class MemoryStore implements Store {
     ttlMs: number,
     held: boolean,
     old: Entry | undefined,
-    handed: boolean,
   ): boolean {
     if (key === this.#absent) this.#absent = null;
     const size = Buffer.byteLength(key) + value.length + MemoryStore.entryOverheadBytes;
@@ -220,13 +194,7 @@ export class MemoryStore implements Store {
     if (old !== undefined) this.#release(old);
     while (this.#used + size > this.bytes && this.#oldest !== null)
       this.#remove(this.#oldest.key, this.#oldest);
-    // Copied into memory of its own (unless handed over so): the caller may reuse its buffer, and a
-    // small Buffer is often a view into an 8 KiB shared pool that keeping the view would keep alive whole.
-    let own = value;
-    if (!handed) {
-      own = Buffer.allocUnsafeSlow(value.length);
-      value.copy(own);
-    }
+    const own = ownBytes(value);
     const expiresAt = performance.now() + ttlMs;
     let entry = old;
     if (entry === undefined)
@@ -290,4 +258,23 @@ export class MemoryStore implements Store {
     else this.#oldest = entry.newer;
     entry.newer = entry.older = null;
   }
+}
+
+/**
+ * What an entry keeps of a value handed over (the Store contract): the Buffer itself when it is the
+ * whole of its memory. A view into larger memory is copied: a small Buffer is often a slice of an
+ * 8 KiB shared pool, which keeping the view would keep alive whole. A value of at most 64 bytes is
+ * copied into a Buffer V8 keeps in its heap, without asking for its `.buffer` (which would move an
+ * in-heap array out of the heap, costing more than the copy).
+ */
+function ownBytes(value: Buffer): Buffer {
+  if (value.length <= 64) {
+    const own = Buffer.alloc(value.length);
+    own.set(value);
+    return own;
+  }
+  if (value.byteOffset === 0 && value.buffer.byteLength === value.length) return value;
+  const own = Buffer.allocUnsafeSlow(value.length);
+  value.copy(own);
+  return own;
 }

@@ -1,7 +1,10 @@
 import { checkBytes, checkTtlMs } from './check-args';
 import { CacheError } from './errors';
 import { MemoryStore } from './memory-store';
-import type { ExpectOptions, Store } from './store';
+import { isPromise, type Answer, type ExpectOptions, type Store } from './store';
+
+/** Which answers an idempotent route keeps for retries (see `SpaceOptions.keep`). */
+export type KeepMode = 'success' | 'declared' | 'all';
 
 /** A declared space: its name and options (defaults filled in), opened on a store with `open`. Frozen. */
 export interface SpaceDecl {
@@ -11,6 +14,10 @@ export interface SpaceDecl {
   readonly leaseMs: number;
   /** As declared; null: derived from the store it is opened on (see `OpenSpace.maxBytesPerCaller`). */
   readonly maxBytesPerCaller: number | null;
+  /** Which answers of an idempotent route are kept (see `SpaceOptions.keep`). */
+  readonly keep: KeepMode;
+  /** Where a request without an `Idempotency-Key` is pointed (see `SpaceOptions.keyDocs`). */
+  readonly keyDocs: string;
   /** Opens the space on `store`; hand the result to the app with `app.provide(opened)`. */
   open(store: Store): OpenSpace;
 }
@@ -24,7 +31,7 @@ export interface SpaceDecl {
  *
  * @example
  * const orders = Orders.open(store);
- * if (await orders.putIfAbsent(key, claim, 30_000)) { … }   // a claim on a shorter lease
+ * if (await orders.putIfAbsent(key, claim, 30_000)) { … }   // a claim on a shorter lease (claim handed over)
  * await orders.put(key, record, undefined, { expect: claim }); // the space's ttlSeconds
  */
 export class OpenSpace {
@@ -36,7 +43,7 @@ export class OpenSpace {
   readonly leaseMs: number;
   readonly #store: Store;
   #perCaller: number | null;
-  /** The store when it is a `MemoryStore`, whose writes can answer at once (see `putIfAbsentNow`). */
+  /** The store when it is a `MemoryStore`: its budget sets the default per-caller share, and its fill is watched. */
   readonly #memory: MemoryStore | null;
   readonly #prefix: string;
   readonly #ttlMs: number;
@@ -159,30 +166,18 @@ export class OpenSpace {
   /** How long `probe` waits for the store. */
   static readonly PROBE_DEADLINE_MS = 1000;
 
-  get(key: string): Promise<Buffer | null> {
-    return this.#call('get', key, (k) => this.#store.get(k));
-  }
+  // The four operations answer as the store does: at once on a store in this process (a
+  // `MemoryStore`), so an idempotent route on it waits for nothing, else with a promise. A store's
+  // failure leaves as `CacheError` Unavailable, thrown or rejected likewise.
 
-  /**
-   * What `get` would answer, at once, when the store can tell without waiting (`MemoryStore`);
-   * `undefined` when it cannot (ask `get`). A store failing throws `CacheError` Unavailable.
-   */
-  peek(key: string): Buffer | null | undefined {
-    const peek = this.#store.peek;
-    if (peek === undefined) return undefined;
+  get(key: string): Answer<Buffer | null> {
+    let answer;
     try {
-      return peek.call(this.#store, this.#storeKey(key));
+      answer = this.#store.get(this.#storeKey(key));
     } catch (err) {
-      throw this.#unavailable('peek', key, err);
+      throw this.#unavailable('get', key, err);
     }
-  }
-
-  /** Keeps `value` only if nothing live is kept under `key`, for `ttlMs` or the space's `ttlSeconds`. */
-  async putIfAbsent(key: string, value: Buffer, ttlMs?: number): Promise<boolean> {
-    if (!this.#fits(key, value)) return false;
-    return this.#call('putIfAbsent', key, (k) =>
-      this.#store.putIfAbsent(k, value, this.#ttl(ttlMs, key)),
-    );
+    return isPromise(answer) ? this.#later('get', key, answer) : answer;
   }
 
   /** @internal Whether the store claims and reads in one round trip (`putIfAbsentOrGet`). */
@@ -194,65 +189,57 @@ export class OpenSpace {
    * @internal The store's `putIfAbsentOrGet` (only when `claimsInOne`): null when written, else
    * the bytes found; `false` when `value` is over `maxBytes` (nothing written, nothing read).
    */
-  async claimOrGet(key: string, value: Buffer, ttlMs?: number): Promise<Buffer | null | false> {
+  claimOrGet(key: string, value: Buffer, ttlMs?: number): Answer<Buffer | null | false> {
     if (!this.#fits(key, value)) return false;
-    return this.#call('putIfAbsentOrGet', key, (k) =>
-      this.#store.putIfAbsentOrGet!(k, value, this.#ttl(ttlMs, key)),
-    );
-  }
-
-  /**
-   * Keeps `value` for `ttlMs` (`undefined`: the space's `ttlSeconds`); with `expect`, only if the
-   * current value equals it. The `Store` argument order, so an opened space can stand wherever a
-   * store's four operations are expected.
-   */
-  async put(key: string, value: Buffer, ttlMs?: number, opts?: ExpectOptions): Promise<boolean> {
-    if (!this.#fits(key, value)) return false;
-    return this.#call('put', key, (k) => this.#store.put(k, value, this.#ttl(ttlMs, key), opts));
-  }
-
-  /** Removes the entry; with `expect`, only if the current value equals it. */
-  del(key: string, opts?: ExpectOptions): Promise<boolean> {
-    return this.#call('del', key, (k) => this.#store.del(k, opts));
-  }
-
-  // The writes below answer at once on a MemoryStore whose operations are its own (a subclass
-  // that replaces one is asked through it), so an idempotent route on it waits for nothing;
-  // `undefined` otherwise: use the promise form. They throw what the promise form rejects with.
-
-  /** @internal `putIfAbsent` at once; `value` is handed over: memory of its own, never written into again. */
-  putIfAbsentNow(key: string, value: Buffer, ttlMs?: number): boolean | undefined {
-    const m = this.#memory;
-    if (m === null || m.putIfAbsent !== MEMORY.putIfAbsent) return undefined;
-    if (!this.#fits(key, value)) return false;
+    const ms = this.#ttl(ttlMs, key);
+    let answer;
     try {
-      return m.putIfAbsentNow(this.#storeKey(key), value, this.#ttl(ttlMs, key), true);
+      answer = this.#store.putIfAbsentOrGet!(this.#storeKey(key), value, ms);
+    } catch (err) {
+      throw this.#unavailable('putIfAbsentOrGet', key, err);
+    }
+    return isPromise(answer) ? this.#later('putIfAbsentOrGet', key, answer) : answer;
+  }
+
+  /** Keeps `value` (handed over, see `Store`) only if nothing live is kept under `key`, for `ttlMs` or the space's `ttlSeconds`. */
+  putIfAbsent(key: string, value: Buffer, ttlMs?: number): Answer<boolean> {
+    if (!this.#fits(key, value)) return false;
+    const ms = this.#ttl(ttlMs, key);
+    let answer;
+    try {
+      answer = this.#store.putIfAbsent(this.#storeKey(key), value, ms);
     } catch (err) {
       throw this.#unavailable('putIfAbsent', key, err);
     }
+    return isPromise(answer) ? this.#later('putIfAbsent', key, answer) : answer;
   }
 
-  /** @internal `put` at once; `value` is handed over as for `putIfAbsentNow`. */
-  putNow(key: string, value: Buffer, ttlMs?: number, opts?: ExpectOptions): boolean | undefined {
-    const m = this.#memory;
-    if (m === null || m.put !== MEMORY.put) return undefined;
+  /**
+   * Keeps `value` (handed over) for `ttlMs` (`undefined`: the space's `ttlSeconds`); with `expect`,
+   * only if the current value equals it. The `Store` argument order, so an opened space can stand
+   * wherever a store's four operations are expected.
+   */
+  put(key: string, value: Buffer, ttlMs?: number, opts?: ExpectOptions): Answer<boolean> {
     if (!this.#fits(key, value)) return false;
+    const ms = this.#ttl(ttlMs, key);
+    let answer;
     try {
-      return m.putNow(this.#storeKey(key), value, this.#ttl(ttlMs, key), opts, true);
+      answer = this.#store.put(this.#storeKey(key), value, ms, opts);
     } catch (err) {
       throw this.#unavailable('put', key, err);
     }
+    return isPromise(answer) ? this.#later('put', key, answer) : answer;
   }
 
-  /** @internal `del` at once. */
-  delNow(key: string, opts?: ExpectOptions): boolean | undefined {
-    const m = this.#memory;
-    if (m === null || m.del !== MEMORY.del) return undefined;
+  /** Removes the entry; with `expect`, only if the current value equals it. */
+  del(key: string, opts?: ExpectOptions): Answer<boolean> {
+    let answer;
     try {
-      return m.delNow(this.#storeKey(key), opts);
+      answer = this.#store.del(this.#storeKey(key), opts);
     } catch (err) {
       throw this.#unavailable('del', key, err);
     }
+    return isPromise(answer) ? this.#later('del', key, answer) : answer;
   }
 
   /**
@@ -277,13 +264,11 @@ export class OpenSpace {
     return value.length <= this.maxBytes;
   }
 
-  /** A program's own store may fail with any error; it leaves here as `Unavailable`, naming the space and key. */
-  async #call<T>(op: string, key: string, run: (storeKey: string) => Promise<T>): Promise<T> {
-    try {
-      return await run(this.#storeKey(key));
-    } catch (err) {
+  /** A store answering later: a program's own store may fail with any error; it leaves here as `Unavailable`, naming the space and key. */
+  #later<T>(op: string, key: string, answer: Promise<T>): Promise<T> {
+    return answer.then(undefined, (err: unknown) => {
       throw this.#unavailable(op, key, err);
-    }
+    });
   }
 
   #unavailable(op: string, key: string, err: unknown): CacheError {
@@ -296,8 +281,6 @@ export class OpenSpace {
     );
   }
 }
-
-const MEMORY = MemoryStore.prototype;
 
 /** The names of the spaces opened on each store, so a default share can be split between them. */
 const spacesOn = new WeakMap<Store, Set<string>>();

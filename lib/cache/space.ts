@@ -1,8 +1,8 @@
 import { CacheError } from './errors';
-import { OpenSpace, type SpaceDecl } from './open-space';
+import { OpenSpace, type KeepMode, type SpaceDecl } from './open-space';
 import type { Store } from './store';
 
-export type { SpaceDecl } from './open-space';
+export type { KeepMode, SpaceDecl } from './open-space';
 
 /** Options of `Space(name, …)`. */
 export interface SpaceOptions {
@@ -25,7 +25,29 @@ export interface SpaceOptions {
    * and 64 × maxBytes. Routes with no `by` (one caller) are not bounded by it.
    */
   readonly maxBytesPerCaller?: number;
+  /**
+   * Which answers of an idempotent route are kept and replayed to retries; the others give the key
+   * back, so a retry runs the handler again. `'success'`: only 1xx–3xx answers. `'declared'` (the
+   * default): every answer the handler returned below 500 (a declared 4xx such as a typed 409 is
+   * final); a failure it threw, and any 5xx, are not kept, so a transient failure never poisons a
+   * key. `'all'`: every answer, a failure the handler threw (a 5xx too) included, as the IETF draft
+   * and Stripe do; a request refused before its handler ran (401, 400 for its arguments) is never
+   * kept. Whatever the setting, an answer refused after its handler ran (a `@Returns` check) is kept.
+   */
+  readonly keep?: KeepMode;
+  /**
+   * The page a request without an `Idempotency-Key` is pointed to: its 400 carries
+   * `Link: <keyDocs>; rel="describedby"` (IETF draft §2.7). An absolute URL or a path on this
+   * server. Default `DEFAULT_KEY_DOCS`, the draft itself.
+   */
+  readonly keyDocs?: string;
 }
+
+/** Where a request without an `Idempotency-Key` is pointed when the space sets no `keyDocs`: the IETF draft. */
+export const DEFAULT_KEY_DOCS =
+  'https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/';
+
+const KEEP_MODES: readonly KeepMode[] = ['success', 'declared', 'all'];
 
 /** The claim lease when a space does not set one. */
 export const DEFAULT_LEASE_MS = 30_000;
@@ -77,15 +99,40 @@ export function Space(name: string, options: SpaceOptions): SpaceDecl {
       `Space "${name}": maxBytesPerCaller must be a positive integer, got ${String(maxBytesPerCaller)}`,
     );
   }
+  const keep = keepOf(name, options.keep);
+  const keyDocs = keyDocsOf(name, options.keyDocs);
   const decl: SpaceDecl = Object.freeze({
     name,
     ttlSeconds,
     maxBytes,
     leaseMs,
     maxBytesPerCaller,
+    keep,
+    keyDocs,
     open(store: Store): OpenSpace {
       return new OpenSpace(decl, store);
     },
   });
   return decl;
 }
+
+function keepOf(name: string, given: KeepMode | undefined): KeepMode {
+  const keep = given ?? 'declared';
+  if (KEEP_MODES.includes(keep)) return keep;
+  throw new CacheError(
+    'InvalidArgument',
+    `Space "${name}": keep must be one of 'success', 'declared', 'all', got ${JSON.stringify(keep)}`,
+  );
+}
+
+/** The docs link, checked: it goes into a header between < and >, so no whitespace, control, quote or angle bracket. */
+function keyDocsOf(name: string, given: string | undefined): string {
+  const keyDocs = given ?? DEFAULT_KEY_DOCS;
+  if (typeof keyDocs === 'string' && DOCS_LINK.test(keyDocs)) return keyDocs;
+  throw new CacheError(
+    'InvalidArgument',
+    `Space "${name}": keyDocs must be an http(s) URL or a path starting with /, without spaces, quotes or angle brackets, got ${JSON.stringify(keyDocs)}`,
+  );
+}
+
+const DOCS_LINK = /^(https?:\/\/|\/)[^\s<>"\u0000-\u001f\u007f-\uffff]*$/;

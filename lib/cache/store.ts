@@ -8,10 +8,24 @@ export interface ExpectOptions {
 }
 
 /**
- * The contract of a key–value store of bytes with expiry: what `MemoryStore` and `RedisStore`
- * implement, and what a program's own store must implement to replace them. Every operation
- * is async and atomic on its one key. An entry past its TTL is gone: `get` misses it and
- * `putIfAbsent` succeeds again.
+ * What a store operation answers: the value at once (a store in this process, `MemoryStore`) or a
+ * promise of it (a store over the network). Callers `await` it, or go on at once when it is not a
+ * promise; a failure is thrown or rejected, as the store answers.
+ */
+export type Answer<T> = T | Promise<T>;
+
+/**
+ * The contract of a key–value store of bytes with expiry: what `MemoryStore`, `RedisStore` and
+ * `PgStore` implement, and what a program's own store must implement to replace them. Each
+ * operation is atomic on its one key and answers at once or with a promise (`Answer<T>`): a store
+ * in the process answers at once, so an idempotent route on it waits for nothing. An entry past
+ * its TTL is gone: `get` misses it and `putIfAbsent` succeeds again.
+ *
+ * Values are handed over: the Buffer given to `putIfAbsent` or `put` becomes the store's, which
+ * may keep it as it is (`MemoryStore` keeps a Buffer of more than 64 bytes that is the whole of
+ * its memory, and copies a view into a larger one), so the caller never writes into it afterwards
+ * (write a copy instead).
+ * The bytes `get` gives may be the store's own: read them, never write into them.
  *
  * @example
  * const store: Store = new MemoryStore({ bytes: 64 * 1024 * 1024 });
@@ -23,33 +37,27 @@ export interface Store {
    * They may be the store's own: callers read them and never write into them, and a store never
    * writes into bytes it has handed out (a new value is a new Buffer).
    */
-  get(key: string): Promise<Buffer | null>;
-  /**
-   * Optional, for stores in this process: what `get` would answer, given at once, or `undefined`
-   * when the store cannot tell without waiting (then ask `get`). Saves a replay its turns of the
-   * promise queue; a store over the network leaves it out.
-   */
-  peek?(key: string): Buffer | null | undefined;
+  get(key: string): Answer<Buffer | null>;
   /**
    * Keeps `value` for `ttlMs` only if nothing live is kept under `key`. Of callers racing on one absent key exactly one gets `true`.
    * The entry is *held*: a store that evicts to make room must never evict it (a claim evicted is a
-   * request run twice); with no room it rejects with `CacheError` Full, as Redis under `noeviction` does.
+   * request run twice); with no room it fails with `CacheError` Full, as Redis under `noeviction` does.
    */
-  putIfAbsent(key: string, value: Buffer, ttlMs: number): Promise<boolean>;
+  putIfAbsent(key: string, value: Buffer, ttlMs: number): Answer<boolean>;
   /**
    * Optional, for stores over the network: `putIfAbsent` and, when the key is taken, `get`, in
    * one round trip. Null when `value` was written (held, as by `putIfAbsent`), else the bytes
    * found. An idempotent route's first request then costs one round trip to claim (`RedisStore`).
    */
-  putIfAbsentOrGet?(key: string, value: Buffer, ttlMs: number): Promise<Buffer | null>;
+  putIfAbsentOrGet?(key: string, value: Buffer, ttlMs: number): Answer<Buffer | null>;
   /**
    * Keeps `value` for `ttlMs`, replacing what is there; with `expect`, only if the current value equals it. Answers whether it wrote.
    * With `expect` the new entry stays held like the one it replaces (a kept answer over its claim, or
    * the claim over itself to renew its lease); without, it is an ordinary entry a store may evict.
    */
-  put(key: string, value: Buffer, ttlMs: number, opts?: ExpectOptions): Promise<boolean>;
+  put(key: string, value: Buffer, ttlMs: number, opts?: ExpectOptions): Answer<boolean>;
   /** Removes the entry; with `expect`, only if the current value equals it. Answers whether a live entry was removed. */
-  del(key: string, opts?: ExpectOptions): Promise<boolean>;
+  del(key: string, opts?: ExpectOptions): Answer<boolean>;
   /**
    * Optional: resolves when the store answers a cheap request, rejects when it cannot be reached
    * (health probes use it; without it they read one key).
@@ -62,4 +70,16 @@ export interface Store {
   warnings?(): Promise<string[]>;
   /** Releases what the store holds (connections). `MemoryStore` and `RedisStore` fail every later call with `CacheError` Unavailable. */
   close(): Promise<void>;
+}
+
+/** True when `x` is a promise (or any thenable) rather than an answer given at once. */
+export const isPromise = <T>(x: Answer<T>): x is Promise<T> =>
+  typeof (x as { then?: unknown } | null)?.then === 'function';
+
+/**
+ * `f(x)` now when `x` is a value, or once it resolves when it is a promise: one code path for a
+ * store that answers at once and one that answers later, with no wait for the first.
+ */
+export function then<T, U>(x: Answer<T>, f: (value: T) => Answer<U>): Answer<U> {
+  return isPromise(x) ? x.then(f) : f(x);
 }

@@ -92,31 +92,39 @@ describe('fw/cache arguments and error messages', () => {
     );
   });
 
-  it("a program's own store failing leaves an opened space as Unavailable naming the space, the operation and the key, with the cause", async () => {
+  it("a program's own store failing leaves an opened space as Unavailable naming the space, the operation and the key, with the cause, whether it rejects or throws at once", async () => {
     const boom = new Error('boom');
-    const failing: Store = {
+    const rejecting: Store = {
       get: () => Promise.reject(boom),
-      peek: () => {
-        throw boom;
-      },
       putIfAbsent: () => Promise.reject(boom),
       put: () => Promise.reject(boom),
       del: () => Promise.reject(boom),
       close: async () => {},
     };
-    const space = Space('s', { ttlSeconds: 60, maxBytes: 64 }).open(failing);
-    const calls: [string, () => unknown][] = [
-      ['get', () => space.get('k')],
-      ['peek', () => space.peek('k')],
-      ['putIfAbsent', () => space.putIfAbsent('k', Buffer.from('v'))],
-      ['put', () => space.put('k', Buffer.from('v'))],
-      ['del', () => space.del('k')],
-    ];
-    for (const [op, call] of calls) {
-      const err = await cacheError(call);
-      expect(err.code).toBe('Unavailable');
-      expect(err.message).toBe(`Space "s": ${op} "k" failed: boom`);
-      expect(err.cause).toBe(boom);
+    const fail = (): never => {
+      throw boom;
+    };
+    const throwing: Store = {
+      get: fail,
+      putIfAbsent: fail,
+      put: fail,
+      del: fail,
+      close: async () => {},
+    };
+    for (const store of [rejecting, throwing]) {
+      const space = Space('s', { ttlSeconds: 60, maxBytes: 64 }).open(store);
+      const calls: [string, () => unknown][] = [
+        ['get', () => space.get('k')],
+        ['putIfAbsent', () => space.putIfAbsent('k', Buffer.from('v'))],
+        ['put', () => space.put('k', Buffer.from('v'))],
+        ['del', () => space.del('k')],
+      ];
+      for (const [op, call] of calls) {
+        const err = await cacheError(call);
+        expect(err.code).toBe('Unavailable');
+        expect(err.message).toBe(`Space "s": ${op} "k" failed: boom`);
+        expect(err.cause).toBe(boom);
+      }
     }
   });
 

@@ -79,37 +79,41 @@ describe('MemoryStore', () => {
     expect(store.bytesUsed).toBe(cost('kept', 100));
   });
 
-  it('peek answers at once what get answers: a hit, a miss, an expired entry, a closed store', async () => {
+  it('I28.1 get answers at once (no promise): a hit, a miss, an expired entry, a closed store', async () => {
     const store = new MemoryStore({ bytes: 1 << 16 });
-    await store.put('a', Buffer.from('kept'), 60_000);
-    await store.put('gone', Buffer.from('soon'), 20);
-    expect(store.peek('a')).toEqual(Buffer.from('kept'));
-    expect(store.peek('a')).toBe(await store.get('a')); // the kept bytes themselves, read-only by contract
-    expect(store.peek('never')).toBeNull();
+    store.put('a', Buffer.from('kept'), 60_000);
+    store.put('gone', Buffer.from('soon'), 20);
+    expect(store.get('a')).toEqual(Buffer.from('kept'));
+    expect(store.get('a')).toBe(store.get('a')); // the kept bytes themselves, read-only by contract
+    expect(store.get('never')).toBeNull();
     await sleep(40);
-    expect(store.peek('gone')).toBeNull();
-    expect(await store.get('gone')).toBeNull();
+    expect(store.get('gone')).toBeNull();
     const space = Space('peeked', { ttlSeconds: 60, maxBytes: 64 }).open(store);
-    await space.put('k', Buffer.from('v'));
-    expect(space.peek('k')).toEqual(Buffer.from('v'));
+    expect(space.put('k', Buffer.from('v'))).toBe(true);
+    expect(space.get('k')).toEqual(Buffer.from('v'));
     await store.close();
-    expect(() => store.peek('a')).toThrow(CacheError);
-    expect(() => space.peek('k')).toThrow(expect.objectContaining({ code: 'Unavailable' }));
+    expect(() => store.get('a')).toThrow(CacheError);
+    expect(() => space.get('k')).toThrow(expect.objectContaining({ code: 'Unavailable' }));
   });
 
-  it('peek on a space over a store without peek answers undefined: ask get', async () => {
+  it('I28.1 a space over a store that answers with promises answers with promises, and its failures reject Unavailable', async () => {
     const inner = new MemoryStore({ bytes: 1 << 16 });
     const remote = {
-      get: (k: string) => inner.get(k),
-      putIfAbsent: inner.putIfAbsent.bind(inner),
-      put: inner.put.bind(inner),
-      del: inner.del.bind(inner),
+      get: async (k: string) => inner.get(k),
+      putIfAbsent: async (k: string, v: Buffer, t: number) => inner.putIfAbsent(k, v, t),
+      put: async (k: string, v: Buffer, t: number) => inner.put(k, v, t),
+      del: async (k: string) => inner.del(k),
       close: () => inner.close(),
     };
     const space = Space('remote', { ttlSeconds: 60, maxBytes: 64 }).open(remote);
-    await space.put('k', Buffer.from('v'));
-    expect(space.peek('k')).toBeUndefined();
-    expect(await space.get('k')).toEqual(Buffer.from('v'));
+    const put = space.put('k', Buffer.from('v'));
+    expect(put).toBeInstanceOf(Promise);
+    expect(await put).toBe(true);
+    const got = space.get('k');
+    expect(got).toBeInstanceOf(Promise);
+    expect(await got).toEqual(Buffer.from('v'));
+    await inner.close();
+    await expect(space.get('k')).rejects.toMatchObject({ code: 'Unavailable' });
   });
 
   it('CACHE-10 MemoryStore is the built-in default store: built from its byte budget alone, in this process (no descriptor opened), it serves an idempotent route with no other setup', async () => {
@@ -159,10 +163,12 @@ describe('MemoryStore', () => {
     // Claims may push plain entries out, never held ones.
     for (let i = 4; i < 8; i++)
       expect(await store.putIfAbsent(`claim-${i}`, Buffer.alloc(100, i), 60_000)).toBe(true);
-    const err = await store.putIfAbsent('claim-8', Buffer.alloc(100), 60_000).then(
-      () => null,
-      (e: unknown) => e,
-    );
+    const err = await Promise.resolve()
+      .then(() => store.putIfAbsent('claim-8', Buffer.alloc(100), 60_000))
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(CacheError);
     expect((err as CacheError).code).toBe('Full');
     expect((err as CacheError).message).toContain('claim-8');
@@ -211,14 +217,14 @@ describe('issue 18: writes answered at once, entries rewritten in place', () => 
     const store = new MemoryStore({ bytes: 1 << 20 });
     const a = Space('a', { ttlSeconds: 60, maxBytes: 100 }).open(store);
     const b = Space('b', { ttlSeconds: 60, maxBytes: 100 }).open(store);
-    expect(a.peek('')).toBeNull();
+    expect(a.get('')).toBeNull();
     expect(await a.putIfAbsent('', Buffer.from('A'))).toBe(true);
     expect(await b.get('')).toBeNull();
     expect(await store.get('1:a:')).toEqual(Buffer.from('A'));
     expect(await a.put('k', Buffer.from('1'))).toBe(true);
     expect(await a.put('k', Buffer.from('2'), undefined, { expect: Buffer.from('1') })).toBe(true);
     expect(await b.putIfAbsent('k', Buffer.from('3'))).toBe(true);
-    expect([a.peek('k'), b.peek('k'), a.peek('')]).toEqual([
+    expect([a.get('k'), b.get('k'), a.get('')]).toEqual([
       Buffer.from('2'),
       Buffer.from('3'),
       Buffer.from('A'),
@@ -245,31 +251,39 @@ describe('issue 18: writes answered at once, entries rewritten in place', () => 
 
   it('a key peeked absent and written since is not absent to putIfAbsent, whoever wrote it', async () => {
     const store = new MemoryStore({ bytes: 1 << 20 });
-    expect(store.peek('k')).toBeNull();
+    expect(store.get('k')).toBeNull();
     expect(await store.put('k', Buffer.from('1'), 60_000)).toBe(true);
     expect(await store.putIfAbsent('k', Buffer.from('2'), 60_000)).toBe(false);
-    expect(store.peek('j')).toBeNull();
+    expect(store.get('j')).toBeNull();
     expect(await store.putIfAbsent('j', Buffer.from('3'), 60_000)).toBe(true);
     expect(await store.putIfAbsent('j', Buffer.from('4'), 60_000)).toBe(false);
-    expect(store.peek('h')).toBeNull();
-    expect(store.peek('g')).toBeNull(); // another key peeked since: 'h' is looked up again
+    expect(store.get('h')).toBeNull();
+    expect(store.get('g')).toBeNull(); // another key peeked since: 'h' is looked up again
     expect(await store.putIfAbsent('h', Buffer.from('5'), 60_000)).toBe(true);
-    expect([store.peek('k'), store.peek('j'), store.peek('h')]).toEqual([
+    expect([store.get('k'), store.get('j'), store.get('h')]).toEqual([
       Buffer.from('1'),
       Buffer.from('3'),
       Buffer.from('5'),
     ]);
   });
 
-  it('a value written by the store is its own copy: the caller writing into its Buffer afterwards changes nothing kept', async () => {
+  it('I28.1 a value is handed over: a Buffer that is the whole of its memory is kept as it is, a view into a larger one (or one of at most 64 bytes) by its own copy', async () => {
     const store = new MemoryStore({ bytes: 1 << 20 });
-    const v = Buffer.from('abc');
-    await store.putIfAbsent('p', v, 60_000);
-    await store.put('q', v, 60_000);
-    v.fill(0x7a);
-    expect([await store.get('p'), await store.get('q')]).toEqual([
-      Buffer.from('abc'),
-      Buffer.from('abc'),
-    ]);
+    const whole = Buffer.allocUnsafeSlow(100).fill('abc');
+    store.putIfAbsent('p', whole, 60_000);
+    expect(store.get('p')).toBe(whole); // no copy: the caller handed it over
+    const small = Buffer.alloc(64, 'abc');
+    store.putIfAbsent('s', small, 60_000);
+    expect(store.get('s')).not.toBe(small);
+    expect(store.get('s')).toEqual(Buffer.alloc(64, 'abc'));
+    const pooled = Buffer.from('abc'); // a slice of Node's shared 8 KiB pool
+    expect(pooled.buffer.byteLength).toBeGreaterThan(3);
+    store.put('q', pooled, 60_000);
+    const kept = store.get('q')!;
+    expect(kept).toEqual(Buffer.from('abc'));
+    expect(kept).not.toBe(pooled);
+    expect(kept.buffer.byteLength).toBe(3); // the pool is not kept alive by the entry
+    pooled.fill(0x7a);
+    expect(store.get('q')).toEqual(Buffer.from('abc'));
   });
 });

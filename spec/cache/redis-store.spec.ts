@@ -146,7 +146,7 @@ describe('RedisStore', () => {
     expect(await store.putIfAbsent('k', Buffer.from('claim'), 60_000)).toBe(true);
     await doomed.stop();
     const fresh = open(doomed.url, 'down:'); // built while down
-    const calls: Array<[string, () => Promise<unknown>]> = [
+    const calls: Array<[string, () => unknown]> = [
       ['get', () => store.get('k')],
       ['putIfAbsent', () => store.putIfAbsent('k', Buffer.from('x'), 60_000)],
       ['put', () => store.put('k', Buffer.from('x'), 60_000)],

@@ -1,6 +1,6 @@
 import { App, Controller, Ctx, Idempotent, Post, Returns, Status } from 'fw-http';
 import { MemoryStore, RedisStore, Space, type Store } from 'fw-http/cache';
-import { recordKey } from '../../lib/http/features/idempotency';
+import { recordKey } from '../../lib/http/features/idempotency/read-key';
 import { MAX_STEP_NAME, stepKey } from '../../lib/http/request/step';
 import { cli } from '../support/redis-process';
 import { startRedis, type RedisServer } from '../support/redis';

@@ -1,7 +1,7 @@
 import { addAs, App as AppCore, type AppOptions } from './app';
 import type { BuiltIns } from './built-ins';
 import { apiVersions } from '../features/api-versions';
-import { idempotency } from '../features/idempotency';
+import { idempotency } from '../features/idempotency/idempotency';
 import { rateLimits } from '../features/rate-limit';
 import { versioned } from '../features/versioned';
 import { files } from '../features/files/file-body';

@@ -69,13 +69,6 @@ export class KeptAnswers {
     return entry;
   }
 
-  /** Remembers a record just kept, with the request it answers (known to hash to its fingerprint). */
-  kept(id: string, record: Buffer, answer: KeptAnswer, parts: RequestParts): void {
-    const entry: KeptEntry = { record, answer, parts: null };
-    KeptAnswers.learn(entry, parts);
-    this.#remember(id, entry);
-  }
-
   /** True when `parts` is the request already known to hash to the entry's fingerprint. */
   static known(entry: KeptEntry, parts: RequestParts): boolean {
     const p = entry.parts;

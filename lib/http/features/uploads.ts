@@ -1,5 +1,5 @@
 import type { Capability, RecordCheck } from '../route/extensions';
-import { IDEMPOTENT } from './idempotency';
+import { IDEMPOTENT } from './idempotency/idempotent-mark';
 
 /**
  * An `@Idempotent` route fingerprints a form before its handler runs, which a file handed to the

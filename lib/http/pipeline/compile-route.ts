@@ -59,6 +59,7 @@ export function compileRoute(
     if (!c.sent) return encode(c, v, status, null);
   };
   const invoke = (c: Ctx, args: unknown[]): unknown => {
+    c.invoked = true;
     const r = handler.apply(instance, args);
     if (isThenable(r)) return Promise.resolve(r).then((v) => ((c.handled = true), answer(c, v)));
     c.handled = true;

@@ -190,6 +190,8 @@ export class Ctx implements Scope {
   #stepNames: Set<string> | null = null;
   /** @internal set once the handler has returned its value (before the value is encoded) */
   handled = false;
+  /** @internal set as the handler is called (its arguments read and valid): a failure after it is the handler's own */
+  invoked = false;
   /** What leaves the app-wide shutdown signal, kept while an idempotent run outlives its client. */
   #detach: (() => void) | null = null;
   /** @internal an answer being written asynchronously (`sendFile`): the route's answer is this promise */
@@ -702,6 +704,15 @@ export class Ctx implements Scope {
         `redirect status ${status} is not one of 301, 302, 303, 307, 308`,
       );
     this.write(status, null, null, [{ name: 'location', value: location }]);
+  }
+
+  /**
+   * @internal Aborts `signal` with `reason` while the handler runs on: an idempotent run whose claim
+   * was lost (another instance may run the same request now), so the handler can stop its work.
+   */
+  abortRun(reason: Error): void {
+    const signal = this.signal;
+    if (!signal.aborted) this.#abort!.abort(reason);
   }
 
   /** @internal the idempotent run is over: what its answer is decided, the Ctx answers as usual */

@@ -1,6 +1,6 @@
 import type { Contract } from '../../core/answers';
 import type { ArgRecord, RouteRecord } from '../../route/route-record';
-import { IDEMPOTENT } from '../idempotency';
+import { IDEMPOTENT } from '../idempotency/idempotent-mark';
 import type { OperationBuilder } from './operation-builder';
 
 /** Where a client-side argument goes; null for one the server fills (Ctx, services, resolved values, credentials). */
