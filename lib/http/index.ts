@@ -22,7 +22,11 @@ export {
   Authorization,
   type RouteOptions,
 } from './route/decorators';
-export { Idempotent, IDEMPOTENT, type IdempotentMark } from './features/idempotency/idempotent-mark';
+export {
+  Idempotent,
+  IDEMPOTENT,
+  type IdempotentMark,
+} from './features/idempotency/idempotent-mark';
 export { RateLimit, RATE, type RateMark } from './features/rate-limit';
 export {
   Status,
