@@ -952,7 +952,7 @@ function badFraming(
   if (raw.length > maxRawHeaders) return { status: 431, message: 'too many header lines' };
   let hosts = 0;
   for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i];
+    const name = raw[i]!;
     if (name.length === 4 && name.toLowerCase() === 'host' && ++hosts > 1)
       return { status: 400, message: 'more than one Host header' };
   }

@@ -326,11 +326,11 @@ export function Reply(
     const map = inner as Readonly<Record<number, ContractLike>>;
     const statuses = Object.keys(map).map(Number);
     const variants = Object.freeze(
-      Object.fromEntries(statuses.map((s) => [s, toContract(map[s])])),
+      Object.fromEntries(statuses.map((s) => [s, toContract(map[s]!)])),
     );
     return tag({
       kind: 'reply',
-      inner: variants[statuses[0]],
+      inner: variants[statuses[0]!]!,
       statuses: Object.freeze(statuses),
       variants,
     });

@@ -217,6 +217,6 @@ export function truncate(message: string): string {
   const bytes = Buffer.from(message, 'utf8');
   if (bytes.length <= MESSAGE_SLOT) return message;
   let end = MESSAGE_SLOT;
-  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--; // back off to a character start
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--; // back off to a character start
   return bytes.subarray(0, end).toString('utf8');
 }

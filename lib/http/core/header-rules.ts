@@ -66,7 +66,7 @@ export function copyBag(bag: HeaderBag | null): HeaderBag | null {
   if (bag === null) return null;
   const out: HeaderBag = {};
   for (const k in bag) {
-    const v = bag[k];
+    const v = bag[k]!;
     out[k] = Array.isArray(v) ? [...v] : v;
   }
   return out;

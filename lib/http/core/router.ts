@@ -95,5 +95,5 @@ function splitTemplate(template: string): (string | null)[] {
 
 /** The `{name}`s of a template, in order. */
 export function templateNames(template: string): string[] {
-  return [...template.matchAll(/\{([^}]*)\}/g)].map((m) => m[1]);
+  return [...template.matchAll(/\{([^}]*)\}/g)].map((m) => m[1]!);
 }

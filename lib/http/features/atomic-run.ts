@@ -220,5 +220,5 @@ function inFlight(c: Ctx): Error {
 function restoreBag(bag: HeaderBag | null, before: HeaderBag | null): void {
   if (bag === null) return;
   for (const k in bag) if (before === null || !(k in before)) delete bag[k];
-  if (before !== null) for (const k in before) bag[k] = before[k];
+  if (before !== null) for (const k in before) bag[k] = before[k]!;
 }

@@ -159,7 +159,7 @@ export class DetachedRequest {
       } else if (this.#state === 'size') {
         const m = /^([0-9A-Fa-f]{1,12})(?:[ \t]*;[^\r\n]*)?\r\n$/.exec(line);
         if (m === null) return 'bad chunk size';
-        this.#left = parseInt(m[1], 16);
+        this.#left = parseInt(m[1]!, 16);
         this.#state = this.#left === 0 ? 'trailer' : 'data';
       } else if (line === '\r\n') this.#endBody(); // trailers (ignored, as node does) end at an empty line
     }
@@ -233,7 +233,7 @@ function framingOf(req: IncomingMessage): Framing | null | string {
     const codings = te.split(',');
     // Only SP and HTAB are whitespace here (RFC 9110 §5.6.3): trim() would take NBSP away too, and
     // `\xa0chunked` is a coding node's own parser does not take for chunked.
-    return codings[codings.length - 1].replace(/^[ \t]+|[ \t]+$/g, '').toLowerCase() === 'chunked'
+    return codings[codings.length - 1]!.replace(/^[ \t]+|[ \t]+$/g, '').toLowerCase() === 'chunked'
       ? CHUNKED
       : 'Transfer-Encoding must end with chunked';
   }

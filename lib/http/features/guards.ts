@@ -115,7 +115,7 @@ const around: AroundFactory = (record) => {
   const list = guards.map((g) => ({ r: g.resolver as unknown as GuardResolver, scopes: g.scopes }));
   const step = (c: Ctx, i: number, proceed: () => unknown): unknown => {
     for (; i < list.length; i++) {
-      const g = list[i];
+      const g = list[i]!;
       const v = c.resolving(g.r as { resolve(c: Ctx): unknown });
       if (isThenable(v)) {
         const at = i;

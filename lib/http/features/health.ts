@@ -111,7 +111,7 @@ class HealthCheck {
       : await Promise.all(answers);
     let down = '';
     for (let i = 0; i < slots.length; i++)
-      if (!ready[i]) down += (down ? ', ' : '') + slots[i].thing.name;
+      if (!ready[i]) down += (down ? ', ' : '') + slots[i]!.thing.name;
     if (down) throw fail.status(503, 'not ready: %s', down);
     return new HealthStatus('ok');
   }

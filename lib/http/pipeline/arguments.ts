@@ -70,7 +70,7 @@ export function compileArgument(
       const at = names.indexOf(arg.name);
       const convert = converter(arg.type, `path param "${arg.name}"`);
       const label = `path param "${arg.name}"`;
-      return (c) => convert(decode(c.values[at], label));
+      return (c) => convert(decode(c.values[at]!, label));
     }
     case 'query': {
       const maxParams = paramsBound(reading);
@@ -215,7 +215,7 @@ export function gather(
   const n = extract.length;
   const args = new Array<unknown>(n);
   for (let i = 0; i < n; i++) {
-    const v = extract[i](c);
+    const v = extract[i]!(c);
     if (isThenable(v)) return gatherAsync(c, extract, args, i, v, then);
     args[i] = v;
   }
@@ -234,7 +234,7 @@ function gatherAsync(
   return Promise.resolve(pending).then((v) => {
     args[at] = v;
     for (let i = at + 1; i < extract.length; i++) {
-      const next = extract[i](c);
+      const next = extract[i]!(c);
       if (isThenable(next)) return gatherAsync(c, extract, args, i, next, then);
       args[i] = next;
     }

@@ -46,7 +46,8 @@ export function compileRoute(
   const extract: readonly Extractor[] = record.args.map((a) =>
     compileArgument(a, names, options.reading, a.kind === 'form' ? upload : null),
   );
-  const handler = (instance as Record<string, (...args: unknown[]) => unknown>)[record.key];
+  // The scanner made the record from this very method: it is there.
+  const handler = (instance as Record<string, (...args: unknown[]) => unknown>)[record.key]!;
   const encode: Encoder = record.contract
     ? compileEncoder(record.contract, record.label, options.encoders, options.dropped ?? null)
     : undeclared(record.label);

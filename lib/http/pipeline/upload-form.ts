@@ -61,8 +61,8 @@ export function uploadFormExtractor(
       const all = [...errors, ...missing];
       return new Bound(all.length === 0 ? value : null, all, input);
     }
-    if (errors.length > 0) throw new Failure(400, errors[0]);
-    if (missing.length > 0) throw new Failure(400, missing[0]);
+    if (errors.length > 0) throw new Failure(400, errors[0]!);
+    if (missing.length > 0) throw new Failure(400, missing[0]!);
     return value;
   };
   return (c) => {

@@ -808,7 +808,7 @@ export class Ctx implements Scope {
     res.statusMessage = '';
     if (status === 204 || status === 304 || status < 200) res._hasBody = this.method !== 'HEAD';
     for (const key in bag) {
-      const problem = headerProblem(key, bag[key]);
+      const problem = headerProblem(key, bag[key]!);
       if (problem === null) continue;
       delete bag[key];
       if (this.#out !== null) delete this.#out[key];
@@ -825,7 +825,7 @@ export class Ctx implements Scope {
     more: { readonly code: string; readonly details: FailureDetails | null } | null = null,
   ): void {
     const bag = this.#out ?? (this.#out = {});
-    if (extra !== null) for (const k in extra) bag[k] = extra[k];
+    if (extra !== null) for (const k in extra) bag[k] = extra[k]!;
     const body = this.core.failureBody({
       status,
       message,

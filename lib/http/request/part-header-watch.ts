@@ -35,7 +35,7 @@ export class PartHeaderWatch {
         this.#state = 1;
         continue;
       }
-      const byte = chunk[at++];
+      const byte = chunk[at++]!;
       if (this.#state === 1 || this.#state === 2) {
         this.#after = (this.#after << 8) | byte;
         if (this.#state === 2) {

@@ -50,7 +50,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       chunks.push(chunk);
     };
     req.on('data', onData);
-    req.on('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
     // An aborted or timed-out request errors ('aborted', ECONNRESET): the body stopped arriving.
     req.on('error', () => reject(new HttpError('BodyTooSlow', 'request body did not arrive')));
   });

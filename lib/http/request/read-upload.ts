@@ -169,7 +169,7 @@ class UploadReading {
     // busboy stops at its own 16 KiB; only a lower bound needs the bytes looked at a second time.
     const watch =
       limits.maxPartHeaderBytes < PART_HEADER_CEILING
-        ? new PartHeaderWatch(m[1] ?? m[2], limits.maxPartHeaderBytes)
+        ? new PartHeaderWatch((m[1] ?? m[2])!, limits.maxPartHeaderBytes)
         : null;
     this.#listen(bb, watch);
     return done;

@@ -119,8 +119,8 @@ export function compileReader(cls: Function, options: ReaderOptions): (input: un
       if (collected.messages.length > 0)
         return {
           ok: false,
-          message: collected.messages[0],
-          field: collected.fields[0],
+          message: collected.messages[0]!,
+          field: collected.fields[0]!,
           all: collected.messages,
         };
       return { ok: true, value: value as object };
@@ -206,7 +206,7 @@ function readObject(
   const out = Object.create(plan.proto) as Record<string, unknown>;
   const fields = plan.fields;
   for (let i = 0; i < fields.length; i++) {
-    const f = fields[i];
+    const f = fields[i]!;
     const v =
       f.guarded && !Object.prototype.hasOwnProperty.call(input, f.name) ? undefined : input[f.name];
     let r: unknown;
@@ -336,7 +336,7 @@ function readValue(p: ValuePlan, v: unknown, left: number): unknown {
   }
   const checks = p.checks;
   for (let i = 0; i < checks.length; i++) {
-    if (!passes(checks[i], v)) return refuse(checks[i], v);
+    if (!passes(checks[i]!, v)) return refuse(checks[i]!, v);
   }
   if (p.kind === K_ARRAY && p.items !== null) return readItems(p, v as unknown[], left - 1);
   return v;
@@ -347,10 +347,10 @@ function readValue(p: ValuePlan, v: unknown, left: number): unknown {
 function readUnion(u: UnionPlan, input: Record<string, unknown>, left: number): unknown {
   if (u.tag === null) {
     const keys = Object.keys(input);
-    const variant = keys.length === 1 ? u.variants.get(keys[0]) : undefined;
+    const variant = keys.length === 1 ? u.variants.get(keys[0]!) : undefined;
     if (variant === undefined) return refuse(u.shapeCheck, input);
     if (variant.plan === null) return variant.unit;
-    const payload = input[keys[0]];
+    const payload = input[keys[0]!];
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
       refuse(u.payloadCheck, payload);
       failPath = variant.path;
@@ -386,7 +386,7 @@ function readNamed(p: ValuePlan, v: unknown): unknown {
   const value = p.names!.get(v);
   const checks = p.checks;
   for (let i = 0; i < checks.length; i++) {
-    if (!passes(checks[i], value)) return refuse(checks[i], v);
+    if (!passes(checks[i]!, value)) return refuse(checks[i]!, v);
   }
   return value;
 }

@@ -32,7 +32,7 @@ export function readWithClassValidator(
   }
   const instance = toInstance(shape.target, plain);
   const errors = validateSync(instance, { whitelist: true, forbidUnknownValues: false });
-  if (errors.length > 0) return firstError(errors[0]);
+  if (errors.length > 0) return firstError(errors[0]!);
   const missing = findMissing(shape, instance as Record<string, unknown>);
   return missing === null
     ? { ok: true, value: instance }
@@ -82,7 +82,7 @@ function firstError(top: ValidationError): FallbackResult {
     err.children.length > 0
   ) {
     const parentValue: unknown = err.value;
-    err = err.children[0];
+    err = err.children[0]!;
     path += Array.isArray(parentValue) ? `[${err.property}]` : pathPart(err.property);
   }
   if (err.value === undefined && isRequired(err.target, err.property))
@@ -94,7 +94,7 @@ function firstError(top: ValidationError): FallbackResult {
   return {
     ok: false,
     path,
-    why: key === undefined ? 'is invalid' : stripProperty(err.constraints![key], err.property),
+    why: key === undefined ? 'is invalid' : stripProperty(err.constraints![key]!, err.property),
   };
 }
 

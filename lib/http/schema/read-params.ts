@@ -146,11 +146,11 @@ function percentDecode(s: string): string {
   const n = bytes.length;
   let w = 0;
   for (let r = 0; r < n; r++) {
-    let b = bytes[r];
+    let b = bytes[r]!;
     if (b === 0x2b) b = 0x20;
     else if (b === 0x25 && r + 2 < n) {
-      const hi = hexValue(bytes[r + 1]);
-      const lo = hexValue(bytes[r + 2]);
+      const hi = hexValue(bytes[r + 1]!);
+      const lo = hexValue(bytes[r + 2]!);
       if (hi >= 0 && lo >= 0) {
         b = hi * 16 + lo;
         r += 2;

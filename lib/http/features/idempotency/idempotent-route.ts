@@ -90,7 +90,7 @@ export class IdempotentRoute implements RouteSteps {
   #callerOf(c: Ctx, from: number): string | Promise<string> {
     const resolvers = this.#resolvers;
     for (let i = from; i < resolvers.length; i++) {
-      const v = c.resolving(resolvers[i]);
+      const v = c.resolving(resolvers[i]!);
       if (isThenable(v)) return Promise.resolve(v).then(() => this.#callerOf(c, i + 1));
     }
     const by = this.#by;
@@ -156,7 +156,7 @@ export class IdempotentRoute implements RouteSteps {
 
 function replay(c: Ctx, a: KeptAnswer): void {
   // Kept headers were checked when the answer was first sent: no second check.
-  for (let i = 0; i < a.own.length; i++) c.putHeader(a.own[i].name, a.own[i].value);
+  for (const h of a.own) c.putHeader(h.name, h.value);
   c.putHeader(REPLAYED.name, REPLAYED.value);
   note(c, 'replayed');
   c.write(a.status, a.type, a.body, null);

@@ -104,7 +104,7 @@ function added(before: HeaderBag | null, now: HeaderBag | null): [string, string
   const out: [string, string][] = [];
   if (now === null) return out;
   for (const k in now) {
-    const v = now[k];
+    const v = now[k]!;
     const was = before?.[k];
     if (Array.isArray(v)) {
       for (const line of v) if (!(Array.isArray(was) && was.includes(line))) out.push([k, line]);

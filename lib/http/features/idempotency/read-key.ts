@@ -41,7 +41,7 @@ const twoKeys = (): Error => fail.badRequest('more than one Idempotency-Key');
 function keyLines(rawHeaders: readonly string[]): number {
   let n = 0;
   for (let i = 0; i < rawHeaders.length; i += 2)
-    if (rawHeaders[i].length === 15 && rawHeaders[i].toLowerCase() === 'idempotency-key') n++;
+    if (rawHeaders[i]!.length === 15 && rawHeaders[i]!.toLowerCase() === 'idempotency-key') n++;
   return n;
 }
 
