@@ -2,7 +2,7 @@ import { CodedError, type ErrorRow } from '../errors';
 
 /**
  * Every error code `fw-http/cache` raises, once, with the status it answers should it escape a
- * handler (the store not answering or full is 503, as the idempotency step answers it, OPEN-59;
+ * handler (the store not answering or full is 503, as the idempotency step answers it;
  * a bad argument is the program's fault, 500) and the line the docs list (as Fastify does).
  */
 export const CACHE_ERRORS = {

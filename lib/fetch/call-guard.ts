@@ -25,7 +25,8 @@ export interface CallEnd {
  * held the client to 0.95× of `undici.request` in `npm run bench`, against about 1.3× without,
  * and nothing outside the call listens.
  *
- * The deadline starts when the call is made, so waiting for a permit counts (OPEN-40).
+ * The deadline starts when the call is made, so waiting for a permit counts: a call
+ * never waits without bound.
  */
 export class CallGuard implements CallEnd {
   readonly timeoutMs: number;

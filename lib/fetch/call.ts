@@ -4,7 +4,7 @@ import type { HeaderLine } from './header-line';
 import { spell } from '../json';
 
 /**
- * The last argument of every call. All fields are optional, so `{}` is an ordinary call (FETCH-17).
+ * The last argument of every call. All fields are optional, so `{}` is an ordinary call.
  *
  * @example
  * await client.get(c, url, { headers: [{ name: 'Accept', value: 'application/json' }], timeoutMs: 2_000 });
@@ -27,7 +27,7 @@ export interface Call {
 /** A request body: text (sent as UTF-8) or bytes. */
 export type BodyBytes = string | Uint8Array;
 
-/** What a JSON call takes: anything JSON can write except text, which goes through `post` (REF-34). */
+/** What a JSON call takes: anything JSON can write except text, which goes through `post`. */
 export type JsonValue = object | number | boolean | null;
 
 export interface Limits {
@@ -58,7 +58,7 @@ export function bodyBytes(body: BodyBytes | null | undefined): Buffer | null {
   throw new FetchError('BadBody', `a body is text or bytes, got a ${typeof body}`);
 }
 
-/** JSON text of `value`; text and undefined are refused at run time as well as by the type (REF-34). */
+/** JSON text of `value`; text and undefined are refused at run time as well as by the type. */
 export function jsonBytes(value: JsonValue): Buffer {
   if (typeof value === 'string' || value instanceof String) {
     throw new FetchError(

@@ -140,7 +140,8 @@ export class Client {
     contentType: string | null,
   ): Promise<FetchResponse> {
     const engine = this.#engine;
-    // A URL that does not parse surfaces as the parser's TypeError, unchanged (FETCH-97).
+    // A URL that does not parse surfaces as the parser's TypeError, unchanged: not ours
+    // to rename.
     const u = typeof url === 'string' ? new URL(url) : url;
     return sendCall(engine, {
       scope: c,

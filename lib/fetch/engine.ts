@@ -6,7 +6,7 @@ import { FetchError } from './errors';
 import { Gate } from './gate';
 import type { Scope } from './scope';
 
-/** `'none'`: started without a server (a script, a job). `'off'` is its older name (VERS-05). */
+/** `'none'`: started without a server (a script, a job). `'off'` is its older name, kept. */
 export type StartMode = 'none' | 'off';
 
 type State = 'idle' | 'started' | 'closed';
@@ -87,7 +87,10 @@ export class Engine {
     return new CallGuard(this.active, scope, timeoutMs);
   }
 
-  /** Takes the target's gate first, then the client's permit (FETCH-52). */
+  /**
+   * Takes the target's gate first, then the client's permit, so a call waiting for its target
+   * holds no permit of the client's.
+   */
   async admit(guard: CallGuard, gate: Gate | null): Promise<void> {
     if (gate) {
       const wait = guard.acquire(gate);

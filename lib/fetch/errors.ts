@@ -2,12 +2,12 @@ import { CodedError, type ErrorRow } from '../errors';
 
 /**
  * Every error code `fw-http/fetch` raises, once. `status` is what the answer should be when such an
- * error escapes a handler (OPEN-41: the waiting kinds are 503, anything else is 500); `doc` is the
+ * error escapes a handler (the waiting kinds are 503, anything else is 500); `doc` is the
  * line the docs list. Failures that are not ours (URI parse, connect, reset, a writer's error)
- * are never given a code here: they surface as undici or Node raised them (FETCH-97).
+ * are never given a code here: they surface as undici or Node raised them.
  */
 export const FETCH_ERRORS = {
-  // The spec's codes (FETCH-93).
+  // The spec's codes.
   TimedOut: {
     status: 503,
     doc: "the call's own deadline (timeoutMs) ran out, counted from the call, permit wait included",
@@ -39,7 +39,7 @@ export const FETCH_ERRORS = {
     status: 500,
     doc: 'the server sent a Content-Encoding other than identity; the client decodes none',
   },
-  // Ours: refusals made at run time, before anything is sent (OPEN-52), and the redirect bound.
+  // Ours: refusals made at run time, before anything is sent, and the redirect bound.
   TooManyRedirects: { status: 500, doc: 'a followed redirect chain needed a fourth hop (OPEN-37)' },
   BadTemplate: {
     status: 500,
@@ -86,7 +86,7 @@ export type FetchErrorCode = keyof typeof FETCH_ERRORS;
  * try { await client.get(c, url, {}) } catch (e) { if (e instanceof FetchError && e.code === 'TimedOut') … }
  */
 export class FetchError extends CodedError<FetchErrorCode> {
-  /** The answer's status should this error escape a handler (OPEN-41). */
+  /** The answer's status should this error escape a handler. */
   declare readonly status: 500 | 503;
 
   constructor(code: FetchErrorCode, detail?: string, options?: { cause?: unknown }) {

@@ -13,19 +13,19 @@ import type { Transfer } from './transfer';
 
 /**
  * The request body of an `Exchange`. A stream must say its length, which is sent as
- * `Content-Length`; a stream without one is a type error (FETCH-75) and refused at run time.
+ * `Content-Length`; a stream without one is a type error and refused at run time.
  */
 export type RequestBody =
   | { readonly kind: 'none' }
   | { readonly kind: 'slice'; readonly bytes: Uint8Array | string }
   | { readonly kind: 'stream'; readonly stream: Readable; readonly length: number };
 
-/** What `ex.begin(client, args)` takes (FETCH-72). */
+/** What `ex.begin(client, args)` takes. */
 export interface ExchangeArgs {
   /** Default `GET`. */
   readonly method?: string;
   readonly url: string | URL;
-  /** Written in order, all of them; a line named like an explicit field gives a second line (FETCH-73). */
+  /** Written in order, all of them; a line named like an explicit field gives a second line. */
   readonly headers?: readonly HeaderLine[];
   readonly host?: string | null;
   readonly authorization?: string | null;
@@ -71,7 +71,7 @@ export class Exchange {
   #guard: CallGuard | null = null;
   #transfer: Transfer | null = null;
 
-  /** Sends the request and returns the head of the answer, the redirect policy applied (FETCH-71). */
+  /** Sends the request and returns the head of the answer, the redirect policy applied. */
   async begin(client: Client, args: ExchangeArgs): Promise<ResponseHead> {
     if (this.#state !== 'idle') throw misuse('begin on an Exchange that was already begun');
     this.#state = 'ended';
@@ -125,7 +125,7 @@ export class Exchange {
     }
   }
 
-  /** The rest of the body as UTF-8 text; `BodyTooLarge` when it is longer than `max` bytes (OPEN-39). */
+  /** The rest of the body as UTF-8 text; `BodyTooLarge` when it is longer than `max` bytes. */
   async take(_c: Scope, max: number): Promise<string> {
     checkLimit('take', 'max', max);
     const bytes = await this.#reader().collect(max);
@@ -186,7 +186,10 @@ export class Exchange {
     }
   }
 
-  /** Abandons the body and closes the connection, whatever `maxDrain` says (FETCH-89). `end()` is still required. */
+  /**
+   * Abandons the body and closes the connection, whatever `maxDrain` says. `end()` is still
+   * required.
+   */
   discard(): void {
     if (this.#state !== 'begun') return;
     this.#state = 'discarded';

@@ -11,7 +11,7 @@ import { Transfer, type TransferRequest } from './transfer';
  */
 export type RedirectPolicy = 'refuse' | 'follow' | 'expose';
 
-/** Hops a followed chain may take; the fourth is `TooManyRedirects` (FETCH-80, OPEN-37). */
+/** Hops a followed chain may take; the fourth is `TooManyRedirects`: a loop ends. */
 export const MAX_REDIRECTS = 3;
 
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
@@ -44,7 +44,7 @@ function encoded(transfer: Transfer): string | null {
 /**
  * Sends `req` and waits for the head of the answer, applying the redirect policy. The bodies of
  * the 3xx answers on the way are drained (or their connections dropped) as `end()` would. The
- * final head is refused with `HttpContentEncodingUnsupported` when its body is encoded (FETCH-24):
+ * final head is refused with `HttpContentEncodingUnsupported` when its body is encoded:
  * the client asked for identity and decodes nothing.
  */
 export async function fetchHead(

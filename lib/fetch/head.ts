@@ -16,7 +16,7 @@ function lengthOf(parsed: HeadInit['headers']): number | null {
 
 /**
  * The head of an `Exchange`'s answer, returned by `begin`. Its fields are its own copies, so
- * they stay valid after the body has been read (OPEN-67); `keep(c)` exists for parity with the spec.
+ * they stay valid after the body has been read; `keep(c)` exists for parity with the spec.
  *
  * @example
  * const head = await ex.begin(client, { method: 'GET', url });
@@ -58,8 +58,8 @@ export class ResponseHead {
   }
 
   /**
-   * `redirected` as one string, or null (OPEN-68). Not the `Location` of an exposed 3xx: read
-   * that with `header('location')`.
+   * `redirected` as one string (the end of a followed chain), or null. Not the `Location` of an
+   * exposed 3xx: read that with `header('location')`.
    */
   location(): string | null {
     return this.redirected ? this.redirected.href : null;

@@ -23,7 +23,10 @@ export function checkHeader(name: string, value: string): void {
   }
 }
 
-/** The headers the client has a slot of its own for: a call's line for one of them is sent once (FETCH-19). */
+/**
+ * The headers the client has a slot of its own for: a call's line for one of them is sent once,
+ * with the call's value.
+ */
 export const SLOT_HEADERS: ReadonlySet<string> = new Set([
   'host',
   'authorization',
@@ -33,7 +36,10 @@ export const SLOT_HEADERS: ReadonlySet<string> = new Set([
   'accept-encoding',
 ]);
 
-/** Dropped when a followed redirect leaves the origin (OPEN-37; as undici and browsers do). `host` too: it named the old origin. */
+/**
+ * Dropped when a followed redirect leaves the origin (as undici and browsers do). `host` too: it
+ * named the old origin.
+ */
 const CROSS_ORIGIN_DROPPED: ReadonlySet<string> = new Set([
   'authorization',
   'cookie',
@@ -47,13 +53,13 @@ const BODY_HEADERS: ReadonlySet<string> = new Set(['content-type', 'content-leng
 export interface CallHeaderPlan {
   /** The call's own lines, in order. */
   readonly call: readonly HeaderLine[] | undefined;
-  /** A target's standing lines; a call line of the same name shadows them (FETCH-61). */
+  /** A target's standing lines; a call line of the same name shadows them. */
   readonly standing?: readonly HeaderLine[] | undefined;
   /** Slot defaults, used when no line names the slot. */
   readonly authorization?: string | null | undefined;
   readonly userAgent?: string | null | undefined;
   readonly contentType?: string | null | undefined;
-  /** The scope's id, sent as `X-Request-Id` unless a line names one (RID-10..13). */
+  /** The scope's id, sent as `X-Request-Id` unless a line names one, so a request can be traced. */
   readonly requestId: string | null;
 }
 
@@ -66,7 +72,7 @@ function has(lines: readonly HeaderLine[], lower: string): boolean {
  * The header block of a `Call` (client and target calls), flat for undici: standing lines not
  * shadowed by a call line, then the call's lines in their order — where a slot header appears
  * more than once the last line wins and it is written once — then the slot defaults nobody named,
- * `Accept-Encoding: identity` among them (FETCH-43), then `X-Request-Id`.
+ * `Accept-Encoding: identity` among them (the client decodes nothing), then `X-Request-Id`.
  */
 export function callHeaders(plan: CallHeaderPlan): string[] {
   const call = plan.call ?? [];
@@ -115,7 +121,7 @@ export interface ExchangeHeaderPlan {
 
 /**
  * The header block of an `Exchange`: each explicit field and every line of `headers` is written,
- * so a field and a line of the same name give two lines (FETCH-73, OPEN-65). `host` is the one
+ * so a field and a line of the same name give two lines. `host` is the one
  * exception: HTTP allows one Host line (RFC 9112 §3.2) and undici writes exactly one, so giving it
  * both ways is refused.
  */

@@ -1,7 +1,7 @@
 import { FetchError } from './errors';
 import { appendQuery, queryPairs, scalarText, type QueryParams, type Scalar } from './with-query';
 
-// ── types: the template literal decides the arguments (FETCH-65, REF-24..28) ─────────────────
+// ── types: the template literal decides the arguments; a mixed or bad template is a type error ─
 
 /** The names of the `{name}` segments of `P`. */
 export type TemplateNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}`
@@ -39,7 +39,7 @@ export type TemplateIsPlain<P extends string> = string extends P
       : false
     : false;
 
-// ── run time: the same rules, refused before anything is sent (OPEN-52) ─────────────────────
+// ── run time: the same rules, refused before anything is sent ──────────────────────────────
 
 interface ParsedTemplate {
   /** Literal text around the placeholders: `parts.length === slots.length + 1`. */
@@ -84,7 +84,7 @@ function parse(template: string): ParsedTemplate {
 
 /**
  * A segment value as path text: text percent-encoded with `/` as data (`%2F`), so a value such
- * as `//evil.com` or `http://x` stays one segment under the base (FETCH-70). Empty text, `.` and
+ * as `//evil.com` or `http://x` stays one segment under the base. Empty text, `.` and
  * `..` are refused: each would name another path than the one written.
  */
 function segment(value: unknown, label: string, template: string): string {

@@ -15,7 +15,7 @@ export type JsonClass<T> = abstract new (...args: never[]) => T;
 
 /**
  * A whole answer: status, head and body, read to the end under the call's limits. A 4xx or 5xx
- * is a `FetchResponse` too, not an error (FETCH-42).
+ * is a `FetchResponse` too, not an error: the caller decides what a status means.
  *
  * @example
  * const res = await client.get(c, 'http://stock.internal/items/7', {});
@@ -64,7 +64,8 @@ export class FetchResponse {
   /**
    * The body parsed as JSON; with a class, into an instance of it (class-transformer, as `@Body`
    * does). Unknown fields are no error. Invalid JSON throws the parser's `SyntaxError`. A class's
-   * JSON spelling (`@Json`, `Union`, `jsonEnum`) is read back to its own names (JSON-13).
+   * JSON spelling (`@Json`, `Union`, `jsonEnum`) is read back to its own names, with no
+   * declaration beyond the marker.
    */
   json(): unknown;
   json<T>(type: JsonClass<T>): T;

@@ -4,9 +4,9 @@ import { waitForDrain } from '../streams';
 
 /**
  * A writer the caller owns, written by `pipe` and `stream`. Its errors surface unchanged from the
- * operation that hit them (FETCH-97). Node reports a failed write to the write's callback first
- * and emits `error` a tick later, so the listener stays on once an error was seen — removing it
- * would turn that late event into an uncaught exception.
+ * operation that hit them, not renamed to one of ours. Node reports a failed write to the write's
+ * callback first and emits `error` a tick later, so the listener stays on once an error was seen —
+ * removing it would turn that late event into an uncaught exception.
  */
 export class Sink {
   readonly #w: Writable;

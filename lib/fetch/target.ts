@@ -21,7 +21,7 @@ import type { Scope } from './scope';
 import { RetryPolicy, type RetryOptions } from './retry-policy';
 import { sendCall, type CallSpec } from './send-call';
 
-/** How a service is declared: `Target(name, options)` (FETCH-46..51). */
+/** How a service is declared: `Target(name, options)`. */
 export interface TargetOptions {
   /** Calls to this service at once, under the client's ceiling; 0 = no gate of its own. Default 0. */
   readonly maxInFlight?: number;
@@ -44,7 +44,7 @@ export interface TargetOptions {
   readonly idempotencyKeys?: boolean;
 }
 
-/** Where and as whom an opened target calls (FETCH-53..61). */
+/** Where and as whom an opened target calls. */
 export interface OpenOptions {
   /** Scheme, host and optional path prefix; no query, no fragment; a trailing `/` is dropped. */
   readonly base: string;
@@ -100,7 +100,7 @@ function parseBase(base: string): { origin: string; prefix: string } {
       'base carries credentials; use the authorization open option',
     );
   }
-  // OPEN-38: a fragment is refused as a query is.
+  // A fragment is refused as a query is (`BaseHasQuery`): a base is a scheme, a host and a path.
   if (base.includes('?') || base.includes('#')) {
     throw new FetchError('BaseHasQuery', `base ${JSON.stringify(base)} has a query or fragment`);
   }
@@ -147,7 +147,7 @@ export class TargetType {
 }
 
 /**
- * Declares a typed outbound service (FETCH-46).
+ * Declares a typed outbound service.
  *
  * @example
  * const Warehouse = Target('warehouse', { maxInFlight: 8, ready: '/health' });
@@ -160,7 +160,7 @@ export function Target(name: string, options: TargetOptions = {}): TargetType {
 }
 
 /**
- * An opened target: calls take a path template and its arguments where a URL would go (FETCH-62).
+ * An opened target: calls take a path template and its arguments where a URL would go.
  * `'/users/{id}'` takes `{ id, …query }`, `'/users/{}'` a one-element tuple, a plain path a query
  * object or nothing. The framework finds provided targets with `instanceof OpenTarget`.
  */
@@ -220,7 +220,7 @@ export class OpenTarget {
     };
   }
 
-  /** The full URL a call would use: base, filled path and query (FETCH-63). */
+  /** The full URL a call would use: base, filled path and query. */
   url<P extends string>(_c: Scope, path: P, ...[args]: ArgsThenCall<P>): string {
     return this.base + fillTemplate(path, args);
   }
@@ -395,7 +395,7 @@ export class OpenTarget {
     call: Call | undefined,
     contentType: string | null,
   ): Promise<FetchResponse> {
-    // Filled before anything is sent: a template refusal never reaches the wire (OPEN-52).
+    // Filled before anything is sent: a template refusal never reaches the wire.
     const path_ = this.#prefix + fillTemplate(path, args);
     return this.#call(c, method, path_, bodyBytes(body), call ?? {}, contentType);
   }

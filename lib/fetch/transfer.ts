@@ -35,7 +35,7 @@ function onStall(t: Transfer): void {
  * connection dropped, and to tell a body cut short (`BodyTooShort`) from other socket errors.
  *
  * undici's own `headersTimeout`/`bodyTimeout` are switched off on the agent: the deadline and the
- * stall bound here are the only clocks, so `0` really means none (FETCH-05, FETCH-06).
+ * stall bound here are the only clocks, so `0` really means none.
  */
 export class Transfer implements Dispatcher.DispatchHandler {
   readonly stallMs: number;
@@ -216,7 +216,8 @@ export class Transfer implements Dispatcher.DispatchHandler {
   /**
    * Ends the body for reuse of the connection: with at most `maxDrain` unread (not yet handed to
    * the reader: buffered here or still on the wire) it is read to the end and thrown away, and the
-   * connection goes back to the pool; otherwise the connection is dropped (FETCH-11, FETCH-91).
+   * connection goes back to the pool; otherwise the connection is dropped rather
+   * than drained.
    * A body that has already arrived whole has already given its connection back to undici's pool,
    * so there is nothing left to drop. Never throws.
    */
@@ -323,7 +324,8 @@ export class Transfer implements Dispatcher.DispatchHandler {
 
   /**
    * A socket that ends before the announced Content-Length surfaces from undici as a length
-   * mismatch or "other side closed"; that is `BodyTooShort` (FETCH-96). A reset stays what it is.
+   * mismatch or "other side closed"; that is `BodyTooShort`, however the body is read. A reset
+   * stays what it is.
    */
   #explain(err: Error): Error {
     const code = (err as { code?: unknown }).code;

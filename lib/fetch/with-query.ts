@@ -7,7 +7,10 @@ export type Scalar = string | number | boolean | bigint;
 /** A query value: a `Scalar`, or null/undefined to leave the parameter out. */
 export type QueryValue = Scalar | null | undefined;
 
-/** Query parameters by name. Anything but a `QueryValue` is a type error (REF-22, REF-23). */
+/**
+ * Query parameters by name. Anything but a `QueryValue` is a type error, and refused naming the
+ * field at run time.
+ */
 export type QueryParams = { readonly [name: string]: QueryValue };
 
 /**
@@ -66,7 +69,7 @@ export function queryPairs(params: object, pairs: string[], skip?: ReadonlySet<s
 }
 
 /**
- * `base` with `params` appended and percent-encoded (FETCH-38..41). A null or undefined value
+ * `base` with `params` appended and percent-encoded. A null or undefined value
  * leaves its parameter out; a base that already has a `?` gets `&`. Any value that is not an
  * int, bool or text is refused naming the field (`BadQueryValue`), before anything is sent.
  *

@@ -25,7 +25,10 @@ export interface JsonEnumOptions<E extends object = object> {
 export interface Spelling {
   readonly tag: string | null;
   readonly renameAll: RenameAll | null;
-  /** True when `renameAll` or `rename` is given (what an input type may not have, REF-06..08). */
+  /**
+   * True when `renameAll` or `rename` is given (what an input type, read by its own names, may not
+   * have).
+   */
   readonly renames: boolean;
   /** The spelling of one TypeScript name. */
   spell(name: string): string;
@@ -80,8 +83,8 @@ function spelling(where: string, options: JsonOptions, allowTag: boolean): Spell
 
 /**
  * Sets a class's JSON spelling: every answer, `c.sendJson` and outbound JSON body writes it, and
- * `res.json(T)` reads it back (JSON-12, JSON-13). A class used as `@Body`, `@Query()` or `@Form`
- * may have a `tag` but no `renameAll`/`rename` (REF-06..08).
+ * `res.json(T)` reads it back, with no further declaration. A class used as `@Body`, `@Query()` or
+ * `@Form` may have a `tag` but no `renameAll`/`rename`: an input is read by its own field names.
  *
  * @example
  * @Json({ renameAll: 'kebab-case', rename: { id: 'order_id' } })
@@ -160,7 +163,7 @@ export class UnitVariant<N extends string = string> {
   ) {
     this.#union = union;
   }
-  /** The variant as JSON writes it: `{ "empty": {} }` (OPEN-55), or `{ "<tag>": "empty" }` when tagged. */
+  /** The variant as JSON writes it: `{ "empty": {} }`, or `{ "<tag>": "empty" }` when tagged. */
   toJSON(): Record<string, unknown> {
     const u = this.#union;
     const name = u.byKey.get(this.variant)!.name;

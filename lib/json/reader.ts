@@ -9,10 +9,10 @@ const classReaders = new WeakMap<Function, Unspell>();
 const unionReaders = new WeakMap<UnionSpelling, Unspell>();
 
 /**
- * Reads parsed JSON into a declared type, honouring its spelling (JSON-13): spelled field names
- * back to the class's own, tagged unions into the right variant class (or its constant), spelled
- * enum names into their values. Parts of the type that reach no marker are read by
- * class-transformer's `plainToInstance`, exactly as without a marker. Nothing is validated; a
+ * Reads parsed JSON into a declared type, honouring its spelling with no declaration of its own:
+ * spelled field names back to the class's own, tagged unions into the right variant class (or its
+ * constant), spelled enum names into their values. Parts of the type that reach no marker are read
+ * by class-transformer's `plainToInstance`, exactly as without a marker. Nothing is validated; a
  * union whose variant cannot be told apart is a `TypeError` naming it.
  *
  * @example

@@ -1,5 +1,5 @@
 /**
- * How `renameAll` spells a name. There is deliberately no snake case (JSON-06): the six below are
+ * How `renameAll` spells a name. There is deliberately no snake case: the six below are
  * the whole list, so `renameAll: 'snake_case'` is a type error.
  */
 export type RenameAll =
@@ -16,12 +16,12 @@ export const RENAME_ALL: readonly RenameAll[] = Object.freeze([
 
 // A word is a run of capitals not followed by a lower-case letter (an acronym: `HTTP` in
 // `HTTPServer`), an optional capital and lower-case letters, a run of digits, or anything else
-// that is not a separator. `_`, `-` and spaces only separate (OPEN-56).
+// that is not a separator. `_`, `-` and spaces only separate.
 const WORD = /\p{Lu}+(?!\p{Ll})|\p{Lu}?\p{Ll}+|\p{N}+|[^\p{Lu}\p{Ll}\p{N}_\-\s]+/gu;
 
 /**
  * The words of a TypeScript name, split at lower→upper changes, at digit boundaries, at the end
- * of an acronym and at `_`, `-` and spaces (OPEN-56).
+ * of an acronym and at `_`, `-` and spaces.
  *
  * @example
  * words('createdAt');  // ['created', 'At']

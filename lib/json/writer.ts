@@ -143,7 +143,8 @@ function unionWriter(u: UnionSpelling): Spell {
     }
     const out: Record<string, unknown> = {};
     if (variant.type === null) {
-      // OPEN-55: a payload-less variant externally tagged is an empty object under its name.
+      // A payload-less variant externally tagged is an empty object under its name, so every
+      // variant of the union has the same one-key shape.
       if (tag === null) put(out, variant.name, {});
       else put(out, tag, variant.name);
       return out;

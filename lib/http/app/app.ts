@@ -343,7 +343,10 @@ export class App {
     return this;
   }
 
-  /** Configuration is read once, at the first build: a later call would be silently ignored (REF-39). */
+  /**
+   * Configuration is read once, at the first build: a later call would be silently ignored, so it
+   * is refused.
+   */
   #configuring(call: string): void {
     if (this.#sealed)
       throw new RefusalError([

@@ -151,7 +151,7 @@ export class App extends AppCore {
   }
 
   /**
-   * The same call as `app.static(prefix, dir, options)`: the spec's name for it (STATIC-02).
+   * The same call as `app.static(prefix, dir, options)`: the spec's name for it.
    * @example app.staticWith('/', 'public', { spaFallback: 'index.html', maxFileBytes: 256 * 1024 })
    */
   staticWith(prefix: string, dir: string, options: StaticOptions): this {
@@ -170,7 +170,7 @@ export class App extends AppCore {
   }
 
   /**
-   * The same call as `app.embedded(prefix, entries, options)`: the spec's name for it (STATIC-03).
+   * The same call as `app.embedded(prefix, entries, options)`: the spec's name for it.
    * @example app.embeddedWith('/', [{ path: 'index.html', bytes: html }], { index: '' })
    */
   embeddedWith(prefix: string, entries: readonly EmbeddedEntry[], options: EmbeddedOptions): this {

@@ -24,7 +24,7 @@ export type HeaderRecord = { readonly [name: string]: string };
 export type ReturnedHeaders = HeaderRecord | HeaderList;
 
 export const MAX_RETURNED_HEADERS = 8;
-/** What the type checker says when a literal carries a ninth header (REF-21). */
+/** What the type checker says when a literal carries a ninth header (eight is the most). */
 export type TooManyHeaders =
   'a returned value carries at most 8 headers: drop one, or send it with c.setHeader';
 type UpTo8 = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8;
@@ -45,7 +45,10 @@ type CountNames<K, N extends readonly unknown[] = []> = [K] extends [never]
   : N['length'] extends 9
     ? 9
     : CountNames<Exclude<K, LastOf<K>>, [...N, unknown]>;
-/** `H` when it is at most 8 headers, else the readable message (REF-21); a list built at run time is checked when used. */
+/**
+ * `H` when it is at most 8 headers, else the readable message; a list built at run time is checked
+ * when used.
+ */
 export type AtMost8Headers<H> = H extends HeaderList
   ? H
   : CountNames<keyof H> extends 9

@@ -24,7 +24,8 @@ export type Credentials<S extends 'bearer' | 'basic'> = S extends 'bearer'
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 /**
  * Strict UTF-8 (RFC 7617 §2.1 with charset="UTF-8"): invalid bytes throw rather than become
- * U+FFFD, so a client's own U+FFFD is kept and broken bytes are a 401 (AUTH-06).
+ * U+FFFD, so a client's own U+FFFD is kept and broken bytes are a 401 (credentials that
+ * do not decode are not credentials).
  */
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 

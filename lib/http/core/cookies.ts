@@ -19,7 +19,10 @@ export interface CookieOptions {
   readonly secure?: boolean;
 }
 
-/** The `Set-Cookie` value for a cookie; a name that is not a token, or a value with `;` or a control byte, is refused (500, AUTH-14). */
+/**
+ * The `Set-Cookie` value for a cookie; a name that is not a token, or a value with `;` or a control
+ * byte, is refused (500: the program's fault; a `;` would end the value).
+ */
 export function serializeCookie(name: string, value: string, options: CookieOptions = {}): string {
   if (!NAME.test(name))
     throw new HttpError('BadCookieValue', `cookie name ${JSON.stringify(name)} is not a token`);

@@ -20,7 +20,10 @@ import { isError } from './log';
 /** What a thrown value answers. */
 export interface MappedError {
   readonly status: number;
-  /** The failure body's message: never a stack, file name or internal error name (FAIL-04). */
+  /**
+   * The failure body's message: never a stack, file name or internal error name, which would tell
+   * a client how the server is built.
+   */
   readonly message: string;
   readonly headers: HeaderBag | null;
   /** A stable name for what failed: the program's (`fail.*({ code })`), fw's own, or the status phrase's. */
@@ -40,12 +43,12 @@ export interface ErrorLog {
 }
 
 export const phrase = (status: number): string => STATUS_CODES[status] ?? 'Unknown';
-/** The message of a 500 whose cause is not the client's business (FAIL-24, OPEN-44). */
+/** The message of a 500 whose cause is not the client's business. */
 const INTERNAL = 'internal server error';
 
 /**
  * Codes and names of errors `fw` does not raise that mean one of its codes: Node's missing file
- * (FAIL-18) and its aborts and timeouts (FAIL-22, FAIL-23). Their status is HTTP_ERRORS'.
+ * (404) and its aborts and timeouts (503). Their status is HTTP_ERRORS'.
  */
 const MEANS: Readonly<Record<string, HttpErrorCode>> = {
   ENOENT: 'FileNotFound',
@@ -83,10 +86,10 @@ function phraseOnly(status: number, msg: string, code = statusCode(status)): Map
  *   error, the phrase sent); `fail.challenge` adds `WWW-Authenticate`;
  * - a `CodedError` (HttpError, CacheError, FetchError): the status its code has in its module's
  *   table; an HttpError's message is ours and sent, the others' (which name URLs and keys) only logged;
- * - any other error whose code (or name) is, or means, an HTTP_ERRORS code: that code's status (FAIL-18, 20..23);
+ * - any other error whose code (or name) is, or means, an HTTP_ERRORS code: that code's status;
  * - a parse error: a `SyntaxError` (JSON.parse and the like) or one coded `InvalidCharacter`,
- *   `MissingField` or `SyntaxError`: 400 (FAIL-19);
- * - anything else: 500 `internal server error` (FAIL-24).
+ *   `MissingField` or `SyntaxError`: 400, since the client sent it;
+ * - anything else: 500 `internal server error`, its name only logged.
  * Every one but a plain `Failure` is logged: `error` for a server fault, `warn` for the mapped ones;
  * the line's `msg` names the route (`label`), the error's name and code.
  */
@@ -183,7 +186,8 @@ export const defaultFailureBody = (f: { status: number; message: string }): stri
 export function failureBodyFor(shape: FailureShape | null): (f: FailureFacts) => string {
   if (shape === null) return defaultFailureBody;
   // The Problem shape is fw's: its members are bounded by the request head, its details are the
-  // program's own. A program's shape keeps its room around the message (LIMITS-04).
+  // program's own. A program's shape keeps its room around the message
+  // (256 bytes); one that needs more falls back to the default shape.
   if (shape.contentType === PROBLEM_TYPE)
     return (f) => JSON.stringify(shape.failure(f.status, f.message, f));
   return (f) => {

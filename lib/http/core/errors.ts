@@ -6,7 +6,7 @@ import { CodedError, type ErrorRow } from '../../errors';
 
 /**
  * Every error code `fw` itself raises, once, with the status it answers when it escapes a handler
- * (an error from elsewhere carrying one of these codes answers the same, FAIL-18..23) and the
+ * (an error from elsewhere carrying one of these codes answers the same) and the
  * line the docs list (as Fastify does).
  */
 export const HTTP_ERRORS = {
@@ -125,7 +125,7 @@ export type HttpErrorCode = keyof typeof HTTP_ERRORS;
 
 /**
  * Codes (or names) of parse errors from elsewhere that mean the client sent something malformed:
- * they answer 400 (FAIL-19), like JSON.parse's own `SyntaxError`.
+ * they answer 400, like JSON.parse's own `SyntaxError`.
  */
 export const MALFORMED_CODES: ReadonlySet<string> = new Set([
   'InvalidCharacter',
@@ -211,7 +211,10 @@ export function statusCode(status: number): string {
   return words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
 }
 
-/** `message` cut to MESSAGE_SLOT bytes of UTF-8 at a character boundary (FAIL-17). */
+/**
+ * `message` cut to MESSAGE_SLOT bytes of UTF-8 at a character boundary: a long message is cut,
+ * never refused.
+ */
 export function truncate(message: string): string {
   if (message.length <= MESSAGE_SLOT / 3) return message; // fast path: cannot exceed 240 UTF-8 bytes
   const bytes = Buffer.from(message, 'utf8');

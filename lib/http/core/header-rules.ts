@@ -47,7 +47,8 @@ const badValue = (key: string, value: string): HttpError =>
   );
 
 /**
- * Why one header of a bag cannot be written (CORE-34, CORE-35), or null when it can. Used after
+ * Why one header of a bag cannot be written (a control byte in its value, a name that
+ * is not a token), or null when it can. Used after
  * Node refused a head, to name the header, so it need not run on every answer.
  */
 export function headerProblem(key: string, value: string | readonly string[]): HttpError | null {

@@ -13,11 +13,11 @@ const INPUTS: Readonly<Record<string, string>> = {
 };
 
 /**
- * REF-06..08: an input type (`@Body`, `@Form`, `@Query()`) is read by its own field names, so
- * neither it nor any class it holds (nested, in a list, or as a union variant) may carry
- * `renameAll` or `rename`. A `tag` is fine (JSON-14), and so are spelled enums and union variant
- * names: those are values, not field names. A union or spelled enum in a class that only
- * class-validator can read is refused too: that path cannot read them.
+ * An input type (`@Body`, `@Form`, `@Query()`) is read by its own field names, so neither it nor
+ * any class it holds (nested, in a list, or as a union variant) may carry `renameAll` or `rename`.
+ * A `tag` is fine (it names a value), and so are spelled enums and union variant names: those are
+ * values, not field names. A union or spelled enum in a class that only class-validator can read is
+ * refused too: that path cannot read them.
  */
 const refuseRenamedInputs: RecordCheck = (record: RouteRecord, _services, problems) => {
   record.args.forEach((a, i) => {

@@ -14,7 +14,8 @@ export const SESSION_SECRET_MIN_BYTES = 32;
 /**
  * Throws `WeakSessionSecret` for a secret shorter than 32 bytes (UTF-8), so a guessable key stops
  * the program when `app.sessions()` is called rather than signing cookies anyone could forge.
- * No secret at all is allowed: asking for a `Session` then answers 500 (AUTH-13).
+ * No secret at all is allowed: asking for a `Session` then answers 500 (the
+ * program's fault, not the client's).
  */
 export function checkSessionOptions(options: SessionOptions): void {
   const secret = options.sessionSecret;
@@ -167,7 +168,7 @@ function sign(value: Signed, secret: string): string {
   return `${payload}.${mac(payload, secret)}`;
 }
 
-/** The data of a well-signed, unexpired cookie, else null: a bad signature counts as no session (OPEN-48). */
+/** The data of a well-signed, unexpired cookie, else null: a bad signature counts as no session. */
 function verify(cookie: string | null, secret: string): Record<string, SessionValue> | null {
   if (cookie === null) return null;
   const dot = cookie.indexOf('.');

@@ -69,7 +69,7 @@ Versioned.unchanged = <H extends ReturnedHeaders = HeaderList>(
   headers:
     headers === null ? null : toHeaderList(headers as ReturnedHeaders, 'Versioned.unchanged'),
 });
-/** The same call as `Versioned.unchanged(version, headers)`: the spec's name for it (ANS-32). */
+/** The same call as `Versioned.unchanged(version, headers)`: the spec's name for it. */
 Versioned.unchangedWith = <H extends ReturnedHeaders>(
   version: Version,
   headers: AtMost8Headers<H>,

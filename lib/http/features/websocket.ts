@@ -187,9 +187,9 @@ export class Upgrades {
   }
 
   /**
-   * Checks a handshake for a WebSocket route: 400 when it is not a valid WebSocket upgrade
-   * (EVENTS-05), 403 when its Origin is not one the route named (AUTH-12; a missing Origin too,
-   * OPEN-47). The verdict is kept for the route's step.
+   * Checks a handshake for a WebSocket route: 400 when it is not a valid WebSocket upgrade,
+   * 403 when its Origin is not one the route named (a missing Origin too: a route that names
+   * origins trusts no other). The verdict is kept for the route's step.
    */
   #admit(req: IncomingMessage, socket: Socket, head: Buffer, mark: UpgradeMark): Pending | Refused {
     const h = req.headers;
@@ -408,7 +408,7 @@ function loadWs(): WsModule {
 }
 
 // A WebSocket route reached without an admitted handshake is answered before its handler runs:
-// the handshake's refusal (400/403), or 400 for a plain GET and every app.inject (EVENTS-05).
+// the handshake's refusal (400/403), or 400 for a plain GET and every app.inject: not upgrades.
 const around: AroundFactory = (record) => {
   if (!record.marks.has(UPGRADE)) return null;
   loadWs(); // at compile, so the first handshake does not wait for it

@@ -86,8 +86,8 @@ export function compileEncoder(
           compileEncoder(c, label, extensions, dropped),
         ]),
       );
-      // Checked here, on the compiled path: a status the contract does not list never goes out
-      // (ANS-45), and a bare value is named rather than written as a wrapper (ANS-46).
+      // Checked here, on the compiled path: a status the contract does not list never goes out,
+      // and a bare value is named rather than written as a wrapper.
       const declared = new Set(contract.statuses);
       const listed = contract.statuses.join(', ');
       return (c, v, _status, own) => {
@@ -147,7 +147,7 @@ function jsonEncoder(
   label: string,
   dropped: DroppedField | null,
 ): Encoder {
-  // `@Returns(Object)` names no class: each value's runtime class decides its spelling (JSON-12).
+  // `@Returns(Object)` names no class: each value's runtime class decides its spelling.
   if (type === Object)
     return (c, v, status, own) =>
       c.write(status, JSON_TYPE, JSON.stringify(spell(v)) ?? 'null', own);
@@ -161,7 +161,8 @@ function jsonEncoder(
       const text = declared.text(v);
       c.write(status, JSON_TYPE, text, own, declared.ascii ? text.length : -1);
     };
-  // A type that reaches no JSON marker keeps the plain path; a marked one is spelled first (JSON-12).
+  // A type that reaches no JSON marker keeps the plain path; a marked one is spelled first, with no
+  // declaration beyond its marker.
   const spelled = compileWriter(type);
   // The text is JSON.stringify's, written faster on the shape the route keeps answering.
   const json = shapeWriter();
@@ -197,7 +198,7 @@ function selfWriting(type: SelfWriting): Encoder {
 
 /**
  * Answers a route that declared no contract: 204, as its document says. A value returned there
- * would answer something the document does not describe, so it is a 500 naming the route (REF-38).
+ * would answer something the document does not describe, so it is a 500 naming the route.
  */
 export function undeclared(label: string): Encoder {
   return (c, v, _status, own) => {

@@ -32,7 +32,8 @@ export function scan(
 ): Scanned {
   const records: RouteRecord[] = [];
   const instances = new Map<Function, object>();
-  // Where TypeScript's decorator metadata is missing: one Refusal for the whole app (REF-41).
+  // Where TypeScript's decorator metadata is missing: one Refusal for the whole app,
+  // not one per route.
   const unmarked: string[] = [];
   for (const cls of controllers) {
     const prefix = marks.controller(cls);
@@ -99,8 +100,8 @@ export function scan(
 }
 
 /**
- * Builds a controller once, its constructor parameters filled by type (REF-33), or null when one is
- * not provided (each such parameter is a Refusal) or its types cannot be read.
+ * Builds a controller once, its constructor parameters filled by type, or null when one
+ * is not provided (each such parameter is a Refusal) or its types cannot be read.
  */
 function construct(
   cls: Function,
@@ -144,7 +145,7 @@ const erasedRead = (where: string, decorator: string, t: unknown): string =>
 
 /**
  * A route without `@Returns` answers 204 and its document says so: a handler TypeScript says
- * returns a value must declare what (REF-38). An `async` handler may resolve to anything (its
+ * returns a value must declare what. An `async` handler may resolve to anything (its
  * `design:returntype` is `Promise` whatever it holds, and an inferred return type leaves none), so
  * it declares either what it answers or that it answers nothing (`@Returns(NoContent)`), unless it
  * answers through the Ctx (issue 24 §4). `void` and `undefined` pass; the value of a sync handler
@@ -287,7 +288,10 @@ function readArgs(
   return args;
 }
 
-/** A read class whose `@ValidateNested` property names no class would check only "is an object" (REF-40). */
+/**
+ * A read class whose `@ValidateNested` property names no class would check only "is an object", so
+ * it is refused.
+ */
 function checkNested(record: RouteRecord, problems: string[]): void {
   for (const a of record.args) {
     if ((a.kind !== 'body' && a.kind !== 'form' && a.kind !== 'queryClass') || !isClass(a.type))
@@ -320,7 +324,10 @@ const UNDER: Partial<Record<Contract['kind'], Under>> = {
   optional: 'optional',
 };
 
-/** The contract checks of the core answer vocabulary (REF-14..18); capabilities add their own through RecordCheck. */
+/**
+ * The contract checks of the core answer vocabulary (each a Refusal naming the route); capabilities
+ * add their own through RecordCheck.
+ */
 function checkContract(
   contract: Contract,
   label: string,
@@ -401,7 +408,7 @@ function checkContract(
 }
 
 /**
- * The statuses a `Status` or `Reply` may declare (REF-35..37): a real status (100–599) that carries
+ * The statuses a `Status` or `Reply` may declare: a real status (100–599) that carries
  * what the contract says. 1xx, 204 and 304 have no body; a 3xx means nothing without the Location
  * only `Redirect` writes.
  */

@@ -53,7 +53,7 @@ type Kind = { readonly kind: ValueKind; readonly items: ValueKind | null };
 /**
  * A query's values are text; a schema such as `z.number()` wants a number. So each value is
  * converted as the schema's own JSON Schema (input side) types its property, by the rules a class's
- * query follows (CORE-23: integers `/^-?\d+$/`, finite decimals, `true`/`false`/`1`/`0`), an
+ * query follows (integers `/^-?\d+$/`, finite decimals, `true`/`false`/`1`/`0`), an
  * `array` property takes one value as a list of one, and a repeated name of a scalar stays a list.
  * A value that does not convert is handed over as sent, so the schema refuses it in its own words,
  * naming the path. A library without a JSON Schema (valibot 1, unless `App({ jsonSchemaOf })` gives one) is given

@@ -566,8 +566,8 @@ export class Ctx implements Scope {
   }
 
   /**
-   * The same call as `setHeader`: the spec's name for it (CORE-37; the value is copied either way
-   * in JavaScript).
+   * The same call as `setHeader`: the spec's name for it (the value is copied either way in
+   * JavaScript, so the two behave the same).
    */
   setStaticHeader(name: string, value: string): void {
     this.setHeader(name, value);
@@ -799,9 +799,9 @@ export class Ctx implements Scope {
   }
 
   /**
-   * Node refused a head (a header value it cannot write, CORE-34): nothing reached the wire. Names
-   * the header, drops it so the failure answer can be written, and undoes what `writeHead` set
-   * before it threw (the reason phrase; no body for 204/304/1xx).
+   * Node refused a head (a header value it cannot write, such as one with a control byte): nothing
+   * reached the wire. Names the header, drops it so the failure answer can be written, and undoes
+   * what `writeHead` set before it threw (the reason phrase; no body for 204/304/1xx).
    */
   #refusedHead(status: number, bag: HeaderBag, e: unknown): unknown {
     const res = this.res as ServerResponse & { _hasBody?: boolean };

@@ -54,7 +54,10 @@ type LiteralHeaders<R> = R extends { readonly status: number; readonly headers?:
     ? never
     : H
   : never;
-/** A ninth header in a returned literal `{ status, value, headers: {…} }` (REF-21); `any` holds to nothing. */
+/**
+ * A ninth header in a returned literal `{ status, value, headers: {…} }` (eight is the most); `any`
+ * holds to nothing.
+ */
 type Overfull<R> = 0 extends 1 & R
   ? false
   : true extends OverfullEach<LiteralHeaders<R>>

@@ -88,8 +88,8 @@ let tooDeep: Check = makeCheck(C_TOO_DEEP, tooDeepWhy(MAX_DEPTH), undefined, [],
 /**
  * Compiles, once, a reader that validates an input against a class's class-validator
  * declaration and builds an instance of it (unknown fields are ignored, nested classes are
- * instantiated). Stops at the first failing field (CORE-25) and names its path, unless asked
- * for every failing top-level field (`allFields`).
+ * instantiated). Stops at the first failing field and names its path (the 400 says what to fix),
+ * unless asked for every failing top-level field (`allFields`).
  *
  * @example
  * const read = compileReader(CreateOrder, { source: 'body' });
@@ -342,8 +342,9 @@ function readValue(p: ValuePlan, v: unknown, left: number): unknown {
   return v;
 }
 
-// A union's variant is told by its tag (JSON-13): the one key of an externally tagged value, or
-// the value under `tag`. A variant without payload reads as its constant (`Shape.empty`).
+// A union's variant is told by its tag, with no declaration beyond the marker: the one key of an
+// externally tagged value, or the value under `tag`. A variant without payload reads as its
+// constant (`Shape.empty`).
 function readUnion(u: UnionPlan, input: Record<string, unknown>, left: number): unknown {
   if (u.tag === null) {
     const keys = Object.keys(input);

@@ -4,7 +4,7 @@ import type { Constraint, CustomMessage, ValueKind } from './read-shape';
 
 // Every refusal this folder words, in one place. The wording follows class-validator's
 // defaults without the leading property name, because the reader prefixes the field path
-// (`body.qty: must not be greater than 100`, OPEN-06).
+// (`body.qty: must not be greater than 100`), so a 400 names what failed and why.
 
 export const REQUIRED = 'is required';
 export const NOT_AN_OBJECT_AT_TOP = 'must be a JSON object';

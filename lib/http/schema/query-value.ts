@@ -7,8 +7,8 @@ const INTEGER = /^-?\d+$/;
 const DECIMAL = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 /**
- * Converts one query string by the declared kind (CORE-23): integers are `/^-?\d+$/` and safe,
- * numbers are finite decimals (no hex, no blanks, no `Infinity`), booleans are
+ * Converts one query string by the declared kind (a misfit is a 400): integers are `/^-?\d+$/`
+ * and safe, numbers are finite decimals (no hex, no blanks, no `Infinity`), booleans are
  * `true`/`false`/`1`/`0`. For an enum the member whose text equals the string is taken, so
  * `?status=2` reads as the number 2 when 2 is a member; anything else is left as text and
  * the enum check refuses it.

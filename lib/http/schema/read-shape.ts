@@ -75,7 +75,7 @@ export interface ClassShape {
   readonly fallback: string | null;
   /**
    * `@ValidateNested` properties whose element class fw cannot see (no `@Type(() => T)` and no
-   * class in the design type): the scanner refuses them (REF-40) rather than read "any object".
+   * class in the design type): the scanner refuses them rather than read "any object".
    */
   readonly unseenNested: readonly string[];
 }
@@ -191,7 +191,7 @@ function seesClass(v: ValueShape): boolean {
 
 /**
  * Every `@ValidateNested` property fw cannot see the class of, in `cls` and the classes it nests,
- * as `Class.property` (REF-40).
+ * as `Class.property`.
  */
 export function unseenNested(cls: Function): string[] {
   const out: string[] = [];

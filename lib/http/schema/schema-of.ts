@@ -13,7 +13,8 @@ const names = new WeakMap<Map<string, object>, Map<object, string>>();
 /**
  * Describes a class as `components.schemas.<Name>` and returns the reference to it. Nested
  * classes are added too; a second class with a name already taken becomes `<Name>_2`. Names are
- * spelled as on the wire (`@Json`), and a `Union(...)` is a `oneOf` (OPEN-57).
+ * spelled as on the wire (`@Json`), and a `Union(...)` is a `oneOf`, so
+ * the document describes what is really sent.
  *
  * @example
  * const components = new Map<string, object>();
@@ -63,7 +64,7 @@ function objectSchema(cls: Function, components: Map<string, object>): JsonSchem
   // only read from input.
   const fields = writtenFields(cls);
   const put = (name: string, s: JsonSchema): void => {
-    // Property names as they are spelled on the wire (OPEN-57).
+    // Property names as they are spelled on the wire, not as the class names them.
     Object.defineProperty(properties, mark === null ? name : mark.spell(name), {
       value: s,
       enumerable: true,
@@ -98,7 +99,7 @@ function propertySchema(p: PropertyShape, components: Map<string, object>): Json
 }
 
 /**
- * A union is `oneOf` its variants (OPEN-57). Externally tagged: each is an object with the one
+ * A union is `oneOf` its variants. Externally tagged: each is an object with the one
  * key naming it. Internally tagged: each variant is a component of its own (`Shape.circle`, the
  * payload class's schema with the tag beside it) so that the `discriminator` can map to it.
  */
@@ -197,7 +198,7 @@ function withConstraints(s: JsonSchema, value: ValueShape): JsonSchema {
         break;
       case 'format':
         // `@IsISO8601()` / `@IsDateString()` take a year alone, a date, a week or a date-time:
-        // `format: date-time` would make a client refuse what the reader takes (OAS-20).
+        // `format: date-time` would make a client refuse what the reader takes.
         if (c.value !== 'date-time') s.format = c.value;
         else if (s.pattern === undefined) s.pattern = iso8601Pattern(c.options);
         break;

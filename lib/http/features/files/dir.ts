@@ -22,7 +22,7 @@ export class Dir {
   readonly #path: string;
   /**
    * Why the directory could not be opened (it is missing, or not a directory), or null. An app given
-   * such a Dir refuses to build with this line among its Refusals (REF-31).
+   * such a Dir refuses to build with this line among its Refusals.
    */
   readonly problem: string | null;
   /** Whether symlinks that stay inside are followed (DirOptions). */
@@ -49,7 +49,8 @@ export class Dir {
   /**
    * Resolves `path` (relative to the working directory) and checks it is a directory. One that
    * cannot be opened is kept with its `problem`: the app it is provided to refuses to build, the
-   * line naming it among the other Refusals (REF-01, REF-31); used anyway, it throws `DirNotFound`.
+   * line naming it among the other Refusals (all reported at once); used anyway, it throws
+   * `DirNotFound`.
    */
   static open(path: string, options: DirOptions = {}): Dir {
     try {

@@ -43,7 +43,10 @@ export interface OpenFileOptions extends FileHeadOptions {
   readonly size?: number | undefined;
 }
 
-/** The same 404 for a missing file and a refused name (ANS-20): it names nothing. */
+/**
+ * The same 404 for a missing file and a refused name: it names nothing, so a probe cannot tell
+ * them apart.
+ */
 export const fileNotFound = (): HttpError => new HttpError('FileNotFound', STATUS_CODES[404]!);
 
 /** Errors of opening that mean "no such file here"; anything else (EACCES, EMFILE, EIO) is a 500. */
@@ -57,7 +60,8 @@ export function missingAsNotFound(e: unknown): unknown {
 
 /**
  * The strong ETag of an opened file: `"<mtime ms, hex>-<size, hex>"`, from one `fstat` of the
- * descriptor (STATIC-52, OPEN-24, OPEN-26). Strong, because files are never compressed on the fly.
+ * descriptor (the same form as a spilled static file). Strong, because files are never compressed
+ * on the fly.
  */
 export function fileEtag(mtimeMs: number, size: number): string {
   return `"${Math.trunc(mtimeMs).toString(16)}-${size.toString(16)}"`;
@@ -82,7 +86,7 @@ export function parseRange(
     if (last === '') return 'whole';
     const n = Number(last);
     if (n === 0 || size === 0) return 'unsatisfiable';
-    return { start: Math.max(0, size - n), end: size - 1 }; // a suffix longer than the file is the whole file, as 206 (OPEN-33)
+    return { start: Math.max(0, size - n), end: size - 1 }; // a suffix longer than the file is the whole file, as 206 (RFC 9110 §14)
   }
   const start = Number(first);
   const end = last === '' ? Infinity : Number(last);
@@ -93,7 +97,7 @@ export function parseRange(
 
 /**
  * Whether `If-Range` lets a range through: only a strong tag equal to a strong ETag (RFC 9110
- * §13.1.5). A weak tag, `*`, a stale tag and an HTTP-date (OPEN-34) never match.
+ * §13.1.5). A weak tag, `*`, a stale tag and an HTTP-date never match: the whole file is sent.
  */
 export function ifRangeHolds(header: string, etag: string): boolean {
   const t = header.trim();

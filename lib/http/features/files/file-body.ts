@@ -68,8 +68,9 @@ export class FileBody<H extends ReturnedHeaders = HeaderList> {
 const DRIVE = /^[A-Za-z]:/;
 
 /**
- * Names refused before anything is opened (ANS-15..19). Backslashes and drive letters are
- * refused on every platform, not only on Windows: a program then answers the same wherever it runs.
+ * Names refused before anything is opened (a `..` segment answers 404, like a missing file).
+ * Backslashes and drive letters are refused on every platform, not only on Windows: a program then
+ * answers the same wherever it runs.
  */
 export function refusedName(name: string): boolean {
   if (
@@ -87,12 +88,12 @@ export function refusedName(name: string): boolean {
 const NO_FOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 /**
  * A segment that is a dotfile's name (`.env`, `.git`): hidden unless the Dir serves dotfiles, as
- * the static tree does (STATIC-12). A lone `.` names the directory itself, not a hidden file.
+ * the static tree does (off by default). A lone `.` names the directory itself, not a hidden file.
  */
 const DOT_SEGMENT = /(?:^|\/)\.[^/]/;
 
 /**
- * Opens `name` inside `dir` under the Dir's rule (ANS-15..19 and `DirOptions`): refused names,
+ * Opens `name` inside `dir` under the Dir's rule (`refusedName` and `DirOptions`): refused names,
  * and dotfiles unless allowed, answer 404 before anything is opened.
  */
 export function openIn(dir: Dir, name: string): Promise<FileHandle> {
@@ -144,7 +145,7 @@ const encoder =
 
 /**
  * A file carries its own status (200, 206, 304, 416) and its own ETag: a wrapper that would give
- * it another status or tag is refused. (`Status(code, FileBody)` itself is refused by the scanner, REF-17.)
+ * it another status or tag is refused. (`Status(code, FileBody)` itself is refused by the scanner.)
  */
 const check: RecordCheck = (record, _services, problems) => {
   const walk = (c: Contract, under: string | null): void => {
@@ -165,7 +166,7 @@ const check: RecordCheck = (record, _services, problems) => {
 function wrapperName(c: Contract, under: string | null): string | null {
   switch (c.kind) {
     case 'status':
-      // Status(code, FileBody) is the scanner's Refusal (REF-17): not reported twice.
+      // Status(code, FileBody) is the scanner's Refusal: not reported twice.
       return c.inner.kind === 'file' ? null : `Status(${c.status}, …)`;
     case 'reply':
       return 'Reply';

@@ -5,7 +5,7 @@ import { MAX_KEY_BYTES } from './read-key';
 
 /**
  * The API description of an idempotent route: the required key, the extra answers, and the
- * replay marker on every success answer (OPEN-15). 403 only when `by` can refuse (OPEN-14).
+ * replay marker on every success answer (a replay may carry it). 403 only when `by` can refuse.
  */
 export const describeIdempotent = (record: RouteRecord, op: OperationSink): void => {
   const mark = record.marks.get(IDEMPOTENT);

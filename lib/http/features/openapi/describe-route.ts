@@ -312,7 +312,7 @@ export function describeContract(
 
 /**
  * A route without `@Returns` answers 204 (one whose TypeScript return type is a value is refused at
- * build, REF-38), unless it answers through the Ctx, which chooses status and type at run time.
+ * build), unless it answers through the Ctx, which chooses status and type at run time.
  */
 function describeInferred(record: RouteRecord, op: OperationBuilder): void {
   if (record.args.some((a) => a.kind === 'ctx'))

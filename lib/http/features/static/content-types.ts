@@ -1,4 +1,4 @@
-// Static content types by file extension (OPEN-29). Unknown extensions are application/octet-stream.
+// Static content types by file extension. Unknown extensions are application/octet-stream.
 import { OCTET_STREAM } from '../../core/media-types';
 
 const UTF8 = '; charset=utf-8';
@@ -78,7 +78,7 @@ export function contentTypeOf(path: string): string {
   return TYPES[extension(path)] ?? OCTET_STREAM;
 }
 
-/** Whether a file's type is already compressed, so no gzipped copy is made (STATIC-29). */
+/** Whether a file's type is already compressed, so gzipping it would not pay. */
 export function isPrecompressed(path: string): boolean {
   return COMPRESSED.has(extension(path));
 }

@@ -83,7 +83,7 @@ interface Held {
   /** The gzipped copy and its tag, or null. */
   gz: Buffer | null;
   readonly gzEtag: string;
-  /** Headers of the plain answer: Vary when there is a gzipped copy (STATIC-32), else null. */
+  /** Headers of the plain answer: Vary when there is a gzipped copy (for caches), else null. */
   plainOwn: readonly HeaderEntry[] | null;
 }
 
@@ -126,7 +126,7 @@ export function addStaticTree(
   const base = normalizePrefix(prefix);
   let tree: Tree | null = null;
   // Indexed with the routes' checks, so a missing directory or a bad embedded list is one more
-  // line of the app's one RefusalError (REF-01, REF-29..31), never thrown on its own.
+  // line of the app's one RefusalError, never thrown on its own: every problem is reported at once.
   app.atBuild((problems) => {
     const found: Tree | string[] =
       'dir' in source ? walkDir(base, source.dir, o) : embed(base, source.entries, o);
@@ -211,7 +211,7 @@ class Tree {
       )
         return false;
       if (c.method !== 'GET' && c.method !== 'HEAD') return false;
-      // Not a page being opened: the app's 404, which names the path (STATIC-25).
+      // Not a page being opened: the app's 404, which names the path.
       if (this.#o.spaFallbackFor === 'navigations' && !isNavigation(c.header('accept')))
         return false;
       entry = this.#fallback;
@@ -228,10 +228,11 @@ class Tree {
     let raw: string;
     if (this.#prefix === '/') raw = path.slice(1);
     else if (path.startsWith(this.#prefix + '/')) raw = path.slice(this.#prefix.length + 1);
-    else return null; // the prefix without its slash included: no redirect (OPEN-31)
+    else return null; // the prefix without its slash: no redirect, like any path
     try {
       const decoded = decodeURIComponent(raw);
-      // Only looked up in the fixed map: `..` or an absolute path simply names no entry (STATIC-21).
+      // Only looked up in the fixed map: `..` or an absolute path simply names no entry, so
+      // nothing outside the tree can be reached.
       return decoded.includes('\0') ? null : decoded;
     } catch {
       return null;
@@ -239,7 +240,8 @@ class Tree {
   }
 
   #held(c: Ctx, f: Held): true {
-    // A range is always cut from the plain bytes (STATIC-45).
+    // A range is always cut from the plain bytes, whatever Accept-Encoding says, so offsets mean
+    // the same file for every client.
     const gz =
       f.gz !== null && c.header('range') === null && acceptsGzip(c.req.headers['accept-encoding']);
     const bytes = gz ? f.gz! : f.bytes;
@@ -268,7 +270,8 @@ class Tree {
     // Opened under the same rule as the walk (and as FileBody): a file swapped for a symlink
     // since startup is not followed out of the root, nor at all unless followSymlinks.
     const handle = await openInside(this.#root!, f.name);
-    // The ETag comes from one fstat of this descriptor (STATIC-52); the shared answer closes it.
+    // The ETag comes from one fstat of this descriptor, so it describes the bytes sent; the shared
+    // answer closes it.
     await answerOpenFile(c, handle, {
       contentType: f.type,
       cacheControl: this.#o.cacheControl,
@@ -277,7 +280,10 @@ class Tree {
   }
 }
 
-/** `Accept` with text/html, `*\/*`, or no `Accept` at all is a page being opened (STATIC-22..25). */
+/**
+ * `Accept` with text/html, `*\/*`, or no `Accept` at all is a page being opened: it may get the
+ * fallback page.
+ */
 function isNavigation(accept: string | null): boolean {
   if (accept === null || accept.trim() === '') return true;
   for (const part of accept.split(',')) {
@@ -290,7 +296,10 @@ function isNavigation(accept: string | null): boolean {
   return false;
 }
 
-/** OPEN-25: a strong tag from a content hash (the first 16 bytes of SHA-1, base64url). */
+/**
+ * A strong tag from a content hash, stable across restarts (the first 16 bytes of SHA-1,
+ * base64url).
+ */
 function hashTag(bytes: Uint8Array): string {
   return createHash('sha1').update(bytes).digest().subarray(0, 16).toString('base64url');
 }
@@ -300,7 +309,7 @@ function hold(name: string, bytes: Buffer, mtimeMs: number | null, o: Resolved):
   let gz: Buffer | null = null;
   if (o.compress && bytes.length >= o.compressMinBytes && !isPrecompressed(name)) {
     const z = gzipSync(bytes, { level: 9 });
-    if (z.length < bytes.length) gz = z; // kept only when smaller (STATIC-30)
+    if (z.length < bytes.length) gz = z; // kept only when smaller
   }
   return {
     kind: 'held',
@@ -333,7 +342,7 @@ function fallbackOf(
 }
 
 /**
- * OPEN-28: over maxTotalBytes, gzipped copies go first (largest first), then the largest files are
+ * Over maxTotalBytes, gzipped copies go first (largest first), then the largest files are
  * spilled (opened per request). Returns how many of each, for the summary line.
  */
 function fitTotal(files: Map<string, Entry>, o: Resolved): { droppedGz: number; overflow: number } {
@@ -375,12 +384,12 @@ function walkDir(prefix: string, dir: string, o: Resolved): Tree | string[] {
     ];
   }
   const rootDir = Dir.ofReal(real, { followSymlinks: o.followSymlinks, dotfiles: o.dotfiles });
-  const maxFile = o.reload ? -1 : o.maxFileBytes; // reload: every file is opened per request (STATIC-57)
+  const maxFile = o.reload ? -1 : o.maxFileBytes; // reload: every file is opened per request
   const files = new Map<string, Entry>();
   // `abs` is a real path; `above` the real directories on the way down, so a link back up is cut.
   const walk = (abs: string, rel: string, above: ReadonlySet<string>): void => {
     for (const d of readdirSync(abs, { withFileTypes: true })) {
-      if (!o.dotfiles && d.name.startsWith('.')) continue; // any segment (OPEN-35)
+      if (!o.dotfiles && d.name.startsWith('.')) continue; // any segment: `.git/config` too
       let path = join(abs, d.name);
       const name = rel + d.name;
       if (d.isSymbolicLink()) {
