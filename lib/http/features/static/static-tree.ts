@@ -228,7 +228,7 @@ class Tree {
     let raw: string;
     if (this.#prefix === '/') raw = path.slice(1);
     else if (path.startsWith(this.#prefix + '/')) raw = path.slice(this.#prefix.length + 1);
-    else return null; // the prefix without its slash: no redirect, like any path
+    else return null; // the prefix without its slash included: no redirect, like any path
     try {
       const decoded = decodeURIComponent(raw);
       // Only looked up in the fixed map: `..` or an absolute path simply names no entry, so
