@@ -19,6 +19,6 @@ module.exports = {
   coverageReporters: ['text-summary', 'json-summary'],
   coverageDirectory: 'coverage',
   // A floor that only goes up: raise it when a change raises coverage, never lower it
-  // (measured 2026-11-26: statements and lines 94.8 %, branches 89.2 %, functions 88.2 %).
-  coverageThreshold: { global: { statements: 94, lines: 94, branches: 88, functions: 87 } },
+  // (measured 2026-11-26 by V8: statements and lines 97.9 %, branches 91.1 %, functions 95.0 %).
+  coverageThreshold: { global: { statements: 97.5, lines: 97.5, branches: 90.5, functions: 94.5 } },
 };
