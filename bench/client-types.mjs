@@ -4,7 +4,7 @@
 // controllers imported as types only, and runs `tsc --extendedDiagnostics` over it, then over the
 // same program without the client, so the difference is what the client's types cost.
 //
-//   node bench/client-types.mjs [routes=200]
+//   node bench/client-types.mjs [routes=200] [--installed]
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const ROUTES = Number(process.argv[2] ?? 200);
+const ROUTES = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 200);
 const PER = 20;
 const DIR = join(ROOT, 'tmp', `client-types-${ROUTES}`);
 
@@ -93,10 +93,27 @@ ${uses.join('\n')}
 `;
 }
 
+/**
+ * With `--installed`, fw's doors are the declarations the package ships (dist/lib, from
+ * `npm run build`), as in a project that installed fw-http: `skipLibCheck` then skips them, and
+ * what is left is the program's own code. Without it they are lib/'s sources, checked too.
+ */
+const INSTALLED = process.argv.includes('--installed');
+const DOORS = {
+  'fw-http': ['dist/lib/http/index.d.ts'],
+  'fw-http/cache': ['dist/lib/cache/index.d.ts'],
+  'fw-http/fetch': ['dist/lib/fetch/index.d.ts'],
+};
+
 function tsconfig(files) {
   return JSON.stringify({
     extends: '../../tsconfig.json',
-    compilerOptions: { noEmit: true, baseUrl: '../..', incremental: false },
+    compilerOptions: {
+      noEmit: true,
+      baseUrl: '../..',
+      incremental: false,
+      ...(INSTALLED ? { paths: DOORS } : {}),
+    },
     include: [],
     files,
   });

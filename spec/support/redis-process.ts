@@ -32,14 +32,30 @@ export function requireBin(name: 'redis-server' | 'redis-cli' | 'openssl'): stri
 }
 
 /** A port nothing listens on right now, found by listening on 0. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+// Ports for the servers tests start come from a range of this jest worker's own, below the
+// kernel's ephemeral range (32768+): a port asked of the kernel (`listen(0)`) and closed could be
+// handed to the next asker, so two workers once got one port, and a Sentinel test's client reached
+// a cluster node of another test (CI: MOVED). A Redis cluster node also uses port + 10000.
+const WORKER = Math.max(1, Number(process.env.JEST_WORKER_ID ?? 1));
+const RANGE = 2000;
+const FIRST = 10_000 + ((WORKER - 1) % 5) * RANGE; // 10000–19999, so no bus port (+10000) lands in another worker's range
+let next = FIRST + Math.floor(Math.random() * RANGE);
+
+/** A port free on 127.0.0.1 now, from this worker's range (tried in turn until one binds). */
+export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < RANGE; tries++) {
+    const port = next;
+    next = next + 1 < FIRST + RANGE ? next + 1 : FIRST;
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port in ${FIRST}..${FIRST + RANGE - 1}`);
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
