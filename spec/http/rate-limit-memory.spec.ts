@@ -1,3 +1,4 @@
+import { secondsLeft } from '../../lib/http/features/rate-limit';
 import { performance } from 'node:perf_hooks';
 import { App, Controller, Post, RateLimit } from 'fw-http';
 import { MemoryRateStore, type RateStore } from 'fw-http/cache';
@@ -147,5 +148,16 @@ describe('@RateLimit settings and description', () => {
     expect(op('/open')['503']).toBeUndefined();
     expect(op('/closed')['503'].headers['Retry-After'].schema).toEqual({ type: 'integer' });
     expect(op('/closed')['503'].description).toMatch(/rate-limit store cannot be reached/);
+  });
+});
+
+describe('I26.4 RateLimit t= never exceeds the window', () => {
+  it('I26.4 a window start plus its span, less now, a hair over the span in floating point, is still t=60 for a 60 s window (CI saw t=61)', () => {
+    const now = 128537.21790187956;
+    const left = now + 60_000 - now; // 60000.000000000015
+    expect(Math.ceil(left / 1000)).toBe(61); // what the header said before
+    expect(secondsLeft(left, 60)).toBe(60);
+    expect(secondsLeft(0.2, 60)).toBe(1);
+    expect(secondsLeft(59_001, 60)).toBe(60);
   });
 });

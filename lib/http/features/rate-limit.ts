@@ -122,10 +122,12 @@ function inProcess(table: RateTable, mark: RateMark, route: string): Around {
     const verdict = table.take(key, now);
     c.putHeader('ratelimit-policy', policy);
     const { remaining, resetAt } = table.standing(key, now);
-    const reset = Math.max(
-      1,
-      Math.ceil(((verdict === RATE_ADMITTED ? resetAt : table.retryAt) - now) / 1000),
-    );
+    // Admitted: the window's end, never past the window. Refused: when a request is let in again,
+    // which a sliding window may put half a window into the next one.
+    const reset =
+      verdict === RATE_ADMITTED
+        ? secondsLeft(resetAt - now, mark.perSeconds)
+        : Math.max(1, Math.ceil((table.retryAt - now) / 1000));
     c.putHeader('ratelimit', `"default";r=${verdict === RATE_ADMITTED ? remaining : 0};t=${reset}`);
     if (verdict === RATE_ADMITTED) return proceed();
     c.setHeader('retry-after', String(reset));
@@ -146,6 +148,15 @@ function inProcess(table: RateTable, mark: RateMark, route: string): Around {
  * The route's policy as the IETF draft (draft-ietf-httpapi-ratelimit-headers) spells it: quota `q`
  * per window `w` seconds, under the policy name `default`.
  */
+/**
+ * Whole seconds until a window's end `ms` away, between 1 and the window: `start + span - now` in floating
+ * point can come out a hair over the span (60000.000000000007 ms), and a plain ceil then said
+ * t=61 for a 60 s window.
+ */
+export function secondsLeft(ms: number, windowSeconds: number): number {
+  return Math.max(1, Math.min(windowSeconds, Math.ceil(ms / 1000)));
+}
+
 const policyOf = (mark: RateMark): string => `"default";q=${mark.max};w=${mark.perSeconds}`;
 
 /** Whether a store was last seen down, per store: one log line when an outage begins and one when it ends. */
@@ -196,7 +207,7 @@ function overStore(
       if (counted.remaining >= 0)
         c.putHeader(
           'ratelimit',
-          `"default";r=${counted.remaining};t=${Math.max(1, Math.ceil(counted.resetMs / 1000))}`,
+          `"default";r=${counted.remaining};t=${secondsLeft(counted.resetMs, mark.perSeconds)}`,
         );
       return proceed();
     }
