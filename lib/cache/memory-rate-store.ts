@@ -31,14 +31,18 @@ export class MemoryRateStore implements RateStore {
   /** `hit` with what is left of the window (see `RateStore.count`). */
   count(rule: RateRule, key: string): Promise<RateCount> {
     try {
-      const now = performance.now();
-      const waitMs = this.take(rule, key, now);
-      if (waitMs > 0) return Promise.resolve({ waitMs, remaining: 0, resetMs: waitMs });
-      const { remaining, resetAt } = this.#tableOf(rule).standing(key, now);
-      return Promise.resolve({ waitMs, remaining, resetMs: Math.max(1, Math.ceil(resetAt - now)) });
+      return Promise.resolve(this.countAt(rule, key, performance.now()));
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  /** `count` answered at once, at `now` (the clock `take` takes). */
+  countAt(rule: RateRule, key: string, now: number): RateCount {
+    const waitMs = this.take(rule, key, now);
+    if (waitMs > 0) return { waitMs, remaining: 0, resetMs: waitMs };
+    const { remaining, resetAt } = this.#tableOf(rule).standing(key, now);
+    return { waitMs, remaining, resetMs: msLeft(resetAt - now, rule.windowMs) };
   }
 
   /** `hit` answered at once, at `now` (`performance.now()`'s clock, or any that does not go back). */
@@ -48,7 +52,7 @@ export class MemoryRateStore implements RateStore {
     const table = this.#tableOf(rule);
     const verdict = table.take(key, now);
     if (verdict === RATE_ADMITTED) return 0;
-    const wait = Math.max(1, Math.ceil(table.retryAt - now));
+    const wait = msLeft(table.retryAt - now, table.sliding ? 2 * table.spanMs : table.spanMs);
     if (verdict === RATE_OVER) return wait;
     throw new CacheError(
       'Full',
@@ -85,6 +89,12 @@ export class MemoryRateStore implements RateStore {
     return table;
   }
 }
+
+/**
+ * Whole milliseconds, at least 1 and at most `most`: an end `start + span` less `now` can come out
+ * a hair over the span in floating point, and a 60 s window must never say 60001 ms.
+ */
+const msLeft = (ms: number, most: number): number => Math.max(1, Math.min(most, Math.ceil(ms)));
 
 const sameRule = (a: RateRule, b: RateRule): boolean =>
   a.max === b.max && a.windowMs === b.windowMs && a.window === b.window && a.maxKeys === b.maxKeys;

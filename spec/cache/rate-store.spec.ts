@@ -35,6 +35,22 @@ describeRateStoreContract(
 );
 
 describe('MemoryRateStore', () => {
+  it('I26.4 resetMs is never past the window, even where start + span - now is a hair over the span in floating point (CI saw 60001)', () => {
+    const store = new MemoryRateStore();
+    const now = 12_345.7054; // now + 60000 - now === 60000.000000000007
+    expect(Math.ceil(now + 60_000 - now)).toBe(60_001);
+    const fixed = rule({ max: 3, windowMs: 60_000 });
+    expect(store.countAt(fixed, 'k', now).resetMs).toBe(60_000);
+    expect(store.countAt(fixed, 'k', now).resetMs).toBe(60_000);
+    store.countAt(fixed, 'k', now);
+    // Over: the wait is the rest of the window, no more.
+    expect(store.countAt(fixed, 'k', now)).toEqual({
+      waitMs: 60_000,
+      remaining: 0,
+      resetMs: 60_000,
+    });
+  });
+
   it('FAIL-27 keeps at most maxKeys keys per rule: a new one past it is refused Full, known ones still counted', async () => {
     const store = new MemoryRateStore();
     const r = rule({ max: 2, maxKeys: 2 });

@@ -127,7 +127,7 @@ function inProcess(table: RateTable, mark: RateMark, route: string): Around {
     const reset =
       verdict === RATE_ADMITTED
         ? secondsLeft(resetAt - now, mark.perSeconds)
-        : Math.max(1, Math.ceil((table.retryAt - now) / 1000));
+        : secondsLeft(table.retryAt - now, table.sliding ? 2 * mark.perSeconds : mark.perSeconds);
     c.putHeader('ratelimit', `"default";r=${verdict === RATE_ADMITTED ? remaining : 0};t=${reset}`);
     if (verdict === RATE_ADMITTED) return proceed();
     c.setHeader('retry-after', String(reset));
