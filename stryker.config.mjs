@@ -17,6 +17,9 @@ export default {
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
   coverageAnalysis: 'perTest',
   ignoreStatic: true,
+  // A rerun after a test is added tries again only the mutants whose code or tests changed.
+  incremental: true,
+  incrementalFile: 'reports/stryker-incremental.json',
   mutate: [
     'lib/http/features/idempotency/*.ts',
     'lib/http/features/kept-answers.ts',

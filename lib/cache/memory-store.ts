@@ -103,7 +103,7 @@ export class MemoryStore implements Store {
     checkBytes(value, key);
     const ms = checkTtlMs(ttlMs, key);
     if (key !== this.#absent && this.#live(key) !== undefined) return false;
-    return this.#insert(key, value, ms, true, undefined);
+    return this.#insert(key, value, ms, true);
   }
 
   /** Answers at once; `value` is handed over as for `putIfAbsent`. */
@@ -112,13 +112,12 @@ export class MemoryStore implements Store {
     checkBytes(value, key);
     const ms = checkTtlMs(ttlMs, key);
     const expect = opts?.expect;
-    let old: Entry | undefined;
     if (expect !== undefined) {
       checkBytes(expect, key, 'expect');
-      old = this.#live(key);
+      const old = this.#live(key);
       if (old === undefined || !old.value.equals(expect)) return false;
-    } else old = this.#entries.get(key);
-    return this.#insert(key, value, ms, expect !== undefined, old);
+    }
+    return this.#insert(key, value, ms, expect !== undefined);
   }
 
   /** Answers at once unless the store is closed. */
@@ -160,15 +159,11 @@ export class MemoryStore implements Store {
     return entry;
   }
 
-  /** Writes `key`; `old` is what the Map holds under it now (looked up by the caller). */
-  #insert(
-    key: string,
-    value: Buffer,
-    ttlMs: number,
-    held: boolean,
-    old: Entry | undefined,
-  ): boolean {
+  /** Writes `key`, held (a claim or kept answer, never evicted) or not. */
+  #insert(key: string, value: Buffer, ttlMs: number, held: boolean): boolean {
+    let old: Entry | undefined;
     if (key === this.#absent) this.#absent = null;
+    else old = this.#entries.get(key);
     const size = Buffer.byteLength(key) + value.length + MemoryStore.entryOverheadBytes;
     // Refused before anything is touched, so an entry that can never fit leaves the store as it was.
     if (size > this.bytes) return false;
