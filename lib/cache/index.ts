@@ -13,8 +13,14 @@ export { RedisStore } from './redis-store';
 export type { RedisStoreOptions, RedisNode } from './redis-store';
 export type { RateStore, RateRule, RateWindow, RateCount } from './rate-store';
 export { MemoryRateStore } from './memory-rate-store';
-/** @internal The in-process window table `@RateLimit` counts in when the app has no rate store. */
-export { RateTable, RATE_ADMITTED, RATE_OVER } from './rate-table';
+export {
+  RateTable,
+  RATE_ADMITTED,
+  RATE_OVER,
+  RATE_FULL,
+  type RateVerdict,
+  type RateTableOptions,
+} from './rate-table';
 export { CacheError, CACHE_ERRORS } from './errors';
 export type { CacheErrorCode } from './errors';
 export { CodedError, type ErrorRow } from '../errors';

@@ -1,3 +1,4 @@
+import * as door from 'fw-http/cache';
 import { RateTable, RATE_ADMITTED, RATE_FULL, RATE_OVER } from '../../lib/cache/rate-table';
 
 // The table behind @RateLimit, on its own: the route keys it by the socket's address, which tests
@@ -5,6 +6,19 @@ import { RateTable, RATE_ADMITTED, RATE_FULL, RATE_OVER } from '../../lib/cache/
 // bound is tested here with as many keys as it takes.
 
 describe('RateTable', () => {
+  it('I28.3 is public: the door exports the table and its three verdicts, as the guide uses them', () => {
+    expect(door.RateTable).toBe(RateTable);
+    expect([door.RATE_ADMITTED, door.RATE_OVER, door.RATE_FULL]).toEqual([0, 1, 2]);
+    const messages = new door.RateTable({ max: 2, spanMs: 1000, maxKeys: 1, window: 'sliding' });
+    expect([messages.take('p', 0), messages.take('p', 1), messages.take('p', 2)]).toEqual([
+      door.RATE_ADMITTED,
+      door.RATE_ADMITTED,
+      door.RATE_OVER,
+    ]);
+    expect(messages.take('q', 3)).toBe(door.RATE_FULL);
+    expect(messages.retryAt).toBeGreaterThan(3);
+  });
+
   it('FAIL-27 admits max requests per key in a window, then refuses until the window ends', () => {
     const t = new RateTable({ max: 2, spanMs: 1_000, maxKeys: 10 });
     expect([t.take('a', 0), t.take('a', 10), t.take('b', 20)]).toEqual([

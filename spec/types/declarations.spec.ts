@@ -164,6 +164,32 @@ describe('the shipped declarations', () => {
     expect(build.options.stripInternal).toBe(true);
   });
 
+  it('I28.3 every value a door exports at runtime is in its shipped types: none is hidden', () => {
+    for (const [name, source] of Object.entries(DOORS)) {
+      const shown = new Set<string>();
+      const visit = (node: ts.Node): void => {
+        if (ts.isExportSpecifier(node)) shown.add(node.name.text);
+        else if (
+          (ts.isClassDeclaration(node) || ts.isFunctionDeclaration(node)) &&
+          node.name !== undefined &&
+          ts.getCombinedModifierFlags(node) & ts.ModifierFlags.Export
+        )
+          shown.add(node.name.text);
+        else if (ts.isVariableStatement(node))
+          for (const d of node.declarationList.declarations)
+            if (ts.isIdentifier(d.name)) shown.add(d.name.text);
+        ts.forEachChild(node, visit);
+      };
+      visit(dts(`${source}.d.ts`));
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the door as a program loads it
+      const runtime = Object.keys(require(join(ROOT, source)) as object);
+      expect({ door: name, hidden: runtime.filter((k) => !shown.has(k)) }).toEqual({
+        door: name,
+        hidden: [],
+      });
+    }
+  });
+
   it("Ctx's .d.ts shows only its public members, and status only as a getter (read-only)", () => {
     const shown = members(classIn(dts('lib/http/request/ctx.d.ts'), 'Ctx'));
     expect([...shown.keys()].sort()).toEqual([...PUBLIC_CTX].sort());
