@@ -147,7 +147,7 @@ export class RateTable {
       w.count = c + 1;
       return RATE_ADMITTED;
     }
-    this.retryAt = slidingRetry(start, span, max, c, p);
+    this.retryAt = slidingRetry(start, span, max, w);
     return RATE_OVER;
   }
 
@@ -185,17 +185,18 @@ export class RateTable {
 }
 
 /**
- * When a sliding key refused in the window starting at `start` (having counted `c` there and `p`
- * in the one before) is admitted: later in this window, once `p`'s weight has fallen enough,
- * when there is room beside `c`; otherwise in the next window, once `c`'s weight has.
+ * When a sliding key refused in the window starting at `start` (having counted `c = count` there
+ * and `p = prev` in the one before) is admitted: later in this window, once `p`'s weight has fallen
+ * enough, when there is room beside `c`; otherwise in the next window, once `c`'s weight has.
  */
 export function slidingRetry(
   start: number,
   span: number,
   max: number,
-  c: number,
-  p: number,
+  counted: { readonly count: number; readonly prev: number },
 ): number {
+  const c = counted.count;
+  const p = counted.prev;
   if (c < max && p > 0) return start + span - ((max - 1 - c) * span) / p;
   return start + 2 * span - ((max - 1) * span) / c;
 }

@@ -16,6 +16,14 @@ import type { FetchResponse } from './response';
 import type { Scope } from './scope';
 import { sendCall } from './send-call';
 
+/** One call as a public method states it, before its URL is parsed and its body encoded. */
+interface Outbound {
+  readonly scope: Scope;
+  readonly method: string;
+  readonly url: string | URL;
+  readonly call: Call;
+}
+
 /**
  * The outbound HTTP client over undici: one per program, handed to the app with
  * `app.provide(client)`. `app.listen()` starts it; a program without a server calls `start()`.
@@ -58,19 +66,19 @@ export class Client {
   }
 
   get(c: Scope, url: string | URL, call: Call = {}): Promise<FetchResponse> {
-    return this.#send(c, 'GET', url, null, call, null);
+    return this.#send({ scope: c, method: 'GET', url, call }, null, null);
   }
 
   delete(c: Scope, url: string | URL, call: Call = {}): Promise<FetchResponse> {
-    return this.#send(c, 'DELETE', url, null, call, null);
+    return this.#send({ scope: c, method: 'DELETE', url, call }, null, null);
   }
 
   post(c: Scope, url: string | URL, body: BodyBytes, call: Call = {}): Promise<FetchResponse> {
-    return this.#send(c, 'POST', url, body, call, null);
+    return this.#send({ scope: c, method: 'POST', url, call }, body, null);
   }
 
   put(c: Scope, url: string | URL, body: BodyBytes, call: Call = {}): Promise<FetchResponse> {
-    return this.#send(c, 'PUT', url, body, call, null);
+    return this.#send({ scope: c, method: 'PUT', url, call }, body, null);
   }
 
   patch(
@@ -79,10 +87,11 @@ export class Client {
     body: BodyBytes | null,
     call: Call = {},
   ): Promise<FetchResponse> {
-    return this.#send(c, 'PATCH', url, body, call, null);
+    return this.#send({ scope: c, method: 'PATCH', url, call }, body, null);
   }
 
   /** Any method, e.g. `send(c, 'HEAD', url, null, {})`. */
+  // eslint-disable-next-line max-params -- the spec fixes this call shape (FETCH-34): scope, method, URL, body, call
   send(
     c: Scope,
     method: string,
@@ -90,16 +99,16 @@ export class Client {
     body: BodyBytes | null,
     call: Call = {},
   ): Promise<FetchResponse> {
-    return this.#send(c, method, url, body, call, null);
+    return this.#send({ scope: c, method, url, call }, body, null);
   }
 
   /** `value` as JSON under `Content-Type: application/json` (unless the call names one). Text is refused: use `post`. */
   postJson(c: Scope, url: string | URL, value: JsonValue, call: Call = {}): Promise<FetchResponse> {
-    return this.#sendJson(c, 'POST', url, value, call);
+    return this.#sendJson({ scope: c, method: 'POST', url, call }, value);
   }
 
   putJson(c: Scope, url: string | URL, value: JsonValue, call: Call = {}): Promise<FetchResponse> {
-    return this.#sendJson(c, 'PUT', url, value, call);
+    return this.#sendJson({ scope: c, method: 'PUT', url, call }, value);
   }
 
   patchJson(
@@ -108,9 +117,10 @@ export class Client {
     value: JsonValue,
     call: Call = {},
   ): Promise<FetchResponse> {
-    return this.#sendJson(c, 'PATCH', url, value, call);
+    return this.#sendJson({ scope: c, method: 'PATCH', url, call }, value);
   }
 
+  // eslint-disable-next-line max-params -- the spec fixes this call shape (FETCH-35): scope, method, URL, value, call
   sendJson(
     c: Scope,
     method: string,
@@ -118,34 +128,27 @@ export class Client {
     value: JsonValue,
     call: Call = {},
   ): Promise<FetchResponse> {
-    return this.#sendJson(c, method, url, value, call);
+    return this.#sendJson({ scope: c, method, url, call }, value);
   }
 
-  async #sendJson(
-    c: Scope,
-    method: string,
-    url: string | URL,
-    value: JsonValue,
-    call: Call,
-  ): Promise<FetchResponse> {
-    return this.#send(c, method, url, jsonBytes(value), call, 'application/json');
+  // Async so that a value JSON refuses comes back as a rejected promise, as every other refusal does.
+  async #sendJson(out: Outbound, value: JsonValue): Promise<FetchResponse> {
+    return this.#send(out, jsonBytes(value), 'application/json');
   }
 
   async #send(
-    c: Scope,
-    method: string,
-    url: string | URL,
+    out: Outbound,
     body: BodyBytes | Buffer | null,
-    call: Call,
     contentType: string | null,
   ): Promise<FetchResponse> {
     const engine = this.#engine;
+    const { url, call } = out;
     // A URL that does not parse surfaces as the parser's TypeError, unchanged: not ours
     // to rename.
     const u = typeof url === 'string' ? new URL(url) : url;
     return sendCall(engine, {
-      scope: c,
-      method,
+      scope: out.scope,
+      method: out.method,
       origin: u.origin,
       path: u.pathname + u.search,
       body: bodyBytes(body),

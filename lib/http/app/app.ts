@@ -679,18 +679,13 @@ export class App {
       setTimeout(() => socket.destroy(), o.keepAliveTimeoutMs ?? 5_000).unref();
       return;
     }
-    const served = this.#upgrades.take(
-      req,
-      socket as Socket,
-      head,
-      route?.record.marks.get(this.#fw.upgradeMark) ?? null,
-      {
-        bodyMs: o.requestTimeoutMs ?? 30_000,
-        lingerMs: o.keepAliveTimeoutMs ?? 5_000,
-        idleMs: o.idleTimeoutMs ?? 120_000,
-        early: this.#core.earlyHeaders,
-      },
-    );
+    const served = this.#upgrades.take(req, socket as Socket, head, {
+      bodyMs: o.requestTimeoutMs ?? 30_000,
+      lingerMs: o.keepAliveTimeoutMs ?? 5_000,
+      idleMs: o.idleTimeoutMs ?? 120_000,
+      early: this.#core.earlyHeaders,
+      mark: route?.record.marks.get(this.#fw.upgradeMark) ?? null,
+    });
     if (served !== null) this.#dispatch(served.req, served.res);
   }
 

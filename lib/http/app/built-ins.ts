@@ -25,14 +25,19 @@ export interface UpgradeTimes {
   readonly early: HeaderLines;
 }
 
+/** What a socket taken from the `upgrade` event is served on: its timings, and its route's mark. */
+export interface UpgradeTerms extends UpgradeTimes {
+  /** The `@WebSocketRoute` mark of the route the request reaches, or null: served as plain HTTP. */
+  readonly mark: unknown;
+}
+
 /** The sockets taken from the server's `upgrade` event: WebSocket handshakes, or requests served as plain HTTP. */
 export interface UpgradeSockets {
   take(
     req: IncomingMessage,
     socket: Socket,
     head: Buffer,
-    mark: unknown,
-    times: UpgradeTimes,
+    terms: UpgradeTerms,
   ): { readonly req: IncomingMessage; readonly res: ServerResponse } | null;
   closeAll(signal: AbortSignal): Promise<void>;
 }

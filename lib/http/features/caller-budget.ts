@@ -77,7 +77,8 @@ export class CallerBudget {
     }
     use ??= this.#join(caller);
     use.bytes = base + bytes;
-    const r = this.#add(use, id, bytes, until, true);
+    const r = this.#add(use, id, bytes, until);
+    r.claim = true;
     use.claims.set(id, r);
     this.#hand = r;
     return 0;
@@ -88,7 +89,7 @@ export class CallerBudget {
     const old = this.#claimOf(caller, id);
     if (old === undefined) {
       const use = this.#callers.get(caller) ?? this.#join(caller);
-      this.#add(use, id, bytes, until, false);
+      this.#add(use, id, bytes, until);
       use.bytes += bytes;
       return;
     }
@@ -126,14 +127,15 @@ export class CallerBudget {
     return use === undefined || use.claims.size === 0 ? undefined : use.claims.get(id);
   }
 
-  #add(use: CallerUse, id: string, bytes: number, until: number, claim: boolean): Counted {
+  /** Appends a kept answer's record to the caller's list; `admit` turns it into a claim. */
+  #add(use: CallerUse, id: string, bytes: number, until: number): Counted {
     const r: Counted = {
       id,
       use,
       bytes,
       until,
       gone: false,
-      claim,
+      claim: false,
       older: use.newest,
       newer: null,
     };

@@ -41,7 +41,7 @@ export class DetachedRequest {
   #bodyDone = false;
   #bodyTimer: NodeJS.Timeout | null = null;
   // Body decoding: bytes left of the body (length framing) or of the current chunk.
-  readonly #chunked: boolean;
+  #chunked = false;
   #left = 0;
   #state: 'data' | 'size' | 'dataEnd' | 'trailer' = 'data';
   #line = '';
@@ -63,16 +63,12 @@ export class DetachedRequest {
       linger(socket, times.lingerMs);
       return null;
     }
-    return new DetachedRequest(req, socket, head ?? EMPTY, framing, times);
+    const detached = new DetachedRequest(req, socket, times);
+    detached.#readBody(framing, head ?? EMPTY);
+    return detached;
   }
 
-  private constructor(
-    parsed: IncomingMessage,
-    socket: Socket,
-    head: Buffer,
-    framing: Framing | null,
-    times: DetachedTimes,
-  ) {
+  private constructor(parsed: IncomingMessage, socket: Socket, times: DetachedTimes) {
     const req = (this.req = this.#req = new IncomingMessage(socket));
     req.httpVersionMajor = parsed.httpVersionMajor;
     req.httpVersionMinor = parsed.httpVersionMinor;
@@ -83,13 +79,18 @@ export class DetachedRequest {
     req.headers = parsed.headers;
     this.#socket = socket;
     this.#times = times;
-    this.#chunked = framing === CHUNKED;
     const res = (this.res = new ServerResponse(req));
     res.assignSocket(socket);
     res.shouldKeepAlive = false;
     res.once('finish', () => this.#onAnswered());
     socket.once('close', () => this.#onClose());
     this.#watchQuiet();
+  }
+
+  /** Reads the body as `framing` says, `head` holding its first bytes: it starts on the socket. */
+  #readBody(framing: Framing | null, head: Buffer): void {
+    const socket = this.#socket;
+    this.#chunked = framing === CHUNKED;
     if (framing === null || (framing !== CHUNKED && framing.length === 0)) {
       this.#endBody();
       return;
@@ -98,7 +99,7 @@ export class DetachedRequest {
     else this.#left = framing.length;
     this.#bodyTimer = setTimeout(
       () => this.#cut(408, 'request body did not arrive in time'),
-      times.bodyMs,
+      this.#times.bodyMs,
     );
     this.#bodyTimer.unref();
     // The request stream asks for more by resuming the socket (IncomingMessage#_read).

@@ -108,7 +108,7 @@ const around: AroundFactory = (record, services) => {
         `${label}: the app's rateStore has no hit(rule, key) method (a RedisStore or a MemoryRateStore has one)`,
       );
     const rule: RateRule = { name: route, max: mark.max, windowMs: spanMs, window, maxKeys };
-    return overStore(store, rule, mark, storeDown === 'closed', route);
+    return overStore(store, rule, mark, storeDown === 'closed');
   }
   return inProcess(new RateTable({ max: mark.max, spanMs, maxKeys, window }), mark, route);
 };
@@ -162,14 +162,17 @@ const policyOf = (mark: RateMark): string => `"default";q=${mark.max};w=${mark.p
 /** Whether a store was last seen down, per store: one log line when an outage begins and one when it ends. */
 const outages = new WeakMap<RateStore, { down: boolean }>();
 
-/** The step over a rate store: one `hit` per request; a store that fails is an outage, met as the route declares. */
+/**
+ * The step over a rate store: one `hit` per request; a store that fails is an outage, met as the
+ * route declares. The rule is named after the route (`GET /path`), which its messages name.
+ */
 function overStore(
   store: RateStore,
   rule: RateRule,
   mark: RateMark,
   closed: boolean,
-  route: string,
 ): (c: Ctx, proceed: () => unknown) => Promise<unknown> {
+  const route = rule.name;
   let seen = outages.get(store);
   if (seen === undefined) outages.set(store, (seen = { down: false }));
   const state = seen;

@@ -109,6 +109,14 @@ export function WebSocketRoute(path = '', options: WebSocketOptions = {}): Metho
   };
 }
 
+/** What a socket taken from the `upgrade` event is served on: the detached request's times, and its route's mark. */
+export interface UpgradeTerms extends DetachedTimes {
+  /** The app always has its early headers (an empty list when none): `UpgradeSockets` asks for them. */
+  readonly early: HeaderLines;
+  /** The route's `@WebSocketRoute` mark, or null: the request is served as plain HTTP. */
+  readonly mark: UpgradeMark | null;
+}
+
 interface Route {
   readonly wss: WebSocketServer;
   readonly limits: WebSocketLimits;
@@ -161,9 +169,9 @@ export class Upgrades {
     req: IncomingMessage,
     socket: Socket,
     head: Buffer,
-    mark: UpgradeMark | null,
-    times: DetachedTimes,
+    terms: UpgradeTerms,
   ): DetachedRequest | null {
+    const mark = terms.mark;
     // Node removed its own 'error' listener with the parser: without one, a reset kills the process.
     socket.on('error', () => socket.destroy());
     this.#sockets.set(socket, null);
@@ -176,7 +184,7 @@ export class Upgrades {
       req,
       socket,
       verdict !== null && 'route' in verdict ? null : head,
-      times,
+      terms,
     );
     if (served !== null) {
       if (verdict !== null) handshakes.set(served.req, verdict);
@@ -289,12 +297,7 @@ export function upgradeConnection<S>(c: Ctx, loop: UpgradeLoop<S>, state: S): vo
   const label = `${c.method} ${c.path}`;
   const log = c.core.log;
   p.route.wss.handleUpgrade(c.req, p.socket, p.head, (ws) => {
-    // A loop that fails (throws, rejects, or a listener of its throws) closes the socket with 1011 (internal error) and is logged.
-    const failed = (e: unknown) => {
-      log(`warning: ${label} WebSocket loop failed: ${e instanceof Error ? e.message : String(e)}`);
-      ws.close(1011, 'internal error');
-    };
-    watch(ws, p.route.limits, label, log, failed);
+    const failed = watch(ws, p.route.limits, label, log);
     try {
       const r = loop(ws, state);
       if (r instanceof Promise) r.catch(failed);
@@ -308,14 +311,19 @@ export function upgradeConnection<S>(c: Ctx, loop: UpgradeLoop<S>, state: S): vo
  * What the framework keeps on every open WebSocket, whatever the loop does: the socket's errors
  * (`ws` has already closed it with 1002, 1007 or 1009 when it reports one: logged here, never an
  * uncaught 'error' event), listeners that throw, pings with a dead-peer cut, and the idle timeout.
+ * Returns what the loop's own failures go to, as its listeners' do.
  */
 function watch(
   ws: Peer,
   limits: WebSocketLimits,
   label: string,
   log: (line: string) => void,
-  failed: (e: unknown) => void,
-): void {
+): (e: unknown) => void {
+  // A loop that fails (throws, rejects, or a listener of its throws) closes the socket with 1011 (internal error) and is logged.
+  const failed = (e: unknown) => {
+    log(`warning: ${label} WebSocket loop failed: ${e instanceof Error ? e.message : String(e)}`);
+    ws.close(1011, 'internal error');
+  };
   const peer = (ws as unknown as { _socket?: Socket })._socket?.remoteAddress ?? 'unknown peer';
   ws.on('error', (e: Error & { code?: string }) =>
     log(
@@ -362,6 +370,7 @@ function watch(
     if (ping !== null) clearInterval(ping);
     if (idle !== null) clearTimeout(idle);
   });
+  return failed;
 }
 
 /**

@@ -213,7 +213,8 @@ export async function answerOpenFile(
     const facts: FileFacts = { size, etag: quoted(etag), mtimeMs };
     const plan = planFileAnswer(c, facts);
     const length = writeFileHead(c, plan, facts, options);
-    if (length > 0) await pump(c, handle, (plan as { start: number }).start, length, watch);
+    // A body follows only a 200 or 206 plan: the bytes `start..end` it names.
+    if (length > 0) await pump(c, handle, plan as FileRange, watch);
   } finally {
     watch.stop();
     await handle.close().catch(ignore);
@@ -222,16 +223,19 @@ export async function answerOpenFile(
 
 const CHUNK = 64 * 1024;
 
-/** Reads `length` bytes from `start` and writes them, waiting for the socket when it is full; stops when the client goes. */
+/** The plan of an answer that sends bytes. */
+type FileRange = Extract<FilePlan, { readonly start: number }>;
+
+/** Reads the range's bytes and writes them, waiting for the socket when it is full; stops when the client goes. */
 async function pump(
   c: Ctx,
   handle: FileHandle,
-  start: number,
-  length: number,
+  range: FileRange,
   watch: CloseWatch,
 ): Promise<void> {
   const res = c.res;
-  let position = start;
+  const length = range.end - range.start + 1;
+  let position = range.start;
   let left = length;
   while (left > 0) {
     const buf = Buffer.allocUnsafe(Math.min(CHUNK, left));
