@@ -10,7 +10,7 @@ export type { Store, ExpectOptions } from './store';
 export { MemoryStore } from './memory-store';
 export type { MemoryStoreOptions } from './memory-store';
 export { RedisStore } from './redis-store';
-export type { RedisStoreOptions, RedisNode } from './redis-store';
+export type { RedisStoreOptions, RedisNode } from './redis-store-options';
 export type { RateStore, RateRule, RateWindow, RateCount } from './rate-store';
 export { MemoryRateStore } from './memory-rate-store';
 export {

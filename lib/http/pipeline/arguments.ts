@@ -66,77 +66,95 @@ export function compileArgument(
       const name = arg.name;
       return (c) => c.header(name);
     }
-    case 'param': {
-      const at = names.indexOf(arg.name);
-      const convert = converter(arg.type, `path param "${arg.name}"`);
-      const label = `path param "${arg.name}"`;
-      return (c) => convert(decode(c.values[at]!, label));
-    }
-    case 'query': {
-      const maxParams = paramsBound(reading);
-      const name = arg.name;
-      const convert = converter(arg.type, `query param "${name}"`);
-      return (c) => {
-        const v = firstParam(c.rawQuery, name, maxParams);
-        if (v === TOO_MANY) throw tooMany('query', maxParams);
-        return v === null ? null : convert(v);
-      };
-    }
-    case 'queryClass': {
-      const maxParams = paramsBound(reading);
-      const read = compileReader(arg.type, { source: 'query' });
-      const keep = declaredNames(arg.type);
-      return (c) => {
-        const input = readParams(c.rawQuery, keep, maxParams);
-        if (input === TOO_MANY) throw tooMany('query', maxParams);
-        const r = read(input);
-        if (!r.ok) throw new Failure(400, r.message);
-        return r.value;
-      };
-    }
+    case 'param':
+      return paramExtractor(arg.name, arg.type, names);
+    case 'query':
+      return queryExtractor(arg.name, arg.type, paramsBound(reading));
+    case 'queryClass':
+      return queryClassExtractor(arg.type, paramsBound(reading));
     case 'querySchema':
       return schemaQuery(arg.schema, paramsBound(reading), reading.jsonSchemaOf ?? null);
-    case 'form': {
-      const bound = arg.bound;
-      const maxParams = paramsBound(reading);
-      // A Bound form's handler shows the person every field to mend at once; a plain form fails 400 at the first.
-      const read = compileReader(arg.type, { source: 'query', allFields: bound });
-      if (upload !== null) return uploadFormExtractor(arg, upload, read, maxParams);
-      // A Bound form keeps every field as sent (`b.fields`), to show the form again; a plain one only what it reads.
-      const keep = bound ? null : declaredNames(arg.type);
-      return (c) => {
-        const type = c.req.headers['content-type'];
-        if (type === undefined || !FORM_CONTENT.test(type))
-          throw fail.badRequest('form: must be sent as application/x-www-form-urlencoded');
-        return c.afterBody((bytes) => {
-          const input = readParams(bytes.toString('utf8'), keep, maxParams);
-          if (input === TOO_MANY) throw tooMany('form', maxParams);
-          const r = read(input);
-          if (bound)
-            return new Bound(
-              r.ok ? r.value : null,
-              r.ok ? [] : (r.all ?? [r.message]).map(asForm),
-              input,
-            );
-          if (!r.ok) throw new Failure(400, asForm(r.message));
-          return r.value;
-        });
-      };
-    }
-    case 'body': {
+    case 'form':
+      return formExtractor(arg, paramsBound(reading), upload);
+    case 'body':
       if (arg.schema !== undefined) return schemaBody(arg.schema);
-      const read = compileReader(arg.type, { source: 'body', maxDepth: reading.maxDepth });
-      return (c) =>
-        jsonBody(c, (parsed) => {
-          const r = read(parsed);
-          if (!r.ok)
-            throw r.tooDeep
-              ? new HttpError('NestedTooDeep', r.message)
-              : new Failure(400, r.message);
-          return r.value;
-        });
-    }
+      return bodyExtractor(arg.type, reading.maxDepth);
   }
+}
+
+/** A `{name}` of the path, percent-decoded and converted to its declared type. */
+function paramExtractor(name: string, type: unknown, names: readonly string[]): Extractor {
+  const at = names.indexOf(name);
+  const label = `path param "${name}"`;
+  const convert = converter(type, label);
+  return (c) => convert(decode(c.values[at]!, label));
+}
+
+/** One query parameter (its first value), converted to its declared type, or null when absent. */
+function queryExtractor(name: string, type: unknown, maxParams: number): Extractor {
+  const convert = converter(type, `query param "${name}"`);
+  return (c) => {
+    const v = firstParam(c.rawQuery, name, maxParams);
+    if (v === TOO_MANY) throw tooMany('query', maxParams);
+    return v === null ? null : convert(v);
+  };
+}
+
+/** The query read into a class: only its declared names are kept, 400 at the first refused one. */
+function queryClassExtractor(type: Function, maxParams: number): Extractor {
+  const read = compileReader(type, { source: 'query' });
+  const keep = declaredNames(type);
+  return (c) => {
+    const input = readParams(c.rawQuery, keep, maxParams);
+    if (input === TOO_MANY) throw tooMany('query', maxParams);
+    const r = read(input);
+    if (!r.ok) throw new Failure(400, r.message);
+    return r.value;
+  };
+}
+
+/** A `@Form()`: urlencoded, or multipart when its class declares files (`upload`). */
+function formExtractor(
+  arg: Extract<ArgRecord, { kind: 'form' }>,
+  maxParams: number,
+  upload: UploadPlan | null,
+): Extractor {
+  const bound = arg.bound;
+  // A Bound form's handler shows the person every field to mend at once; a plain form fails 400 at the first.
+  const read = compileReader(arg.type, { source: 'query', allFields: bound });
+  if (upload !== null) return uploadFormExtractor(arg, upload, read, maxParams);
+  // A Bound form keeps every field as sent (`b.fields`), to show the form again; a plain one only what it reads.
+  const keep = bound ? null : declaredNames(arg.type);
+  return (c) => {
+    const type = c.req.headers['content-type'];
+    if (type === undefined || !FORM_CONTENT.test(type))
+      throw fail.badRequest('form: must be sent as application/x-www-form-urlencoded');
+    return c.afterBody((bytes) => {
+      const input = readParams(bytes.toString('utf8'), keep, maxParams);
+      if (input === TOO_MANY) throw tooMany('form', maxParams);
+      const r = read(input);
+      if (bound)
+        return new Bound(
+          r.ok ? r.value : null,
+          r.ok ? [] : (r.all ?? [r.message]).map(asForm),
+          input,
+        );
+      if (!r.ok) throw new Failure(400, asForm(r.message));
+      return r.value;
+    });
+  };
+}
+
+/** A JSON body read into a class; nested deeper than `maxDepth` is 400 `NestedTooDeep`. */
+function bodyExtractor(type: Function, maxDepth: number | undefined): Extractor {
+  const read = compileReader(type, { source: 'body', maxDepth });
+  return (c) =>
+    jsonBody(c, (parsed) => {
+      const r = read(parsed);
+      if (!r.ok)
+        throw r.tooDeep ? new HttpError('NestedTooDeep', r.message) : new Failure(400, r.message);
+      return r.value;
+    });
 }
 
 /**
@@ -204,42 +222,29 @@ function converter(type: unknown, label: string): (v: string) => unknown {
 }
 
 /**
- * Runs the extractors in order; stays synchronous until one gives a promise, then waits for the rest.
- * Calls `then(c, args)` with the arguments, or returns its promise.
+ * The step that works out a route's arguments and calls `then(c, args)` with them, built once per
+ * route. It stays synchronous until an extractor gives a promise, then waits for the rest.
  */
-export function gather(
-  c: Ctx,
+export function compileGather(
   extract: readonly Extractor[],
   then: (c: Ctx, args: unknown[]) => unknown,
-): unknown {
+): (c: Ctx) => unknown {
   const n = extract.length;
-  const args = new Array<unknown>(n);
-  for (let i = 0; i < n; i++) {
-    const v = extract[i]!(c);
-    if (isThenable(v)) return gatherAsync(c, extract, args, i, v, then);
-    args[i] = v;
-  }
-  return then(c, args);
-}
-
-function gatherAsync(
-  c: Ctx,
-  extract: readonly Extractor[],
-  args: unknown[],
-  at: number,
-  pending: PromiseLike<unknown>,
-  then: (c: Ctx, args: unknown[]) => unknown,
-): Promise<unknown> {
-  // One promise hop per asynchronous argument (usually just the body), no async-function frame.
-  return Promise.resolve(pending).then((v) => {
-    args[at] = v;
-    for (let i = at + 1; i < extract.length; i++) {
-      const next = extract[i]!(c);
-      if (isThenable(next)) return gatherAsync(c, extract, args, i, next, then);
-      args[i] = next;
+  const fill = (c: Ctx, args: unknown[], from: number): unknown => {
+    for (let i = from; i < n; i++) {
+      const v = extract[i]!(c);
+      if (isThenable(v)) return resume(c, args, i, v);
+      args[i] = v;
     }
     return then(c, args);
-  });
+  };
+  // One promise hop per asynchronous argument (usually just the body), no async-function frame.
+  const resume = (c: Ctx, args: unknown[], at: number, pending: PromiseLike<unknown>) =>
+    Promise.resolve(pending).then((v) => {
+      args[at] = v;
+      return fill(c, args, at + 1);
+    });
+  return (c) => fill(c, new Array<unknown>(n), 0);
 }
 
 /** A JSON body validated by a Standard Schema: its value, or 400 naming the first failing path. */

@@ -1,4 +1,4 @@
-import { compileArgument, gather, type Extractor, type ReadingOptions } from './arguments';
+import { compileArgument, compileGather, type Extractor, type ReadingOptions } from './arguments';
 import { type Ctx, type RouteInfo, isThenable } from '../request/ctx';
 import { baseStatus, compileEncoder, undeclared, type DroppedField } from './encode-answer';
 import type { RouteRecord } from '../route/route-record';
@@ -67,8 +67,7 @@ export function compileRoute(
     return answer(c, r);
   };
 
-  let run =
-    extract.length === 0 ? (c: Ctx) => invoke(c, NO_ARGS) : (c: Ctx) => gather(c, extract, invoke);
+  let run = extract.length === 0 ? (c: Ctx) => invoke(c, NO_ARGS) : compileGather(extract, invoke);
   // Steps around the route run before its arguments are worked out, so a replay or a refusal never
   // pays for reading and validating the body. A route with a step pays one closure per request for
   // `proceed`; the others none.

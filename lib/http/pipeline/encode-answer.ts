@@ -15,11 +15,6 @@ import { shapeWriter } from './shape-writer';
 import { declaredWriter } from './declared-writer';
 import { schemaEncoder } from './schema-encoder';
 
-/**
- * Writes a handler's result as the contract says. `status` and `own` come from wrappers (Status, Reply).
- * Returns a promise when the answer is written asynchronously (files); wrappers pass it on.
- */
-
 /** The status a contract answers when nothing wraps it. */
 export function baseStatus(contract: Contract): number {
   switch (contract.kind) {
@@ -40,13 +35,19 @@ export function baseStatus(contract: Contract): number {
 /** Told each undeclared field an answer left out (`PublicUser.passwordHash`), once per route and field. */
 export type DroppedField = (label: string, field: string) => void;
 
-/** Compiles a contract into the function that writes its answers, once, at build. */
+/**
+ * Compiles a contract into the function that writes its answers, once, at build: it writes a
+ * handler's result as the contract says, `status` and `own` coming from wrappers (Status, Reply).
+ * It returns a promise when the answer is written asynchronously (files); wrappers pass it on.
+ */
 export function compileEncoder(
   contract: Contract,
   label: string,
   extensions: EncoderExtensions,
   dropped: DroppedField | null = null,
 ): Encoder {
+  const compileInner = (inner: Contract): Encoder =>
+    compileEncoder(inner, label, extensions, dropped);
   switch (contract.kind) {
     case 'json':
       return jsonEncoder(contract.type, label, dropped);
@@ -57,88 +58,104 @@ export function compileEncoder(
     case 'void':
       return (c, _v, _status, own) => c.write(204, null, null, own);
     case 'bytes':
-      return (c, v, status, own) => {
-        if (v instanceof Bytes)
-          c.write(status, v.contentType, v.body, join(v.headers.entries, own));
-        else if (v instanceof Uint8Array || typeof v === 'string')
-          c.write(status, OCTET_STREAM, v, own);
-        else throw new TypeError(`${label}: a Bytes route returned something other than Bytes`);
-      };
+      return bytesEncoder(label);
     case 'self':
       return selfWriting(contract.type as unknown as SelfWriting);
     case 'status': {
-      const inner = compileEncoder(contract.inner, label, extensions, dropped);
+      const inner = compileInner(contract.inner);
       const fixed = contract.status;
       return (c, v, _status, own) => inner(c, v, fixed, own);
     }
     case 'optional': {
-      const inner = compileEncoder(contract.inner, label, extensions, dropped);
+      const inner = compileInner(contract.inner);
       return (c, v, status, own) => {
         if (v === null || v === undefined) throw fail.notFound();
         return inner(c, v, status, own);
       };
     }
-    case 'reply': {
-      const inner = compileEncoder(contract.inner, label, extensions, dropped);
-      const variants = new Map(
-        Object.entries(contract.variants ?? {}).map(([s, c]) => [
-          Number(s),
-          compileEncoder(c, label, extensions, dropped),
-        ]),
-      );
-      // Checked here, on the compiled path: a status the contract does not list never goes out,
-      // and a bare value is named rather than written as a wrapper.
-      const declared = new Set(contract.statuses);
-      const listed = contract.statuses.join(', ');
-      return (c, v, _status, own) => {
-        if (!isReplyValue(v))
-          throw new HttpError(
-            'UndeclaredAnswer',
-            `${label}: a Reply route returned ${describe(v)}, not { status, value }: return { status: ${contract.statuses[0]}, value }`,
-          );
-        const r = v as ReplyValue<unknown>;
-        if (!declared.has(r.status))
-          throw new HttpError(
-            'UndeclaredAnswer',
-            `${label}: answered ${String(r.status)}, which its @Returns(Reply(...)) does not declare (${listed}): add it to the Reply or answer a declared status`,
-          );
-        const encode = variants.get(r.status) ?? inner;
-        return encode(
-          c,
-          r.value,
-          r.status,
-          r.headers === undefined ? own : join(headerEntries(r.headers, label), own),
-        );
-      };
-    }
-    case 'redirect': {
-      const status = contract.status;
-      return (c, v, _status, own) => {
-        const r = v as RedirectValue;
-        c.write(
-          status,
-          null,
-          null,
-          join([{ name: 'location', value: r.location }, ...r.headers.entries], own),
-        );
-      };
-    }
+    case 'reply':
+      return replyEncoder(contract, label, compileInner);
+    case 'redirect':
+      return redirectEncoder(contract.status);
     case 'events':
-      // c.events() has sent the head by the time the handler returns; reaching here means it never did.
-      return () => {
-        throw new HttpError(
-          'NotAnEventStream',
-          `${label}: declared @Returns(EventStream) but finished without calling c.events()`,
-        );
-      };
+      return noEventStream(label);
     case 'versioned':
     case 'file': {
       const make = extensions[contract.kind];
       if (!make)
         throw new HttpError('Refusal', `${label}: ${contract.kind} answers are not available`);
-      return make(contract, label, (inner) => compileEncoder(inner, label, extensions, dropped));
+      return make(contract, label, compileInner);
     }
   }
+}
+
+/** `Bytes` with its own type and headers, or raw bytes (or text) as application/octet-stream. */
+function bytesEncoder(label: string): Encoder {
+  return (c, v, status, own) => {
+    if (v instanceof Bytes) c.write(status, v.contentType, v.body, join(v.headers.entries, own));
+    else if (v instanceof Uint8Array || typeof v === 'string')
+      c.write(status, OCTET_STREAM, v, own);
+    else throw new TypeError(`${label}: a Bytes route returned something other than Bytes`);
+  };
+}
+
+/** A `Reply` answer: its value written by the encoder of the status it names. */
+function replyEncoder(
+  contract: Extract<Contract, { kind: 'reply' }>,
+  label: string,
+  compileInner: (inner: Contract) => Encoder,
+): Encoder {
+  const inner = compileInner(contract.inner);
+  const variants = new Map(
+    Object.entries(contract.variants ?? {}).map(([s, c]) => [Number(s), compileInner(c)]),
+  );
+  // Checked here, on the compiled path: a status the contract does not list never goes out,
+  // and a bare value is named rather than written as a wrapper.
+  const declared = new Set(contract.statuses);
+  const listed = contract.statuses.join(', ');
+  return (c, v, _status, own) => {
+    if (!isReplyValue(v))
+      throw new HttpError(
+        'UndeclaredAnswer',
+        `${label}: a Reply route returned ${describe(v)}, not { status, value }: return { status: ${contract.statuses[0]}, value }`,
+      );
+    const r = v as ReplyValue<unknown>;
+    if (!declared.has(r.status))
+      throw new HttpError(
+        'UndeclaredAnswer',
+        `${label}: answered ${String(r.status)}, which its @Returns(Reply(...)) does not declare (${listed}): add it to the Reply or answer a declared status`,
+      );
+    const encode = variants.get(r.status) ?? inner;
+    return encode(
+      c,
+      r.value,
+      r.status,
+      r.headers === undefined ? own : join(headerEntries(r.headers, label), own),
+    );
+  };
+}
+
+/** A redirect: no body, its Location first, then its own headers and the wrappers'. */
+function redirectEncoder(status: number): Encoder {
+  return (c, v, _status, own) => {
+    const r = v as RedirectValue;
+    c.write(
+      status,
+      null,
+      null,
+      join([{ name: 'location', value: r.location }, ...r.headers.entries], own),
+    );
+  };
+}
+
+/** c.events() has sent the head by the time the handler returns; reaching here means it never did. */
+function noEventStream(label: string): Encoder {
+  return () => {
+    throw new HttpError(
+      'NotAnEventStream',
+      `${label}: declared @Returns(EventStream) but finished without calling c.events()`,
+    );
+  };
 }
 
 /** A JSON answer of a declared type: its declared writer, else JSON.stringify's text (spelled where marked). */

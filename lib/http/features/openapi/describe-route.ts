@@ -1,6 +1,6 @@
 import { rootSchema, standardJsonSchema, type StandardSchema } from '../../core/standard-schema';
 import { hoistDefs, schemaComponent } from './schema-component';
-import type { Contract } from '../../core/answers';
+import type { Contract, Shape } from '../../core/answers';
 import { CHALLENGE } from '../../core/authorization';
 import type { RouteRecord } from '../../route/route-record';
 import { templateNames } from '../../core/router';
@@ -10,6 +10,9 @@ import type { OperationBuilder, SecurityScheme } from './operation-builder';
 import type { OperationSink, SecurityDeclaration } from '../../route/extensions';
 
 const BINARY: JsonSchema = Object.freeze({ type: 'string', format: 'binary' });
+
+type Argument = RouteRecord['args'][number];
+type FormArgument = Extract<Argument, { kind: 'form' }>;
 
 /**
  * The core's part of an operation: parameters, request body, success answers and the failures the
@@ -25,88 +28,98 @@ export function describeRoute(record: RouteRecord, op: OperationBuilder, answere
 }
 
 function describeArguments(record: RouteRecord, op: OperationBuilder): void {
-  // Path parameters first, in template order, then the rest in argument order.
+  // Why a 400 can come, one reason per way: a route whose arguments cannot be refused lists none.
+  const unread: string[] = [];
+  describePathParams(record, op, unread);
+  for (const a of record.args) describeArgument(a, op, unread);
+  for (const why of unread) op.failure(400, why);
+  // A resolved value usually stands for the caller (an account from a token), and resolvers answer
+  // 401 when there is none. The scheme it reads is claimed only when the class says so
+  // (`static authorization = 'bearer' as const`).
+  if (record.args.some((a) => a.kind === 'resolved'))
+    op.failure(401, 'the caller could not be worked out');
+}
+
+/** Path parameters come first, in template order, whatever the order of the arguments. */
+function describePathParams(record: RouteRecord, op: OperationBuilder, unread: string[]): void {
   const names = templateNames(record.path);
   const params = record.args
     .flatMap((a) => (a.kind === 'param' ? [a] : []))
     .sort((a, b) => names.indexOf(a.name) - names.indexOf(b.name));
-  // Why a 400 can come, one reason per way: a route whose arguments cannot be refused lists none.
-  const unread: string[] = [];
   for (const a of params) {
     op.parameter({ name: a.name, in: 'path', required: true, schema: scalar(a.type) });
     // A text path parameter is handed over as matched: no value of it is refused.
     const why = notConverted(a.type);
     if (why !== null) unread.push(`path param "${a.name}" is not ${why}`);
   }
-  let resolves = false;
-  for (const a of record.args) {
-    switch (a.kind) {
-      case 'queryClass':
-        unread.push('the query does not read as declared', TOO_MANY_QUERY);
-        for (const p of readShape(a.type).properties)
-          op.parameter({
-            name: p.name,
-            in: 'query',
-            required: p.required,
-            schema: valueSchema(p.value, op.schemas),
-          });
-        break;
-      case 'querySchema':
-        unread.push('the query does not read as declared', TOO_MANY_QUERY);
-        describeQuerySchema(a.schema, op);
-        break;
-      case 'query': {
-        const why = notConverted(a.type);
-        if (why !== null) unread.push(`query param "${a.name}" is not ${why}`);
-        unread.push(TOO_MANY_QUERY);
-        op.parameter({ name: a.name, in: 'query', required: false, schema: scalar(a.type) });
-        break;
-      }
-      case 'header':
-        // A header is handed over as it was sent (text or null), whatever the parameter's type says.
-        op.parameter({ name: a.name, in: 'header', required: false, schema: { type: 'string' } });
-        break;
-      case 'body':
-        unread.push('the body is not JSON or does not read as declared');
-        op.body(
-          a.schema === undefined
-            ? op.schemaOf(a.type)
-            : schemaComponent(a.schema, 'input', `${record.operationId}.Body`, op),
-        );
-        op.failure(413, 'the body is larger than 1 MiB');
-        op.failure(415, 'the body is not application/json');
-        break;
-      case 'form':
-        if (a.files.length > 0) {
-          describeUpload(a, op, unread);
-          break;
-        }
-        // Sent as a form; a bound form hands a refused reading to the handler, which may answer 422.
-        unread.push(
-          a.bound
-            ? 'the body is not a form or has too many fields'
-            : 'the body is not a form or does not read as declared',
-        );
-        op.body(op.schemaOf(a.type), { contentType: 'application/x-www-form-urlencoded' });
-        op.failure(413, 'the body is larger than 1 MiB');
-        if (a.bound) op.failure(422, "the form's fields are refused");
-        break;
-      case 'authorization':
-        requireScheme(op, a.scheme);
-        break;
-      case 'resolved':
-        resolves = true;
-        describeResolved(op, a.type);
-        break;
-      default:
-        break;
+}
+
+/** One argument's parameters, body and security; why it may be refused goes into `unread`. */
+function describeArgument(a: Argument, op: OperationBuilder, unread: string[]): void {
+  switch (a.kind) {
+    case 'queryClass':
+      unread.push('the query does not read as declared', TOO_MANY_QUERY);
+      for (const p of readShape(a.type).properties)
+        op.parameter({
+          name: p.name,
+          in: 'query',
+          required: p.required,
+          schema: valueSchema(p.value, op.schemas),
+        });
+      break;
+    case 'querySchema':
+      unread.push('the query does not read as declared', TOO_MANY_QUERY);
+      describeQuerySchema(a.schema, op);
+      break;
+    case 'query': {
+      const why = notConverted(a.type);
+      if (why !== null) unread.push(`query param "${a.name}" is not ${why}`);
+      unread.push(TOO_MANY_QUERY);
+      op.parameter({ name: a.name, in: 'query', required: false, schema: scalar(a.type) });
+      break;
     }
+    case 'header':
+      // A header is handed over as it was sent (text or null), whatever the parameter's type says.
+      op.parameter({ name: a.name, in: 'header', required: false, schema: { type: 'string' } });
+      break;
+    case 'body':
+      unread.push('the body is not JSON or does not read as declared');
+      op.body(
+        a.schema === undefined
+          ? op.schemaOf(a.type)
+          : schemaComponent(a.schema, 'input', `${op.record.operationId}.Body`, op),
+      );
+      op.failure(413, 'the body is larger than 1 MiB');
+      op.failure(415, 'the body is not application/json');
+      break;
+    case 'form':
+      if (a.files.length > 0) describeUpload(a, op, unread);
+      else describeForm(a, op, unread);
+      break;
+    case 'authorization':
+      requireScheme(op, a.scheme);
+      break;
+    case 'resolved':
+      describeResolved(op, a.type);
+      break;
+    default:
+      break;
   }
-  for (const why of unread) op.failure(400, why);
-  // A resolved value usually stands for the caller (an account from a token), and resolvers answer
-  // 401 when there is none. The scheme it reads is claimed only when the class says so
-  // (`static authorization = 'bearer' as const`).
-  if (resolves) op.failure(401, 'the caller could not be worked out');
+}
+
+/**
+ * A form without files, sent urlencoded. A bound form hands a refused reading to the handler
+ * (which may answer 422): its 400 is for a body that is no form or has too many fields.
+ */
+function describeForm(a: FormArgument, op: OperationBuilder, unread: string[]): void {
+  unread.push(
+    a.bound
+      ? 'the body is not a form or has too many fields'
+      : 'the body is not a form or does not read as declared',
+  );
+  op.body(op.schemaOf(a.type), { contentType: 'application/x-www-form-urlencoded' });
+  op.failure(413, 'the body is larger than 1 MiB');
+  if (a.bound) op.failure(422, "the form's fields are refused");
 }
 
 /**
@@ -114,11 +127,7 @@ function describeArguments(record: RouteRecord, op: OperationBuilder): void {
  * files are 3.1 binary strings (`contentMediaType` when one type is accepted, `encoding` lists them
  * all), with the answers its limits give.
  */
-function describeUpload(
-  a: Extract<RouteRecord['args'][number], { kind: 'form' }>,
-  op: OperationBuilder,
-  unread: string[],
-): void {
+function describeUpload(a: FormArgument, op: OperationBuilder, unread: string[]): void {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const p of readShape(a.type).properties) {
@@ -264,17 +273,9 @@ export function describeContract(
       // The content type is chosen per answer at run time; a capability may describe it better.
       op.answer(status ?? 200, { content: { [OCTET_STREAM]: { schema: BINARY } } });
       break;
-    case 'self': {
-      const type = contract.type as unknown as { contentType?: string; openapi?: JsonSchema };
-      op.answer(status ?? 200, {
-        content: {
-          [type.contentType ?? OCTET_STREAM]: {
-            schema: type.openapi ? { ...type.openapi } : { type: 'string' },
-          },
-        },
-      });
+    case 'self':
+      describeSelfAnswer(contract.type, op, status ?? 200);
       break;
-    }
     case 'status':
       describeContract(contract.inner, op, contract.status);
       break;
@@ -287,15 +288,7 @@ export function describeContract(
         describeContract(contract.variants?.[s] ?? contract.inner, op, s);
       break;
     case 'redirect':
-      op.answer(contract.status, {
-        headers: {
-          Location: {
-            description: 'Where to go',
-            required: true,
-            schema: { type: 'string', format: 'uri-reference' },
-          },
-        },
-      });
+      describeRedirect(op, contract.status);
       break;
     case 'events':
       op.answer(status ?? 200, {
@@ -308,6 +301,31 @@ export function describeContract(
       describeContract(contract.inner, op, status);
       break;
   }
+}
+
+/** A redirect: no body, a Location header. */
+function describeRedirect(op: OperationBuilder, status: number): void {
+  op.answer(status, {
+    headers: {
+      Location: {
+        description: 'Where to go',
+        required: true,
+        schema: { type: 'string', format: 'uri-reference' },
+      },
+    },
+  });
+}
+
+/** A class that writes itself: its `static contentType` and `static openapi`, else bytes as text. */
+function describeSelfAnswer(self: Shape, op: OperationBuilder, status: number): void {
+  const type = self as unknown as { contentType?: string; openapi?: JsonSchema };
+  op.answer(status, {
+    content: {
+      [type.contentType ?? OCTET_STREAM]: {
+        schema: type.openapi ? { ...type.openapi } : { type: 'string' },
+      },
+    },
+  });
 }
 
 /**
