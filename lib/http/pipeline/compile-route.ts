@@ -4,6 +4,7 @@ import { baseStatus, compileEncoder, undeclared, type DroppedField } from './enc
 import type { RouteRecord } from '../route/route-record';
 import { templateNames } from '../core/router';
 import { uploadPlanOf } from './upload-form';
+import type { UploadPlan } from '../request/read-upload';
 import { BODY_LIMIT } from '../route/upload-decorators';
 import { bodyLimitOf } from '../request/read-body';
 import type {
@@ -67,10 +68,36 @@ export function compileRoute(
     return answer(c, r);
   };
 
-  let run = extract.length === 0 ? (c: Ctx) => invoke(c, NO_ARGS) : compileGather(extract, invoke);
-  // Steps around the route run before its arguments are worked out, so a replay or a refusal never
-  // pays for reading and validating the body. A route with a step pays one closure per request for
-  // `proceed`; the others none.
+  const run = withSteps(
+    extract.length === 0 ? (c: Ctx) => invoke(c, NO_ARGS) : compileGather(extract, invoke),
+    record,
+    options,
+    upload,
+  );
+  const info: RouteInfo = Object.freeze({
+    template: record.path,
+    httpMethod: record.method,
+    controller: record.builtIn ? record.operationId : record.controller.name,
+    method: record.key,
+    label: record.label,
+  });
+  return Object.freeze({ record, info, run });
+}
+
+type Run = (c: Ctx) => unknown;
+
+/**
+ * `run` inside the route's steps (`options.arounds`), and inside the setting of its body limit and
+ * upload plan. Steps run before the arguments are worked out, so a replay or a refusal never pays
+ * for reading and validating the body. A route with a step pays one closure per request for
+ * `proceed`; the others none.
+ */
+function withSteps(
+  run: Run,
+  record: RouteRecord,
+  options: CompileOptions,
+  upload: UploadPlan | null,
+): Run {
   const arounds = options.arounds
     .map((f) => f(record, options.services))
     .filter((a): a is Around => a !== null);
@@ -81,20 +108,11 @@ export function compileRoute(
   const limit = record.marks.get(BODY_LIMIT);
   const bodyLimit = limit === undefined ? null : bodyLimitOf(limit, `${record.label}: @BodyLimit`);
   // Set before the steps: the idempotency step reads the body (or the upload) with them.
-  if (bodyLimit !== null || upload !== null) {
-    const inner = run;
-    run = (c) => {
-      if (bodyLimit !== null) c.bodyLimit = bodyLimit;
-      c.uploadPlan = upload;
-      return inner(c);
-    };
-  }
-  const info: RouteInfo = Object.freeze({
-    template: record.path,
-    httpMethod: record.method,
-    controller: record.builtIn ? record.operationId : record.controller.name,
-    method: record.key,
-    label: record.label,
-  });
-  return Object.freeze({ record, info, run });
+  if (bodyLimit === null && upload === null) return run;
+  const inner = run;
+  return (c) => {
+    if (bodyLimit !== null) c.bodyLimit = bodyLimit;
+    c.uploadPlan = upload;
+    return inner(c);
+  };
 }
