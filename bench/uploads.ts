@@ -177,29 +177,41 @@ export async function uploadBench(rounds = 5): Promise<string[]> {
       ratios.fw.push((b + e) / (a + f));
       ratios.loaded.push((b + e) / (c + d));
     }
-    const mibs = (ms: number[]) =>
-      ((100 * ms.length) / (ms.reduce((s, x) => s + x) / 1000)).toFixed(0);
-    const spread = (xs: number[]) => {
-      const sorted = [...xs].sort((x, y) => x - y);
-      return {
-        median: sorted[Math.floor(sorted.length / 2)]!,
-        range: `${sorted[0]!.toFixed(2)}–${sorted[sorted.length - 1]!.toFixed(2)}`,
-      };
-    };
-    const fw = spread(ratios.fw);
-    const loaded = spread(ratios.loaded);
-    const per = (side: Side) =>
-      `${(cpu[side] / times[side].length / 1000).toFixed(0)} ms CPU, ${(majorGcs[side] / times[side].length).toFixed(1)} full GCs`;
-    rows.push(
-      `| 100 MiB upload to disk (busboy, 0600 temp file, SHA-256) | ${mibs(times.fw)} MiB/s | raw node:http + busboy | ${mibs(times.raw)} MiB/s | **${fw.median.toFixed(2)}×** | ${fw.range} | ≥ 0.95× ${fw.median >= 0.95 ? '✓' : '✗'} |`,
-      `| the same raw server with fw's modules loaded and unused | ${mibs(times.loaded)} MiB/s | raw node:http + busboy | ${mibs(times.raw)} MiB/s | **${loaded.median.toFixed(2)}×** | ${loaded.range} | reported |`,
-      `| per upload: server CPU time, full GCs | fw ${per('fw')}; loaded ${per('loaded')} | raw node:http + busboy | ${per('raw')} | **${(cpu.raw / cpu.fw).toFixed(2)}×** CPU | | reported |`,
-    );
+    rows.push(...uploadRows({ ratios, times, cpu, majorGcs }));
   } finally {
     for (const side of SIDES) servers[side].stop();
   }
   rows.push(await gibUpload());
   return rows;
+}
+
+interface UploadRuns {
+  readonly ratios: { readonly fw: number[]; readonly loaded: number[] };
+  readonly times: Record<Side, number[]>;
+  readonly cpu: Record<Side, number>;
+  readonly majorGcs: Record<Side, number>;
+}
+
+/** The table rows of the 100 MiB rounds. */
+function uploadRows({ ratios, times, cpu, majorGcs }: UploadRuns): string[] {
+  const mibs = (ms: number[]) =>
+    ((100 * ms.length) / (ms.reduce((s, x) => s + x) / 1000)).toFixed(0);
+  const spread = (xs: number[]) => {
+    const sorted = [...xs].sort((x, y) => x - y);
+    return {
+      median: sorted[Math.floor(sorted.length / 2)]!,
+      range: `${sorted[0]!.toFixed(2)}–${sorted[sorted.length - 1]!.toFixed(2)}`,
+    };
+  };
+  const fw = spread(ratios.fw);
+  const loaded = spread(ratios.loaded);
+  const per = (side: Side) =>
+    `${(cpu[side] / times[side].length / 1000).toFixed(0)} ms CPU, ${(majorGcs[side] / times[side].length).toFixed(1)} full GCs`;
+  return [
+    `| 100 MiB upload to disk (busboy, 0600 temp file, SHA-256) | ${mibs(times.fw)} MiB/s | raw node:http + busboy | ${mibs(times.raw)} MiB/s | **${fw.median.toFixed(2)}×** | ${fw.range} | ≥ 0.95× ${fw.median >= 0.95 ? '✓' : '✗'} |`,
+    `| the same raw server with fw's modules loaded and unused | ${mibs(times.loaded)} MiB/s | raw node:http + busboy | ${mibs(times.raw)} MiB/s | **${loaded.median.toFixed(2)}×** | ${loaded.range} | reported |`,
+    `| per upload: server CPU time, full GCs | fw ${per('fw')}; loaded ${per('loaded')} | raw node:http + busboy | ${per('raw')} | **${(cpu.raw / cpu.fw).toFixed(2)}×** CPU | | reported |`,
+  ];
 }
 
 const SIDES = ['fw', 'raw', 'loaded'] as const;
