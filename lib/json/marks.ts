@@ -252,12 +252,7 @@ export function Union<const V extends Variants>(
   if (typeof variants !== 'object' || variants === null || Object.keys(variants).length === 0)
     throw new TypeError(`${where}: give at least one variant`);
   const s = spelling(where, options, true);
-  const target = function (): never {
-    throw new TypeError(
-      `${name} is a union: use an instance of one of its variant classes, or one of its constants`,
-    );
-  } as unknown as Function;
-  Object.defineProperty(target, 'name', { value: name });
+  const target = unionTarget(name);
   const list: VariantSpelling[] = [];
   const byKey = new Map<string, VariantSpelling>();
   const byName = new Map<string, VariantSpelling>();
@@ -290,16 +285,7 @@ export function Union<const V extends Variants>(
       );
     const spelled = s.spell(key);
     if (byName.has(spelled)) throw new TypeError(`${where}: two variants are spelled "${spelled}"`);
-    let unit: UnitVariant | null = null;
-    if (type === null) {
-      if (FUNCTION_OWN.has(key))
-        throw new TypeError(
-          `${where}: a variant without payload cannot be called "${key}" (it becomes ${name}.${key})`,
-        );
-      unit = new UnitVariant(union, key);
-      Object.freeze(unit);
-      Object.defineProperty(target, key, { value: unit, enumerable: true });
-    }
+    const unit = type === null ? unitConstant(union, key, where) : null;
     const v: VariantSpelling = Object.freeze({ key, name: spelled, type, unit });
     list.push(v);
     byKey.set(key, v);
@@ -310,6 +296,29 @@ export function Union<const V extends Variants>(
   Object.defineProperty(target, UNION_MARK, { value: union });
   anyMarker = true;
   return Object.freeze(target) as unknown as UnionType<V>;
+}
+
+/** The function that stands for a union (`@Type(() => Shape)`): named after it, never called. */
+function unionTarget(name: string): Function {
+  const target = function (): never {
+    throw new TypeError(
+      `${name} is a union: use an instance of one of its variant classes, or one of its constants`,
+    );
+  } as unknown as Function;
+  Object.defineProperty(target, 'name', { value: name });
+  return target;
+}
+
+/** A payload-less variant's constant, set on the union's function as `Shape.<key>`. */
+function unitConstant(union: UnionSpelling, key: string, where: string): UnitVariant {
+  if (FUNCTION_OWN.has(key))
+    throw new TypeError(
+      `${where}: a variant without payload cannot be called "${key}" (it becomes ${union.name}.${key})`,
+    );
+  const unit = new UnitVariant(union, key);
+  Object.freeze(unit);
+  Object.defineProperty(union.target, key, { value: unit, enumerable: true });
+  return unit;
 }
 
 /** The union a value declared with `Union(...)` stands for, or null. */

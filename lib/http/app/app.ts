@@ -1,7 +1,6 @@
 import { createServer, type ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { performance } from 'node:perf_hooks';
 import { Client, OpenTarget } from '../../fetch';
 import { compileRoute, type CompiledRoute } from '../pipeline/compile-route';
 import { Ctx, isThenable, type Core } from '../request/ctx';
@@ -714,8 +713,6 @@ export class App {
   }
 
   readonly #dispatch = (req: IncomingMessage, res: ServerResponse): void => {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
     const framing = badFraming(req, this.#maxRawHeaders);
     if (framing !== null) {
       this.#refuseEarly(res, framing.status, framing.message);
@@ -729,14 +726,7 @@ export class App {
       if (this.#telemetry !== null) this.#telemetry.shed(req);
       return;
     }
-    const c = new Ctx(
-      req,
-      res,
-      this.#core,
-      q === -1 ? url : url.slice(0, q),
-      q === -1 ? '' : url.slice(q + 1),
-      performance.now(),
-    );
+    const c = new Ctx(req, res, this.#core);
     if (this.#telemetry !== null) {
       const traced = this.#telemetry.begin(c);
       if (traced !== null) {

@@ -1,8 +1,8 @@
 import { isStandardSchema, type StandardSchema } from '../core/standard-schema';
-import { REDIRECT_STATUSES, innerContracts, type Contract } from '../core/answers';
+import { REDIRECT_STATUSES, innerContracts, type Contract, type Shape } from '../core/answers';
 import { Bound } from '../core/bound';
 import { Ctx } from '../request/ctx';
-import { marks, type ParamMark } from '../route/metadata';
+import { marks, type ParamMark, type RouteMark } from '../route/metadata';
 import type { ArgRecord, RouteRecord } from '../route/route-record';
 import { templateNames } from '../core/router';
 import { unseenNested } from '../schema';
@@ -21,6 +21,26 @@ const typeName = (t: unknown): string =>
   typeof t === 'function' ? t.name || 'anonymous' : String(t);
 
 /**
+ * What the scanner carries through one app: the services parameters are filled from, the
+ * capabilities' checks, the Refusals found, and where TypeScript's decorator metadata is missing
+ * (one Refusal for the whole app, not one per route).
+ */
+interface ScanScope {
+  readonly services: Services;
+  readonly checks: readonly RecordCheck[];
+  readonly problems: string[];
+  readonly unmarked: string[];
+}
+
+/** A handler being scanned: its prototype, method name and function, and how Refusals name it. */
+interface HandlerSite {
+  readonly proto: object;
+  readonly key: string;
+  readonly handler: Function;
+  readonly label: string;
+}
+
+/**
  * The bootstrap scanner: reads every controller's decorator metadata once into frozen route records
  * and collects every problem it finds, so the app is refused with all of them at once.
  */
@@ -32,9 +52,7 @@ export function scan(
 ): Scanned {
   const records: RouteRecord[] = [];
   const instances = new Map<Function, object>();
-  // Where TypeScript's decorator metadata is missing: one Refusal for the whole app,
-  // not one per route.
-  const unmarked: string[] = [];
+  const scope: ScanScope = { services, checks, problems, unmarked: [] };
   for (const cls of controllers) {
     const prefix = marks.controller(cls);
     if (prefix === undefined) {
@@ -43,75 +61,90 @@ export function scan(
       );
       continue;
     }
-    const instance = construct(cls, services, problems, unmarked);
+    const instance = construct(cls, scope);
     if (instance !== null) instances.set(cls, instance);
-    const proto = cls.prototype as object;
-    for (const mark of marks.routes(proto)) {
-      const path = joinPath(prefix, mark.path);
-      const label = `${mark.method} ${path} (${cls.name}.${mark.key})`;
-      const handler = (proto as Record<string, unknown>)[mark.key];
-      if (typeof handler !== 'function') {
-        problems.push(`${label}: is not a method`);
-        continue;
-      }
-      if (!/^\/[^?#\s]*$/.test(path) || /\{[^}]*\/|\{\}/.test(path))
-        problems.push(`${label}: path must start with "/" and name its segments as {name}`);
-      if (
-        !Reflect.hasMetadata('design:paramtypes', proto, mark.key) &&
-        (handler.length > 0 || marks.params(proto, mark.key).length > 0)
-      ) {
-        unmarked.push(`${cls.name}.${mark.key}`);
-        continue;
-      }
-      const args = readArgs(proto, mark.key, handler.length, label, services, problems);
-      const record: RouteRecord = Object.freeze({
-        method: mark.method,
-        path,
-        label,
-        controller: cls,
-        key: mark.key,
-        operationId: mark.operationId ?? `${cls.name}.${mark.key}`,
-        summary: mark.summary,
-        tag: cls.name.replace(/Controller$/, '') || cls.name,
-        args: Object.freeze(args),
-        contract: marks.returns(proto, mark.key) ?? null,
-        returnType: marks.returnType(proto, mark.key),
-        marks: marks.marksOf(proto, mark.key),
-        builtIn: false,
-      });
-      checkPathNames(record, problems);
-      checkNested(record, problems);
-      if (record.contract) checkContract(record.contract, label, problems);
-      if (record.contract?.kind === 'events' && !record.args.some((a) => a.kind === 'ctx')) {
-        problems.push(
-          `${label}: @Returns(EventStream) answers through c.events(): take a Ctx parameter`,
-        );
-      }
-      if (record.contract === null) checkUndeclared(record, handler, problems);
-      for (const check of checks) check(record, services, problems);
-      records.push(record);
+    for (const mark of marks.routes(cls.prototype as object)) {
+      const record = scanRoute(cls, joinPath(prefix, mark.path), mark, scope);
+      if (record !== null) records.push(record);
     }
   }
-  if (unmarked.length > 0)
-    problems.push(
-      `decorator metadata is missing (no design:paramtypes on ${unmarked.slice(0, 3).join(', ')}${unmarked.length > 3 ? ` and ${unmarked.length - 3} more` : ''}): fw reads parameter types from it. Compile with tsc or ts-jest and "experimentalDecorators": true, "emitDecoratorMetadata": true in tsconfig.json; esbuild and tsx do not write it, nor does vitest on Vite 7 or older (esbuild: add unplugin-swc) or swc without its decoratorMetadata option; vitest on Vite 8 (Oxc) writes it from tsconfig.json`,
-    );
+  if (scope.unmarked.length > 0) problems.push(missingMetadata(scope.unmarked));
   return { records, instances };
+}
+
+function missingMetadata(unmarked: readonly string[]): string {
+  return `decorator metadata is missing (no design:paramtypes on ${unmarked.slice(0, 3).join(', ')}${unmarked.length > 3 ? ` and ${unmarked.length - 3} more` : ''}): fw reads parameter types from it. Compile with tsc or ts-jest and "experimentalDecorators": true, "emitDecoratorMetadata": true in tsconfig.json; esbuild and tsx do not write it, nor does vitest on Vite 7 or older (esbuild: add unplugin-swc) or swc without its decoratorMetadata option; vitest on Vite 8 (Oxc) writes it from tsconfig.json`;
+}
+
+/** One route's frozen record, or null when its method cannot be read (each problem a Refusal). */
+function scanRoute(
+  cls: Function,
+  path: string,
+  mark: RouteMark,
+  scope: ScanScope,
+): RouteRecord | null {
+  const { problems } = scope;
+  const proto = cls.prototype as object;
+  const label = `${mark.method} ${path} (${cls.name}.${mark.key})`;
+  const handler = (proto as Record<string, unknown>)[mark.key];
+  if (typeof handler !== 'function') {
+    problems.push(`${label}: is not a method`);
+    return null;
+  }
+  if (!/^\/[^?#\s]*$/.test(path) || /\{[^}]*\/|\{\}/.test(path))
+    problems.push(`${label}: path must start with "/" and name its segments as {name}`);
+  if (
+    !Reflect.hasMetadata('design:paramtypes', proto, mark.key) &&
+    (handler.length > 0 || marks.params(proto, mark.key).length > 0)
+  ) {
+    scope.unmarked.push(`${cls.name}.${mark.key}`);
+    return null;
+  }
+  const args = readArgs({ proto, key: mark.key, handler, label }, scope);
+  const record: RouteRecord = Object.freeze({
+    method: mark.method,
+    path,
+    label,
+    controller: cls,
+    key: mark.key,
+    operationId: mark.operationId ?? `${cls.name}.${mark.key}`,
+    summary: mark.summary,
+    tag: cls.name.replace(/Controller$/, '') || cls.name,
+    args: Object.freeze(args),
+    contract: marks.returns(proto, mark.key) ?? null,
+    returnType: marks.returnType(proto, mark.key),
+    marks: marks.marksOf(proto, mark.key),
+    builtIn: false,
+  });
+  checkRecord(record, handler, scope);
+  return record;
+}
+
+/** The checks of a whole record: its path, nested reads, contract, and each capability's. */
+function checkRecord(record: RouteRecord, handler: Function, scope: ScanScope): void {
+  const { label } = record;
+  const { problems } = scope;
+  checkPathNames(record, problems);
+  checkNested(record, problems);
+  if (record.contract) checkContract(record.contract, label, problems);
+  if (record.contract?.kind === 'events' && !record.args.some((a) => a.kind === 'ctx')) {
+    problems.push(
+      `${label}: @Returns(EventStream) answers through c.events(): take a Ctx parameter`,
+    );
+  }
+  if (record.contract === null) checkUndeclared(record, handler, problems);
+  for (const check of scope.checks) check(record, scope.services, problems);
 }
 
 /**
  * Builds a controller once, its constructor parameters filled by type, or null when one
  * is not provided (each such parameter is a Refusal) or its types cannot be read.
  */
-function construct(
-  cls: Function,
-  services: Services,
-  problems: string[],
-  unmarked: string[],
-): object | null {
+function construct(cls: Function, scope: ScanScope): object | null {
+  const { services, problems } = scope;
   const types = marks.ctorTypes(cls);
   if (types.length < cls.length && !Reflect.hasMetadata('design:paramtypes', cls)) {
-    unmarked.push(`${cls.name}'s constructor`);
+    scope.unmarked.push(`${cls.name}'s constructor`);
     return null;
   }
   const args: unknown[] = [];
@@ -187,105 +220,120 @@ function schemaQuery(schema: unknown, where: string, problems: string[]): ArgRec
   return { kind: 'querySchema', schema: schema as StandardSchema };
 }
 
-function readArgs(
-  proto: object,
-  key: string,
-  arity: number,
-  label: string,
-  services: Services,
-  problems: string[],
-): ArgRecord[] {
+/** A handler's arguments, one record per parameter: read as its decorator says, else by its type. */
+function readArgs(site: HandlerSite, scope: ScanScope): ArgRecord[] {
+  const { proto, key } = site;
   const types = marks.paramTypes(proto, key);
   const byIndex = new Map<number, ParamMark>(marks.params(proto, key).map((m) => [m.index, m]));
   const args: ArgRecord[] = [];
-  const count = Math.max(types.length, arity, ...[...byIndex.keys()].map((i) => i + 1));
+  const count = Math.max(
+    types.length,
+    site.handler.length,
+    ...[...byIndex.keys()].map((i) => i + 1),
+  );
   for (let i = 0; i < count; i++) {
     const type = types[i];
     const mark = byIndex.get(i);
-    const where = `${label}: parameter ${i}`;
-    if (mark) {
-      switch (mark.kind) {
-        case 'body':
-          if (mark.schema !== undefined) {
-            args.push(schemaBody(mark.schema, where, problems));
-            break;
-          }
-          if (erased(type)) problems.push(erasedRead(where, '@Body()', type));
-          else if (type === Array)
-            problems.push(
-              `${where}: @Body() cannot read an array: wrap it in a class (class NewBookings { @ValidateNested({ each: true }) @Type(() => NewBooking) items!: NewBooking[] }) and take @Body() b: NewBookings`,
-            );
-          else if (!isClass(type))
-            problems.push(
-              `${where}: @Body() needs a class to read the body into (got ${typeName(type)}): declare the parameter as a class with class-validator decorators`,
-            );
-          args.push({ kind: 'body', type: type as Function });
-          break;
-        case 'form': {
-          const formType = mark.bound ?? type;
-          if (erased(formType)) problems.push(erasedRead(where, '@Form()', formType));
-          else if (!isClass(formType) || formType === Bound)
-            problems.push(
-              `${where}: @Form needs a class type (for Bound, name it: @Form(SignupForm) b: Bound<SignupForm>)`,
-            );
-          args.push({
-            kind: 'form',
-            type: formType as Function,
-            bound: mark.bound !== undefined,
-            files: isClass(formType) ? declaredFiles(formType as Function) : [],
-            limits: mark.limits ?? null,
-          });
-          break;
-        }
-        case 'query':
-          if (mark.schema !== undefined) args.push(schemaQuery(mark.schema, where, problems));
-          else if (mark.name === undefined) {
-            if (erased(type)) problems.push(erasedRead(where, '@Query()', type));
-            else if (!isClass(type))
-              problems.push(
-                `${where}: @Query() needs a class type, or name one value with @Query('name')`,
-              );
-            args.push({ kind: 'queryClass', type: type as Function });
-          } else args.push({ kind: 'query', name: mark.name, type });
-          break;
-        case 'param':
-          args.push({ kind: 'param', name: mark.name, type });
-          break;
-        case 'header':
-          args.push({ kind: 'header', name: mark.name, type });
-          break;
-        case 'authorization':
-          args.push({ kind: 'authorization', scheme: mark.scheme });
-          break;
-        case 'session':
-          problems.push(
-            `${where}: ask for the session by type (session: Session) after app.sessions({ sessionSecret })`,
-          );
-          break;
-      }
-      continue;
-    }
-    if (type === Ctx) args.push({ kind: 'ctx' });
-    else if (services.has(type))
-      args.push({ kind: 'service', type: type as Function, instance: services.get(type) });
-    else if (
-      typeof type === 'function' &&
-      typeof (type as { resolve?: unknown }).resolve === 'function'
-    )
-      args.push({ kind: 'resolved', type });
-    else if (erased(type)) {
-      problems.push(
-        `${where} has no type at run time (TypeScript wrote ${typeName(type)}): ${ERASED_FIX}`,
-      );
-      args.push({ kind: 'service', type: Object, instance: undefined });
-    } else {
-      problems.push(
-        `${where} (${typeName(type)}) is not provided: pass an instance to app.provide(), give it a static resolve(c), or decorate it (@Body, @Query, @Param, @Header, @Authorization)`,
-      );
-      args.push({ kind: 'service', type: Object, instance: undefined });
+    const where = `${site.label}: parameter ${i}`;
+    if (mark === undefined) args.push(readByType(type, where, scope));
+    else {
+      const arg = readMarked(mark, type, where, scope.problems);
+      if (arg !== null) args.push(arg);
     }
   }
   return args;
+}
+
+/** A decorated parameter's record, or null for one refused without a record (`@Session`). */
+function readMarked(
+  mark: ParamMark,
+  type: unknown,
+  where: string,
+  problems: string[],
+): ArgRecord | null {
+  switch (mark.kind) {
+    case 'body':
+      return mark.schema !== undefined
+        ? schemaBody(mark.schema, where, problems)
+        : readBody(type, where, problems);
+    case 'form':
+      return readForm(mark, type, where, problems);
+    case 'query':
+      if (mark.schema !== undefined) return schemaQuery(mark.schema, where, problems);
+      if (mark.name !== undefined) return { kind: 'query', name: mark.name, type };
+      if (erased(type)) problems.push(erasedRead(where, '@Query()', type));
+      else if (!isClass(type))
+        problems.push(
+          `${where}: @Query() needs a class type, or name one value with @Query('name')`,
+        );
+      return { kind: 'queryClass', type: type as Function };
+    case 'param':
+      return { kind: 'param', name: mark.name, type };
+    case 'header':
+      return { kind: 'header', name: mark.name, type };
+    case 'authorization':
+      return { kind: 'authorization', scheme: mark.scheme };
+    case 'session':
+      problems.push(
+        `${where}: ask for the session by type (session: Session) after app.sessions({ sessionSecret })`,
+      );
+      return null;
+  }
+}
+
+/** `@Body()`: the body read into the parameter's class. */
+function readBody(type: unknown, where: string, problems: string[]): ArgRecord {
+  if (erased(type)) problems.push(erasedRead(where, '@Body()', type));
+  else if (type === Array)
+    problems.push(
+      `${where}: @Body() cannot read an array: wrap it in a class (class NewBookings { @ValidateNested({ each: true }) @Type(() => NewBooking) items!: NewBooking[] }) and take @Body() b: NewBookings`,
+    );
+  else if (!isClass(type))
+    problems.push(
+      `${where}: @Body() needs a class to read the body into (got ${typeName(type)}): declare the parameter as a class with class-validator decorators`,
+    );
+  return { kind: 'body', type: type as Function };
+}
+
+/** `@Form()`: an urlencoded or multipart form read into a class (named by `@Form(C)` for a Bound). */
+function readForm(
+  mark: Extract<ParamMark, { kind: 'form' }>,
+  type: unknown,
+  where: string,
+  problems: string[],
+): ArgRecord {
+  const formType = mark.bound ?? type;
+  if (erased(formType)) problems.push(erasedRead(where, '@Form()', formType));
+  else if (!isClass(formType) || formType === Bound)
+    problems.push(
+      `${where}: @Form needs a class type (for Bound, name it: @Form(SignupForm) b: Bound<SignupForm>)`,
+    );
+  return {
+    kind: 'form',
+    type: formType as Function,
+    bound: mark.bound !== undefined,
+    files: isClass(formType) ? declaredFiles(formType as Function) : [],
+    limits: mark.limits ?? null,
+  };
+}
+
+/** An undecorated parameter: the Ctx, a provided service, or a class with `static resolve(c)`. */
+function readByType(type: unknown, where: string, scope: ScanScope): ArgRecord {
+  const { services, problems } = scope;
+  if (type === Ctx) return { kind: 'ctx' };
+  if (services.has(type))
+    return { kind: 'service', type: type as Function, instance: services.get(type) };
+  if (typeof type === 'function' && typeof (type as { resolve?: unknown }).resolve === 'function')
+    return { kind: 'resolved', type };
+  if (erased(type))
+    problems.push(
+      `${where} has no type at run time (TypeScript wrote ${typeName(type)}): ${ERASED_FIX}`,
+    );
+  else
+    problems.push(
+      `${where} (${typeName(type)}) is not provided: pass an instance to app.provide(), give it a static resolve(c), or decorate it (@Body, @Query, @Param, @Header, @Authorization)`,
+    );
+  return { kind: 'service', type: Object, instance: undefined };
 }
 
 /**
@@ -345,8 +393,7 @@ function checkContract(
       checkStatus(
         contract.status,
         contract.inner,
-        `Status(${contract.status}, …)`,
-        label,
+        `${label}: Status(${contract.status}, …)`,
         problems,
       );
       if (contract.inner.kind === 'file')
@@ -359,22 +406,12 @@ function checkContract(
         checkStatus(
           status,
           contract.variants?.[status] ?? contract.inner,
-          `Reply status ${status}`,
-          label,
+          `${label}: Reply status ${status}`,
           problems,
         );
       break;
     case 'versioned':
-      if (under === 'status') problems.push(`${label}: Versioned cannot sit inside Status`);
-      if (under === 'reply') problems.push(`${label}: Versioned cannot sit inside Reply`);
-      if (contract.inner.kind === 'optional')
-        problems.push(
-          `${label}: Versioned(Optional(T)) is refused: report absence with fail.notFound()`,
-        );
-      if (contract.inner.kind === 'events')
-        problems.push(
-          `${label}: Versioned(EventStream) is refused: an event stream has no version`,
-        );
+      checkVersioned(contract.inner, label, problems, under);
       break;
     case 'events':
       if (under !== null)
@@ -382,24 +419,9 @@ function checkContract(
           `${label}: EventStream stands alone: c.events() always answers 200 (not inside ${under === 'status' ? 'Status' : under === 'reply' ? 'Reply' : 'Optional'})`,
         );
       break;
-    case 'self': {
-      const t = contract.type as unknown as {
-        contentType?: unknown;
-        prototype: { write?: unknown };
-      };
-      if (typeof t.contentType !== 'string')
-        problems.push(`${label}: ${typeName(contract.type)} has write() but no static contentType`);
-      if (typeof t.prototype.write !== 'function')
-        problems.push(
-          `${label}: ${typeName(contract.type)} has a static contentType but no write(out)`,
-        );
-      const marker = (t as { openapi?: unknown }).openapi;
-      if (marker !== undefined && !isScalarMarker(marker))
-        problems.push(
-          `${label}: ${typeName(contract.type)}.openapi may only name a scalar type ({ type: 'string' | 'number' | 'integer' | 'boolean' })`,
-        );
+    case 'self':
+      checkSelfWriting(contract.type, label, problems);
       break;
-    }
     default:
       break;
   }
@@ -407,33 +429,54 @@ function checkContract(
   for (const inner of innerContracts(contract)) checkContract(inner, label, problems, here);
 }
 
+/** `Versioned(inner)`: stands outside Status and Reply, and versions a value that is there. */
+function checkVersioned(inner: Contract, label: string, problems: string[], under: Under): void {
+  if (under === 'status') problems.push(`${label}: Versioned cannot sit inside Status`);
+  if (under === 'reply') problems.push(`${label}: Versioned cannot sit inside Reply`);
+  if (inner.kind === 'optional')
+    problems.push(
+      `${label}: Versioned(Optional(T)) is refused: report absence with fail.notFound()`,
+    );
+  if (inner.kind === 'events')
+    problems.push(`${label}: Versioned(EventStream) is refused: an event stream has no version`);
+}
+
+/** A class that writes itself: a static `contentType`, a `write(out)`, and at most a scalar `openapi`. */
+function checkSelfWriting(type: Shape, label: string, problems: string[]): void {
+  const t = type as unknown as {
+    contentType?: unknown;
+    prototype: { write?: unknown };
+  };
+  if (typeof t.contentType !== 'string')
+    problems.push(`${label}: ${typeName(type)} has write() but no static contentType`);
+  if (typeof t.prototype.write !== 'function')
+    problems.push(`${label}: ${typeName(type)} has a static contentType but no write(out)`);
+  const marker = (t as { openapi?: unknown }).openapi;
+  if (marker !== undefined && !isScalarMarker(marker))
+    problems.push(
+      `${label}: ${typeName(type)}.openapi may only name a scalar type ({ type: 'string' | 'number' | 'integer' | 'boolean' })`,
+    );
+}
+
 /**
- * The statuses a `Status` or `Reply` may declare: a real status (100–599) that carries
+ * The statuses a `Status` or `Reply` may declare (`at`: the route and the wrapper): a real status (100–599) that carries
  * what the contract says. 1xx, 204 and 304 have no body; a 3xx means nothing without the Location
  * only `Redirect` writes.
  */
-function checkStatus(
-  status: number,
-  inner: Contract,
-  what: string,
-  label: string,
-  problems: string[],
-): void {
+function checkStatus(status: number, inner: Contract, at: string, problems: string[]): void {
   if (!Number.isInteger(status) || status < 100 || status > 599)
-    problems.push(
-      `${label}: ${what}: ${status} is not an HTTP status: use a whole number from 100 to 599`,
-    );
+    problems.push(`${at}: ${status} is not an HTTP status: use a whole number from 100 to 599`);
   else if (status < 200)
     problems.push(
-      `${label}: ${what}: a 1xx status is an interim answer, never a handler's: use a status from 200 to 599`,
+      `${at}: a 1xx status is an interim answer, never a handler's: use a status from 200 to 599`,
     );
   else if ((status === 204 || status === 304) && inner.kind !== 'void')
     problems.push(
-      `${label}: ${what}: a ${status} answer has no body: leave @Returns out and return nothing${status === 304 ? " (304 is Versioned's to send)" : ''}`,
+      `${at}: a ${status} answer has no body: leave @Returns out and return nothing${status === 304 ? " (304 is Versioned's to send)" : ''}`,
     );
   else if (status >= 300 && status < 400 && status !== 304)
     problems.push(
-      `${label}: ${what}: a ${status} answer needs a Location: declare @Returns(Redirect(${REDIRECT_STATUSES.includes(status) ? status : 303})) and return Redirect.to(url)`,
+      `${at}: a ${status} answer needs a Location: declare @Returns(Redirect(${REDIRECT_STATUSES.includes(status) ? status : 303})) and return Redirect.to(url)`,
     );
 }
 

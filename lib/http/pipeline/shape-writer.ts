@@ -45,16 +45,7 @@ export function shapeWriter(): ShapeWriter {
         names = keys.map((k) => JSON.stringify(k) + ':');
         plainKeys = !names.some((h) => NOT_ASCII.test(h));
       }
-      // The keys first (for-in reads no value): own keys come first, in Object.keys order, and an
-      // inherited enumerable one makes the count differ.
-      let n = 0;
-      let same = true;
-      for (const k in v)
-        if (k !== keys[n++]) {
-          same = false;
-          break;
-        }
-      if (!same || n !== keys.length) {
+      if (!sameKeys(v, keys)) {
         if (writes > 1 || relearn === 0) return slow(v);
         relearn--;
         keys = null;
@@ -65,7 +56,7 @@ export function shapeWriter(): ShapeWriter {
       let out = '';
       let ascii = plainKeys;
       let first = true;
-      for (let i = 0; i < n; i++) {
+      for (let i = 0, n = keys.length; i < n; i++) {
         const key = keys[i]!;
         const x = (v as Record<string, unknown>)[key];
         let s = primitive(x);
@@ -93,6 +84,16 @@ export function shapeWriter(): ShapeWriter {
     return JSON.stringify(v) ?? 'null';
   };
   return writer;
+}
+
+/**
+ * Whether `v` enumerates exactly `keys`, in order. The keys first (for-in reads no value): own keys
+ * come first, in Object.keys order, and an inherited enumerable one makes the count differ.
+ */
+function sameKeys(v: object, keys: readonly string[]): boolean {
+  let n = 0;
+  for (const k in v) if (k !== keys[n++]) return false;
+  return n === keys.length;
 }
 
 /** The JSON of a string, number, boolean or null the fast path writes, or null. */

@@ -214,22 +214,17 @@ export class Ctx implements Scope {
   #log: RequestLog | null = null;
   #client: ClientFacts | null = null;
 
-  /** @internal */
-  constructor(
-    req: IncomingMessage,
-    res: ServerResponse,
-    core: Core,
-    path: string,
-    rawQuery: string,
-    startedAt: number,
-  ) {
+  /** @internal made as the request arrives: its target split at the first `?`, its time taken now */
+  constructor(req: IncomingMessage, res: ServerResponse, core: Core) {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
     this.req = req;
     this.res = res;
     this.core = core;
     this.method = req.method ?? 'GET';
-    this.path = path;
-    this.rawQuery = rawQuery;
-    this.startedAt = startedAt;
+    this.path = q === -1 ? url : url.slice(0, q);
+    this.rawQuery = q === -1 ? '' : url.slice(q + 1);
+    this.startedAt = performance.now();
     this.bodyLimit = core.bodyLimit;
   }
 

@@ -83,7 +83,7 @@ let failCheck: Check | null = null;
 let failValue: unknown = undefined;
 let failOwner: object | undefined = undefined;
 // The depth refusal of the reader running now, set as it starts.
-let tooDeep: Check = makeCheck(C_TOO_DEEP, tooDeepWhy(MAX_DEPTH), undefined, [], '', '');
+let tooDeep: Check = makeCheck(C_TOO_DEEP, tooDeepWhy(MAX_DEPTH), '', '');
 
 /**
  * Compiles, once, a reader that validates an input against a class's class-validator
@@ -107,7 +107,7 @@ export function compileReader(cls: Function, options: ReaderOptions): (input: un
   const maxDepth = options.maxDepth ?? MAX_DEPTH;
   if (!Number.isInteger(maxDepth) || maxDepth < 1)
     throw new TypeError(`maxDepth must be a whole number of at least 1, got ${maxDepth}`);
-  const deepCheck = makeCheck(C_TOO_DEEP, tooDeepWhy(maxDepth), undefined, [], '', plan.shape.name);
+  const deepCheck = makeCheck(C_TOO_DEEP, tooDeepWhy(maxDepth), '', plan.shape.name);
   const below = maxDepth - 1;
   if (options.allFields) {
     return function readAll(input: unknown): Read {
@@ -256,7 +256,7 @@ function readFallback(plan: ObjectPlan, input: Record<string, unknown>, left: nu
   }
   const r = readWithClassValidator(plan.shape, input, plan.source);
   if (r.ok) return r.value;
-  refuse(makeCheck(C_NEVER, r.why, undefined, [], '', plan.shape.name), undefined);
+  refuse(makeCheck(C_NEVER, r.why, '', plan.shape.name), undefined);
   failPath = r.path;
   return FAIL;
 }

@@ -31,7 +31,7 @@ export function readParams(
   max: number,
 ): Params | typeof TOO_MANY {
   const out = Object.create(null) as Params;
-  return eachParam(text, max, keep, out, keepParam) === TOO_MANY ? TOO_MANY : out;
+  return eachParam(walk(text, max), keep, out, keepParam) === TOO_MANY ? TOO_MANY : out;
 }
 
 /**
@@ -43,35 +43,48 @@ export function firstParam(
   name: string,
   max: number,
 ): string | null | typeof TOO_MANY {
-  return eachParam(text, max, name, null, matchParam);
+  return eachParam(walk(text, max), name, null, matchParam);
 }
 
 /**
- * What `eachParam` does with one parameter: its name is `text[from, eq)`, its value
- * `text[eq + 1, to)` (none when `eq === to`). A string answer is the result: no later parameter
- * is taken, but all are still counted. Module functions with their state passed in, so a request
- * allocates no closure.
+ * A walk over urlencoded text: the text, its bound, and the parameter at hand, whose name is
+ * `text[from, eq)` and value `text[eq + 1, to)` (none when `eq === to`). One record serves every
+ * walk (a walk is synchronous and never starts another), so a request allocates none.
  */
-type TakeParam<A, B> = (
-  text: string,
-  from: number,
-  eq: number,
-  to: number,
-  a: A,
-  b: B,
-) => string | null;
+interface ParamWalk {
+  text: string;
+  max: number;
+  from: number;
+  eq: number;
+  to: number;
+}
+
+const WALK: ParamWalk = { text: '', max: 0, from: 0, eq: 0, to: 0 };
+
+function walk(text: string, max: number): ParamWalk {
+  WALK.text = text;
+  WALK.max = max;
+  return WALK;
+}
+
+/**
+ * What `eachParam` does with the parameter at hand. A string answer is the result: no later
+ * parameter is taken, but all are still counted. Module functions with their state passed in, so
+ * a request allocates no closure.
+ */
+type TakeParam<A, B> = (w: ParamWalk, a: A, b: B) => string | null;
 
 /**
  * The one walk over urlencoded text: the pieces between `&`s (empty ones are not parameters),
  * each split at its first `=`; `TOO_MANY` past `max` parameters, else what `take` answered.
  */
 function eachParam<A, B>(
-  text: string,
-  max: number,
+  w: ParamWalk,
   a: A,
   b: B,
   take: TakeParam<A, B>,
 ): string | null | typeof TOO_MANY {
+  const { text, max } = w;
   const end = text.length;
   let found: string | null = null;
   let count = 0;
@@ -83,27 +96,29 @@ function eachParam<A, B>(
     let amp = text.indexOf('&', at);
     if (amp === -1) amp = end;
     if (amp > at) {
-      if (++count > max) return TOO_MANY;
+      if (++count > max) {
+        w.text = '';
+        return TOO_MANY;
+      }
       if (found === null) {
         if (nextEq !== -1 && nextEq < at) nextEq = text.indexOf('=', at);
-        found = take(text, at, nextEq === -1 || nextEq > amp ? amp : nextEq, amp, a, b);
+        w.from = at;
+        w.eq = nextEq === -1 || nextEq > amp ? amp : nextEq;
+        w.to = amp;
+        found = take(w, a, b);
       }
     }
     at = amp + 1;
   }
+  // Not kept past the walk: the text may be a whole form body.
+  w.text = '';
   return found;
 }
 
 /** readParams' step: a kept name's value goes into `out`, a repeat appended to its list in place. */
-function keepParam(
-  text: string,
-  from: number,
-  eq: number,
-  to: number,
-  keep: ReadonlySet<string> | null,
-  out: Params,
-): null {
-  const name = decodeParam(text, from, eq);
+function keepParam(w: ParamWalk, keep: ReadonlySet<string> | null, out: Params): null {
+  const { text, eq, to } = w;
+  const name = decodeParam(text, w.from, eq);
   if (keep === null || keep.has(name)) {
     const value = eq === to ? '' : decodeParam(text, eq + 1, to);
     const prev = out[name];
@@ -115,14 +130,9 @@ function keepParam(
 }
 
 /** firstParam's step: the value when the name is the one looked for. */
-function matchParam(
-  text: string,
-  from: number,
-  eq: number,
-  to: number,
-  name: string,
-): string | null {
-  if (decodeParam(text, from, eq) !== name) return null;
+function matchParam(w: ParamWalk, name: string): string | null {
+  const { text, eq, to } = w;
+  if (decodeParam(text, w.from, eq) !== name) return null;
   return eq === to ? '' : decodeParam(text, eq + 1, to);
 }
 

@@ -170,7 +170,7 @@ function buildShape(cls: Function): ClassShape {
   for (const [name, list] of byProperty) {
     // Decorators run bottom-up, so class-validator stores each property's list reversed.
     const own = list.slice().reverse();
-    const property = readProperty(cls, name, own, defaults, reasons);
+    const property = readProperty(cls, { name, reasons }, own, defaults);
     properties.push(property);
     if (own.some((m) => m.type === ValidationTypes.NESTED_VALIDATION) && !seesClass(property.value))
       unseenNested.push(name);
@@ -220,33 +220,74 @@ function readDefaults(cls: Function): Record<string, unknown> | null {
   }
 }
 
+/**
+ * A property being read: its name, and the class's list of what fw cannot compile (a class with
+ * any falls back to class-validator).
+ */
+interface PropertySite {
+  readonly name: string;
+  readonly reasons: string[];
+}
+
+/** A property's class-validator decorators, sorted by what they say. */
+interface PropertyMarks {
+  optional: boolean;
+  conditional: boolean;
+  nested: boolean;
+  nestedEach: boolean;
+  readonly valueMetas: ValidationMetadata[];
+  readonly eachMetas: ValidationMetadata[];
+}
+
 function readProperty(
   cls: Function,
-  name: string,
+  at: PropertySite,
   metas: ValidationMetadata[],
   defaults: Record<string, unknown> | null,
-  reasons: string[],
 ): PropertyShape {
-  let optional = false;
-  let conditional = false;
-  const valueMetas: ValidationMetadata[] = [];
-  const eachMetas: ValidationMetadata[] = [];
-  let nested = false;
-  let nestedEach = false;
+  const { name } = at;
+  const marks = sortMarks(at, metas);
+  const value = readPropertyValue(at, marks, typeClassOf(cls, at), designTypeOf(cls, name));
+  // Own properties only: `constructor` or `toString` on the prototype is no field initializer.
+  const hasDefault =
+    defaults !== null &&
+    Object.prototype.hasOwnProperty.call(defaults, name) &&
+    defaults[name] !== undefined;
+  return Object.freeze({
+    name,
+    // A @ValidateIf property is required only when its condition holds: not in `required`.
+    required: !marks.optional && !hasDefault && !marks.conditional,
+    optional: marks.optional,
+    value,
+    hasDefault,
+    ...(hasDefault ? { default: defaults![name] } : {}),
+  });
+}
+
+function sortMarks(at: PropertySite, metas: ValidationMetadata[]): PropertyMarks {
+  const { name, reasons } = at;
+  const marks: PropertyMarks = {
+    optional: false,
+    conditional: false,
+    nested: false,
+    nestedEach: false,
+    valueMetas: [],
+    eachMetas: [],
+  };
   for (const m of metas) {
     if (m.groups !== undefined && m.groups.length > 0) reasons.push(`groups on ${name}`);
     if (m.validateIf !== undefined) reasons.push(`validateIf option on ${name}`);
     if (m.type === ValidationTypes.CONDITIONAL_VALIDATION) {
-      if (m.name === IS_OPTIONAL) optional = true;
+      if (m.name === IS_OPTIONAL) marks.optional = true;
       else {
-        conditional = true;
+        marks.conditional = true;
         reasons.push(`@ValidateIf on ${name}`);
       }
     } else if (m.type === ValidationTypes.WHITELIST) {
       // @Allow(): declares the property, checks nothing.
     } else if (m.type === ValidationTypes.NESTED_VALIDATION) {
-      nested = true;
-      if (m.each) nestedEach = true;
+      marks.nested = true;
+      if (m.each) marks.nestedEach = true;
     } else if (m.type === ValidationTypes.PROMISE_VALIDATION) {
       reasons.push(`@ValidatePromise on ${name}`);
     } else if (
@@ -254,11 +295,17 @@ function readProperty(
       KNOWN.has(m.name) &&
       (m.type === ValidationTypes.CUSTOM_VALIDATION || m.type === m.name)
     ) {
-      (m.each ? eachMetas : valueMetas).push(m);
+      (m.each ? marks.eachMetas : marks.valueMetas).push(m);
     } else {
       reasons.push(`custom constraint ${constraintName(m)} on ${name}`);
     }
   }
+  return marks;
+}
+
+/** The class class-transformer's `@Type` names for a property, if any (and its features fw cannot read). */
+function typeClassOf(cls: Function, at: PropertySite): Function | undefined {
+  const { name, reasons } = at;
   const transformer = transformerStorage();
   for (const t of transformer.findTransformMetadatas(cls, name, PLAIN_TO_CLASS)) {
     if (t !== undefined) {
@@ -269,61 +316,50 @@ function readProperty(
   const typeMeta = transformer.findTypeMetadata(cls, name);
   if (typeMeta?.options?.discriminator !== undefined)
     reasons.push(`@Type discriminator on ${name}`);
-  let typeClass: Function | undefined;
-  if (typeMeta !== undefined) {
-    try {
-      typeClass = typeMeta.typeFunction();
-    } catch {
-      typeClass = undefined;
-    }
+  if (typeMeta === undefined) return undefined;
+  try {
+    return typeMeta.typeFunction();
+  } catch {
+    return undefined;
   }
-  const designType = Reflect.getMetadata('design:type', cls.prototype, name) as
-    Function | undefined;
+}
 
+const designTypeOf = (cls: Function, name: string): Function | undefined =>
+  Reflect.getMetadata('design:type', cls.prototype, name) as Function | undefined;
+
+function readPropertyValue(
+  at: PropertySite,
+  marks: PropertyMarks,
+  typeClass: Function | undefined,
+  designType: Function | undefined,
+): ValueShape {
+  const { valueMetas, eachMetas, nested } = marks;
   const isArray =
     eachMetas.length > 0 ||
-    nestedEach ||
+    marks.nestedEach ||
     designType === Array ||
     valueMetas.some((m) => m.name === IS_ARRAY || ARRAY_HINTS.has(m.name!));
-  let value: ValueShape;
   if (
-    isArray &&
-    !valueMetas.some(
+    !isArray ||
+    valueMetas.some(
       (m) =>
         m.name !== undefined && TYPE_KINDS[m.name] !== undefined && TYPE_KINDS[m.name] !== 'array',
     )
-  ) {
-    const items = readValue(eachMetas, typeClass, nested, name, reasons);
-    const base = readValue(
-      valueMetas.filter((m) => m.name !== IS_ARRAY),
-      Array,
-      false,
-      name,
-      reasons,
-    );
-    const kindMeta = valueMetas.find((m) => m.name === IS_ARRAY);
-    value = freezeValue({
-      kind: 'array',
-      kindMessage: kindMeta?.message,
-      constraints: base.constraints,
-      items,
-    });
-  } else {
-    value = readValue(valueMetas, typeClass ?? designType, nested, name, reasons);
-  }
-  // Own properties only: `constructor` or `toString` on the prototype is no field initializer.
-  const hasDefault =
-    defaults !== null &&
-    Object.prototype.hasOwnProperty.call(defaults, name) &&
-    defaults[name] !== undefined;
-  return Object.freeze({
-    name,
-    // A @ValidateIf property is required only when its condition holds: not in `required`.
-    required: !optional && !hasDefault && !conditional,
-    optional,
-    value,
-    hasDefault,
-    ...(hasDefault ? { default: defaults![name] } : {}),
+  )
+    return readValue(at, valueMetas, typeClass ?? designType, nested);
+  const items = readValue(at, eachMetas, typeClass, nested);
+  const base = readValue(
+    at,
+    valueMetas.filter((m) => m.name !== IS_ARRAY),
+    Array,
+    false,
+  );
+  const kindMeta = valueMetas.find((m) => m.name === IS_ARRAY);
+  return freezeValue({
+    kind: 'array',
+    kindMessage: kindMeta?.message,
+    constraints: base.constraints,
+    items,
   });
 }
 
@@ -340,11 +376,10 @@ export function isKindConstraint(name: string): boolean {
 }
 
 function readValue(
+  at: PropertySite,
   metas: ValidationMetadata[],
   type: Function | undefined,
   nested: boolean,
-  name: string,
-  reasons: string[],
 ): ValueShape {
   let kind: ValueKind | undefined;
   let kindMessage: CustomMessage | undefined;
@@ -373,7 +408,7 @@ function readValue(
     !isPrimitiveType(type);
   if (isClass && BUILTIN_CLASSES.includes(type)) {
     if (kind === undefined)
-      reasons.push(`${type!.name} on ${name} is converted by class-transformer`);
+      at.reasons.push(`${type!.name} on ${at.name} is converted by class-transformer`);
   } else if (isClass && (kind === undefined || kind === 'object')) {
     kind = 'object';
     ref = type;

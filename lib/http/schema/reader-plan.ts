@@ -190,8 +190,8 @@ function classTag(cls: Function, shape: ClassShape, source: ReadSource): ClassTa
     key,
     value: cls.name,
     path: pathPart(key),
-    requiredCheck: makeCheck(C_NEVER, REQUIRED, undefined, [], key, shape.name),
-    valueCheck: makeCheck(C_NEVER, classTagWhy(cls.name), undefined, [], key, shape.name),
+    requiredCheck: makeCheck(C_NEVER, REQUIRED, key, shape.name),
+    valueCheck: makeCheck(C_NEVER, classTagWhy(cls.name), key, shape.name),
   };
 }
 
@@ -217,7 +217,7 @@ function fieldPlan(shape: ClassShape, p: PropertyShape, source: ReadSource): Fie
     hasDefault: p.hasDefault,
     def,
     cloneDefault: def !== null && typeof def === 'object',
-    requiredCheck: makeCheck(C_NEVER, REQUIRED, undefined, [], p.name, shape.name),
+    requiredCheck: makeCheck(C_NEVER, REQUIRED, p.name, shape.name),
     value: valuePlan(shape, p.name, p.value, source),
   };
 }
@@ -241,8 +241,11 @@ function valuePlan(
   const plan: ValuePlan = {
     kind,
     kindName: v.kind,
-    kindCheck: makeCheck(C_NEVER, KIND_WHY[v.kind], v.kindMessage, [], property, shape.name),
-    singleCheck: makeCheck(C_NEVER, SINGLE_VALUE, undefined, [], property, shape.name),
+    kindCheck: {
+      ...makeCheck(C_NEVER, KIND_WHY[v.kind], property, shape.name),
+      message: v.kindMessage,
+    },
+    singleCheck: makeCheck(C_NEVER, SINGLE_VALUE, property, shape.name),
     checks: Object.freeze(v.constraints.map((c) => constraintCheck(c, property, shape.name))),
     items: null,
     copyItems: false,
@@ -254,14 +257,11 @@ function valuePlan(
     namesCheck:
       spelled === null
         ? null
-        : makeCheck(
-            C_NEVER,
-            oneOfWhy(spelled.names),
-            enumC!.message,
-            enumC!.constraints ?? [],
-            property,
-            shape.name,
-          ),
+        : {
+            ...makeCheck(C_NEVER, oneOfWhy(spelled.names), property, shape.name),
+            message: enumC!.message,
+            constraints: enumC!.constraints ?? [],
+          },
   };
   if (kind === K_OBJECT) plan.object = objectPlan(v.ref!, source);
   if (union !== null) plan.union = unionPlan(union, shape, property, source);
@@ -291,7 +291,7 @@ function unionPlan(
       path: pathPart(v.name),
     });
   const names = u.variants.map((v) => v.name);
-  const check = (why: string) => makeCheck(C_NEVER, why, undefined, [], property, shape.name);
+  const check = (why: string) => makeCheck(C_NEVER, why, property, shape.name);
   return {
     tag: u.tag,
     tagPath: u.tag === null ? '' : pathPart(u.tag),
@@ -338,14 +338,11 @@ function constraintCheck(c: Constraint, property: string, target: string): Check
   };
 }
 
-export function makeCheck(
-  code: number,
-  why: string,
-  message: CustomMessage | undefined,
-  constraints: readonly unknown[],
-  property: string,
-  target: string,
-): Check {
+/**
+ * A check with its default wording only; one that carries a decorator's own `message` and
+ * arguments spreads this and sets them (the keys keep their order, so every check has one shape).
+ */
+export function makeCheck(code: number, why: string, property: string, target: string): Check {
   return {
     code,
     n: 0,
@@ -353,8 +350,8 @@ export function makeCheck(
     values: null,
     options: undefined,
     why,
-    message,
-    constraints,
+    message: undefined,
+    constraints: [],
     property,
     target,
   };
