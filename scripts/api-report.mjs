@@ -80,7 +80,11 @@ function classLines(checker, name, symbol, decl) {
   const instance = checker.getDeclaredTypeOfSymbol(symbol);
   const statics = checker.getTypeOfSymbolAtLocation(symbol, decl);
   for (const sig of statics.getConstructSignatures())
-    lines.push(`  constructor${oneLine(checker.signatureToString(sig, decl, FLAGS))}`);
+    // An `@internal` constructor is stripped like an internal member: a program cannot call it.
+    if (!(
+      sig.declaration && ts.getJSDocTags(sig.declaration).some((t) => t.tagName.text === 'internal')
+    ))
+      lines.push(`  constructor${oneLine(checker.signatureToString(sig, decl, FLAGS))}`);
   const members = (type, prefix) =>
     checker
       .getPropertiesOfType(type)

@@ -48,8 +48,8 @@ export function firstParam(
 
 /**
  * A walk over urlencoded text: the text, its bound, and the parameter at hand, whose name is
- * `text[from, eq)` and value `text[eq + 1, to)` (none when `eq === to`). One record serves every
- * walk (a walk is synchronous and never starts another), so a request allocates none.
+ * `text[from, eq)` and value `text[eq + 1, to)` (none when `eq === to`). One small record a walk,
+ * not one shared by all: no state outlives a walk, even one that a malformed escape ends.
  */
 interface ParamWalk {
   text: string;
@@ -59,13 +59,7 @@ interface ParamWalk {
   to: number;
 }
 
-const WALK: ParamWalk = { text: '', max: 0, from: 0, eq: 0, to: 0 };
-
-function walk(text: string, max: number): ParamWalk {
-  WALK.text = text;
-  WALK.max = max;
-  return WALK;
-}
+const walk = (text: string, max: number): ParamWalk => ({ text, max, from: 0, eq: 0, to: 0 });
 
 /**
  * What `eachParam` does with the parameter at hand. A string answer is the result: no later
@@ -96,10 +90,7 @@ function eachParam<A, B>(
     let amp = text.indexOf('&', at);
     if (amp === -1) amp = end;
     if (amp > at) {
-      if (++count > max) {
-        w.text = '';
-        return TOO_MANY;
-      }
+      if (++count > max) return TOO_MANY;
       if (found === null) {
         if (nextEq !== -1 && nextEq < at) nextEq = text.indexOf('=', at);
         w.from = at;
@@ -110,8 +101,6 @@ function eachParam<A, B>(
     }
     at = amp + 1;
   }
-  // Not kept past the walk: the text may be a whole form body.
-  w.text = '';
   return found;
 }
 
