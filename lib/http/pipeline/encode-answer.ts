@@ -176,7 +176,8 @@ function jsonEncoder(
   if (declared !== null)
     return (c, v, status, own) => {
       const text = declared.text(v);
-      c.write(status, JSON_TYPE, text, own, declared.ascii ? text.length : -1);
+      if (declared.ascii) c.writeAscii(status, JSON_TYPE, text, own);
+      else c.write(status, JSON_TYPE, text, own);
     };
   // A type that reaches no JSON marker keeps the plain path; a marked one is spelled first, with no
   // declaration beyond its marker.
@@ -186,11 +187,13 @@ function jsonEncoder(
   if (spelled === null)
     return (c, v, status, own) => {
       const text = json.text(v);
-      c.write(status, JSON_TYPE, text, own, json.ascii ? text.length : -1);
+      if (json.ascii) c.writeAscii(status, JSON_TYPE, text, own);
+      else c.write(status, JSON_TYPE, text, own);
     };
   return (c, v, status, own) => {
     const text = json.text(spelled(v));
-    c.write(status, JSON_TYPE, text, own, json.ascii ? text.length : -1);
+    if (json.ascii) c.writeAscii(status, JSON_TYPE, text, own);
+    else c.write(status, JSON_TYPE, text, own);
   };
 }
 

@@ -30,7 +30,8 @@ export function schemaEncoder(schema: StandardSchema, label: string): Encoder {
         `${label}: ${firstIssue('the answer', r.issues)} (its @Returns schema refused it)`,
       );
     const text = json.text(r.value);
-    c.write(status, JSON_TYPE, text, own, json.ascii ? text.length : -1);
+    if (json.ascii) c.writeAscii(status, JSON_TYPE, text, own);
+    else c.write(status, JSON_TYPE, text, own);
   };
   return (c, v, status, own) => {
     const r = validate(v);

@@ -154,6 +154,8 @@ export class Ctx implements Scope {
   readonly startedAt: number;
   /** The status sent, or 0: written only as the head goes out (`head`, `markSent`). */
   #status = 0;
+  /** Set by `writeAscii` for the one `write` it makes: the text's size in bytes, else -1. */
+  #asciiBytes = -1;
   #out: HeaderBag | null = null;
   #id: string | null = null;
   #resolved: Map<unknown, unknown> | null = null;
@@ -729,17 +731,31 @@ export class Ctx implements Scope {
   }
 
   /**
+   * @internal `write` for a text known to be ASCII: its length is its size in bytes, so it is not
+   * counted again. Said through a field `write` reads and clears, not a fifth parameter.
+   */
+  writeAscii(
+    status: number,
+    type: string | null,
+    text: string,
+    own: readonly HeaderEntry[] | null,
+  ): void {
+    this.#asciiBytes = text.length;
+    this.write(status, type, text, own);
+  }
+
+  /**
    * @internal Writes a whole answer: status, content type (null: none), body (null: none) and the
-   * answer's own headers. The one place buffered answers reach the wire. `bytes`: the body's size
-   * when the caller knows it (an ASCII text's length), so a string need not be counted again.
+   * answer's own headers. The one place buffered answers reach the wire.
    */
   write(
     status: number,
     type: string | null,
     body: Uint8Array | string | null,
     own: readonly HeaderEntry[] | null,
-    bytes = -1,
   ): void {
+    const bytes = this.#asciiBytes;
+    this.#asciiBytes = -1;
     if (this.capture) {
       if (this.captured !== null)
         throw new HttpError(
