@@ -1,0 +1,35 @@
+// `npm run mutate:stores`: the stores' shared code (the Store contract, OpenSpace, Space,
+// MemoryStore and the argument checks RedisStore and PgStore share), against the cache specs and
+// the idempotency spec that opens spaces on every store. Apart from the step's run
+// (stryker.config.mjs) because each mutant runs every spec file of its run: a short list here
+// makes this run minutes, not an hour.
+import base from './stryker.config.mjs';
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  ...base,
+  mutate: [
+    'lib/cache/store.ts',
+    'lib/cache/open-space.ts',
+    'lib/cache/space.ts',
+    'lib/cache/memory-store.ts',
+    'lib/cache/check-args.ts',
+  ],
+  jest: {
+    ...base.jest,
+    config: {
+      ...base.jest.config,
+      testMatch: [
+        '<rootDir>/spec/cache/memory-store.spec.ts',
+        '<rootDir>/spec/cache/own-store.spec.ts',
+        '<rootDir>/spec/cache/arguments.spec.ts',
+        '<rootDir>/spec/cache/redis-store.spec.ts',
+        '<rootDir>/spec/cache/pg-store.spec.ts',
+        '<rootDir>/spec/http/idempotency.spec.ts',
+      ],
+    },
+  },
+  incrementalFile: 'reports/stryker-stores-incremental.json',
+  htmlReporter: { fileName: 'reports/mutation/stores.html' },
+  jsonReporter: { fileName: 'reports/mutation/stores.json' },
+};
