@@ -207,7 +207,17 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
     await stopReplica();
     try {
       const store = open({ replicas: 1, replicaTimeoutMs: 1500 });
-      await store.ping();
+      // Connected before the race below: a ping that meets the socket still coming up fails fast
+      // (the store never queues), so it is asked again until the store answers.
+      await waitFor(
+        'the store connected',
+        () =>
+          store.ping().then(
+            () => true,
+            () => false,
+          ),
+        10_000,
+      );
       const order: string[] = [];
       const claim = store.putIfAbsent('slow', Buffer.from('c'), 60_000).then(
         () => order.push('claim'),
