@@ -21,6 +21,7 @@ export default {
       ...base.jest.config,
       testMatch: [
         '<rootDir>/spec/cache/memory-store.spec.ts',
+        '<rootDir>/spec/cache/open-space.spec.ts',
         '<rootDir>/spec/cache/own-store.spec.ts',
         '<rootDir>/spec/cache/arguments.spec.ts',
         '<rootDir>/spec/cache/redis-store.spec.ts',
