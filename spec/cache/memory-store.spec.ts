@@ -287,3 +287,47 @@ describe('issue 18: writes answered at once, entries rewritten in place', () => 
     expect(store.get('q')).toEqual(Buffer.from('abc'));
   });
 });
+
+describe('MemoryStore room and recency (survivors of the stores mutation run)', () => {
+  // One entry: a 1-byte key, 100 bytes, and the per-entry overhead.
+  const ENTRY = 1 + 100 + MemoryStore.entryOverheadBytes;
+  const v = (fill: number) => Buffer.alloc(100, fill);
+  const ttl = 60_000;
+
+  it('I28.1 with room to spare nothing is evicted', () => {
+    const store = new MemoryStore({ bytes: 1 << 20 });
+    store.put('a', v(1), ttl);
+    store.put('b', v(2), ttl);
+    expect(store.get('a')).toEqual(v(1));
+    expect(store.get('b')).toEqual(v(2));
+  });
+
+  it('I28.1 a read moves an entry out of the middle of the recency list: eviction then takes the others first', () => {
+    const store = new MemoryStore({ bytes: 3 * ENTRY });
+    store.put('a', v(1), ttl);
+    store.put('b', v(2), ttl);
+    store.put('c', v(3), ttl);
+    expect(store.get('b')).toEqual(v(2)); // now the most recent: c, then a, are older
+    store.put('d', v(4), ttl); // evicts a
+    store.put('e', v(5), ttl); // evicts c, not b
+    expect([store.get('a'), store.get('c')]).toEqual([null, null]);
+    expect(store.get('b')).toEqual(v(2));
+    expect(store.get('d')).toEqual(v(4));
+    expect(store.get('e')).toEqual(v(5));
+  });
+
+  it("I28.1 a claim finds room by evicting cached values; a keep over its own claim reuses the claim's room", () => {
+    const store = new MemoryStore({ bytes: 2 * ENTRY });
+    store.put('a', v(1), ttl);
+    store.put('b', v(2), ttl);
+    // Full of evictable values: the claim (held) takes a's room.
+    expect(store.putIfAbsent('k', v(9), ttl)).toBe(true);
+    expect(store.get('a')).toBeNull();
+    expect(store.putIfAbsent('j', v(8), ttl)).toBe(true);
+    // Now full of held entries: a keep over k's claim fits in the room the claim leaves.
+    expect(store.put('k', v(7), ttl, { expect: v(9) })).toBe(true);
+    expect(store.get('k')).toEqual(v(7));
+    // A new claim does not fit: nothing evictable is left.
+    expect(() => store.putIfAbsent('x', v(6), ttl)).toThrow(CacheError);
+  });
+});
