@@ -19,6 +19,7 @@ module.exports = {
   coverageReporters: ['text-summary', 'json-summary'],
   coverageDirectory: 'coverage',
   // A floor that only goes up: raise it when a change raises coverage, never lower it
-  // (measured 2026-11-26 by V8: statements and lines 97.9 %, branches 91.1 %, functions 95.0 %).
-  coverageThreshold: { global: { statements: 97.5, lines: 97.5, branches: 90.5, functions: 94.5 } },
+  // (measured 2026-11-26, third session, by V8: statements and lines 97.88 %, branches 91.16 %,
+  // functions 95.09 %).
+  coverageThreshold: { global: { statements: 97.8, lines: 97.8, branches: 91.0, functions: 95.0 } },
 };
