@@ -316,6 +316,17 @@ describe('MemoryStore room and recency (survivors of the stores mutation run)', 
     expect(store.get('e')).toEqual(v(5));
   });
 
+  it('I28.1 reading a claim does not make it evictable: values go first, the claim stays', () => {
+    const store = new MemoryStore({ bytes: 2 * ENTRY });
+    expect(store.putIfAbsent('k', v(9), ttl)).toBe(true);
+    expect(store.get('k')).toEqual(v(9));
+    store.put('a', v(1), ttl);
+    store.put('b', v(2), ttl); // no room: a goes, never the claim
+    expect(store.get('k')).toEqual(v(9));
+    expect(store.get('a')).toBeNull();
+    expect(store.get('b')).toEqual(v(2));
+  });
+
   it("I28.1 a claim finds room by evicting cached values; a keep over its own claim reuses the claim's room", () => {
     const store = new MemoryStore({ bytes: 2 * ENTRY });
     store.put('a', v(1), ttl);
