@@ -145,10 +145,6 @@ function inProcess(table: RateTable, mark: RateMark, route: string): Around {
 }
 
 /**
- * The route's policy as the IETF draft (draft-ietf-httpapi-ratelimit-headers) spells it: quota `q`
- * per window `w` seconds, under the policy name `default`.
- */
-/**
  * Whole seconds until a window's end `ms` away, between 1 and the window: `start + span - now` in floating
  * point can come out a hair over the span (60000.000000000007 ms), and a plain ceil then said
  * t=61 for a 60 s window.
@@ -157,6 +153,10 @@ export function secondsLeft(ms: number, windowSeconds: number): number {
   return Math.max(1, Math.min(windowSeconds, Math.ceil(ms / 1000)));
 }
 
+/**
+ * The route's policy as the IETF draft (draft-ietf-httpapi-ratelimit-headers) spells it: quota `q`
+ * per window `w` seconds, under the policy name `default`.
+ */
 const policyOf = (mark: RateMark): string => `"default";q=${mark.max};w=${mark.perSeconds}`;
 
 /** Whether a store was last seen down, per store: one log line when an outage begins and one when it ends. */
