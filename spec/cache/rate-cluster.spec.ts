@@ -10,7 +10,13 @@ let prefixes = 0;
 
 describeRateStoreContract(
   'RedisStore on a three-master Redis Cluster',
-  () => new RedisStore({ cluster: cluster.nodes, keyPrefix: `rate-${++prefixes}:` }),
+  () =>
+    new RedisStore({
+      cluster: cluster.nodes,
+      keyPrefix: `rate-${++prefixes}:`,
+      // A new cluster client first learns the slots; on a loaded machine that can take over the 1 s default.
+      commandTimeoutMs: 5000,
+    }),
   (s) => (s as RedisStore).close(),
 );
 
