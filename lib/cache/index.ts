@@ -20,6 +20,7 @@ export {
   RATE_FULL,
   type RateVerdict,
   type RateTableOptions,
+  type RateStanding,
 } from './rate-table';
 export { CacheError, CACHE_ERRORS } from './errors';
 export type { CacheErrorCode } from './errors';

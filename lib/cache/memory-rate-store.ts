@@ -41,8 +41,8 @@ export class MemoryRateStore implements RateStore {
   countAt(rule: RateRule, key: string, now: number): RateCount {
     const waitMs = this.take(rule, key, now);
     if (waitMs > 0) return { waitMs, remaining: 0, resetMs: waitMs };
-    const { remaining, resetAt } = this.#tableOf(rule).standing(key, now);
-    return { waitMs, remaining, resetMs: msLeft(resetAt - now, rule.windowMs) };
+    const { remaining, resetMs } = this.#tableOf(rule).standing(key, now);
+    return { waitMs, remaining, resetMs };
   }
 
   /** `hit` answered at once, at `now` (`performance.now()`'s clock, or any that does not go back). */
@@ -52,7 +52,7 @@ export class MemoryRateStore implements RateStore {
     const table = this.#tableOf(rule);
     const verdict = table.take(key, now);
     if (verdict === RATE_ADMITTED) return 0;
-    const wait = msLeft(table.retryAt - now, table.sliding ? 2 * table.spanMs : table.spanMs);
+    const wait = table.waitMs(now);
     if (verdict === RATE_OVER) return wait;
     throw new CacheError(
       'Full',
@@ -89,12 +89,6 @@ export class MemoryRateStore implements RateStore {
     return table;
   }
 }
-
-/**
- * Whole milliseconds, at least 1 and at most `most`: an end `start + span` less `now` can come out
- * a hair over the span in floating point, and a 60 s window must never say 60001 ms.
- */
-const msLeft = (ms: number, most: number): number => Math.max(1, Math.min(most, Math.ceil(ms)));
 
 const sameRule = (a: RateRule, b: RateRule): boolean =>
   a.max === b.max && a.windowMs === b.windowMs && a.window === b.window && a.maxKeys === b.maxKeys;

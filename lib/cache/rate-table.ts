@@ -27,6 +27,21 @@ interface Window {
   prev: number;
 }
 
+/** What `RateTable.standing` says of a key. */
+export interface RateStanding {
+  readonly remaining: number;
+  readonly resetAt: number;
+  /** `resetAt - now` in whole milliseconds, 1 to the window. */
+  readonly resetMs: number;
+}
+
+/**
+ * Whole milliseconds, at least 1 and at most `most`: an end `start + span` less `now` can come out
+ * a hair over the span in floating point (60000.000000000007), and a 60 s window must never say
+ * 60001 ms or t=61.
+ */
+const wholeMs = (ms: number, most: number): number => Math.max(1, Math.min(most, Math.ceil(ms)));
+
 /** Ended windows dropped per new window: more than one, so the table drains faster than it fills. */
 const EXPIRE_PER_INSERT = 2;
 
@@ -78,14 +93,28 @@ export class RateTable {
   }
 
   /**
-   * Requests `key` may still make in its current window, and when that window ends (same clock as
-   * `now`): what the `RateLimit` header says. A sliding window counts its current part only.
+   * Requests `key` may still make in its current window, when that window ends (same clock as
+   * `now`) and how many whole milliseconds that is away (1 to `spanMs`): what the `RateLimit`
+   * header says. A sliding window counts its current part only.
    */
-  standing(key: string, now: number): { readonly remaining: number; readonly resetAt: number } {
+  standing(key: string, now: number): RateStanding {
     const w = this.#windows.get(key);
     if (w === undefined || now - w.start >= this.spanMs)
-      return { remaining: this.max, resetAt: now + this.spanMs };
-    return { remaining: Math.max(0, this.max - w.count), resetAt: w.start + this.spanMs };
+      return { remaining: this.max, resetAt: now + this.spanMs, resetMs: this.spanMs };
+    const resetAt = w.start + this.spanMs;
+    return {
+      remaining: Math.max(0, this.max - w.count),
+      resetAt,
+      resetMs: wholeMs(resetAt - now, this.spanMs),
+    };
+  }
+
+  /**
+   * After `take` refused: whole milliseconds until `retryAt`, at least 1 and at most the time an
+   * entry lives (a window; two when sliding).
+   */
+  waitMs(now: number): number {
+    return wholeMs(this.retryAt - now, this.#life);
   }
 
   /** Counts one request of `key` at `now` (a clock that does not go back, not below 0). */

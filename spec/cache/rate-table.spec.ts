@@ -156,4 +156,28 @@ describe('RateTable, sliding window', () => {
       () => new RateTable({ max: 1, spanMs: 1_000, maxKeys: 1, window: 'rolling' as 'fixed' }),
     ).toThrow(/window must be 'fixed' or 'sliding'/);
   });
+
+  it('I26.4 standing().resetMs and waitMs() are whole milliseconds within the window, however the floating-point end falls', () => {
+    const now = 12_345.7054; // now + 60000 - now === 60000.000000000007
+    expect(Math.ceil(now + 60_000 - now)).toBe(60_001);
+    const fixed = new RateTable({ max: 1, spanMs: 60_000, maxKeys: 4 });
+    expect(fixed.take('k', now)).toBe(RATE_ADMITTED);
+    expect(fixed.standing('k', now)).toEqual({
+      remaining: 0,
+      resetAt: now + 60_000,
+      resetMs: 60_000,
+    });
+    expect(fixed.standing('k', now + 59_999.5).resetMs).toBe(1);
+    expect(fixed.standing('new', now).resetMs).toBe(60_000);
+    expect(fixed.take('k', now)).toBe(RATE_OVER);
+    expect(fixed.waitMs(now)).toBe(60_000);
+    expect(fixed.waitMs(now + 30_000.2)).toBe(30_000);
+    expect(fixed.waitMs(now + 70_000)).toBe(1);
+    // Sliding: an entry lives two windows, and so may the wait.
+    const sliding = new RateTable({ max: 1, spanMs: 1_000, maxKeys: 4, window: 'sliding' });
+    sliding.take('k', 999);
+    expect(sliding.take('k', 999)).toBe(RATE_OVER);
+    expect(sliding.waitMs(999)).toBeGreaterThan(1_000);
+    expect(sliding.waitMs(999)).toBeLessThanOrEqual(2_000);
+  });
 });

@@ -121,13 +121,10 @@ function inProcess(table: RateTable, mark: RateMark, route: string): Around {
     const key = c.ip || 'unknown';
     const verdict = table.take(key, now);
     c.putHeader('ratelimit-policy', policy);
-    const { remaining, resetAt } = table.standing(key, now);
-    // Admitted: the window's end, never past the window. Refused: when a request is let in again,
-    // which a sliding window may put half a window into the next one.
-    const reset =
-      verdict === RATE_ADMITTED
-        ? secondsLeft(resetAt - now, mark.perSeconds)
-        : secondsLeft(table.retryAt - now, table.sliding ? 2 * mark.perSeconds : mark.perSeconds);
+    const { remaining, resetMs } = table.standing(key, now);
+    // Admitted: the window's end. Refused: when a request is let in again, which a sliding window
+    // may put half a window into the next one. The table bounds both.
+    const reset = Math.ceil((verdict === RATE_ADMITTED ? resetMs : table.waitMs(now)) / 1000);
     c.putHeader('ratelimit', `"default";r=${verdict === RATE_ADMITTED ? remaining : 0};t=${reset}`);
     if (verdict === RATE_ADMITTED) return proceed();
     c.setHeader('retry-after', String(reset));
@@ -145,9 +142,8 @@ function inProcess(table: RateTable, mark: RateMark, route: string): Around {
 }
 
 /**
- * Whole seconds until a window's end `ms` away, between 1 and the window: `start + span - now` in floating
- * point can come out a hair over the span (60000.000000000007 ms), and a plain ceil then said
- * t=61 for a 60 s window.
+ * Whole seconds until a window's end `ms` away, as a store said it, between 1 and the window: a
+ * store's clock arithmetic can come out a hair over the span, and a 60 s window must not say t=61.
  */
 export function secondsLeft(ms: number, windowSeconds: number): number {
   return Math.max(1, Math.min(windowSeconds, Math.ceil(ms / 1000)));
