@@ -3,9 +3,9 @@
 // doing the same by hand, alternating in one run; then a 1 GiB upload into a fresh fw process,
 // with its resident set before and at its peak. Each server runs in a process of its own
 // (`node uploads.js fw|raw`), so the client has the other core.
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createWriteStream, rm } from 'node:fs';
+import { createWriteStream, existsSync, rm } from 'node:fs';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -116,8 +116,11 @@ function upload(port: number, bytes: number): Promise<number> {
 class UploadServer {
   readonly #child: ChildProcess;
   readonly port: Promise<number>;
-  constructor(kind: Side) {
-    this.#child = fork(__filename, [kind], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  constructor(kind: Side, execPath = process.execPath) {
+    this.#child = fork(__filename, [kind], {
+      execPath,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     this.port = new Promise((r) => this.#child.once('message', (m) => r(Number(m))));
   }
   /** CPU µs (user + system) the server has used so far, and its full garbage collections. */
@@ -137,14 +140,35 @@ class UploadServer {
   }
 }
 
+const nodeVersion = (execPath: string): string =>
+  `Node ${execFileSync(execPath, ['--version'], { encoding: 'utf8' }).trim().slice(1)}`;
+
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
 
-/** The two upload cases; their table rows. */
-export async function uploadBench(rounds = 5): Promise<string[]> {
+/**
+ * The Node 22 binary `npm run test:node22` fetches, when it is there: the upload case runs under it
+ * as well, because Node 20's V8 collects differently at fw's heap size (docs/reference.md).
+ */
+export const NODE22 = join(
+  __dirname,
+  '..',
+  '..',
+  'node_modules',
+  '.cache',
+  'node22',
+  'bin',
+  'node',
+);
+
+/**
+ * The two upload cases; their table rows. `execPath`: the node binary the servers run under
+ * (this one by default), named in the rows when it is another.
+ */
+export async function uploadBench(rounds = 5, execPath = process.execPath): Promise<string[]> {
   const servers = {
-    fw: new UploadServer('fw'),
-    raw: new UploadServer('raw'),
-    loaded: new UploadServer('loaded'),
+    fw: new UploadServer('fw', execPath),
+    raw: new UploadServer('raw', execPath),
+    loaded: new UploadServer('loaded', execPath),
   };
   const rows: string[] = [];
   try {
@@ -177,11 +201,14 @@ export async function uploadBench(rounds = 5): Promise<string[]> {
       ratios.fw.push((b + e) / (a + f));
       ratios.loaded.push((b + e) / (c + d));
     }
-    rows.push(...uploadRows({ ratios, times, cpu, majorGcs }));
+    const under = execPath === process.execPath ? '' : `, under ${nodeVersion(execPath)}`;
+    rows.push(
+      ...uploadRows({ ratios, times, cpu, majorGcs }).map((r) => r.replace(' |', `${under} |`)),
+    );
   } finally {
     for (const side of SIDES) servers[side].stop();
   }
-  rows.push(await gibUpload());
+  if (execPath === process.execPath) rows.push(await gibUpload());
   return rows;
 }
 
@@ -260,10 +287,13 @@ if (require.main === module) {
       if (m === 'cpu') process.send!({ used: process.cpuUsage(), majorGcs });
     });
   } else {
-    void uploadBench(Number(process.env.BENCH_ROUNDS ?? 5)).then((rows) => {
+    const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+    void (async () => {
+      const rows = await uploadBench(rounds);
+      if (existsSync(NODE22)) rows.push(...(await uploadBench(rounds, NODE22)));
       console.log('| case | fw | baseline | baseline | ratio | rounds | target |');
       console.log('|---|---|---|---|---|---|---|');
       for (const r of rows) console.log(r);
-    });
+    })();
   }
 }
