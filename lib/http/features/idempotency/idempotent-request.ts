@@ -6,6 +6,7 @@ import type { RequestParts } from '../kept-answers';
 import { failureAnswer, sendAnswer } from './failure-answer';
 import { encodeClaim, encodeKept, fingerprint, nextOwner } from './kept-record';
 import { inFlight, note } from './outcomes';
+import { namedKey } from './read-key';
 import type { RouteSteps } from './route-steps';
 import { then } from './then';
 
@@ -116,7 +117,6 @@ export class IdempotentRequest {
       (found) => {
         if (found === null || found === false) return this.#claimed(found === null);
         r.callers?.drop(this.#caller, this.#id);
-        if (r.state.outage.down) r.state.outage.over(c.core.log, r.where);
         return r.answerExisting(c, this.#id, found, this.#parts!);
       },
       (e) => this.#claimFailed(e),
@@ -318,7 +318,7 @@ export class IdempotentRequest {
       // the answer would have been kept (other instances: see the guide, "at least once").
       r.state.notKeptFor(id, r.ttlMs);
       c.core.log(
-        `error: ${r.label}: answer to Idempotency-Key ${JSON.stringify(id)} sent but not kept (${reason}); retries to this process are refused 503 for ${Math.ceil(r.ttlMs / 1000)} s`,
+        `error: ${r.label}: answer to ${namedKey(this.#caller, c.idempotency!.key)} sent but not kept (${reason}); retries to this process are refused 503 for ${Math.ceil(r.ttlMs / 1000)} s`,
       );
     }
     r.state.held.delete(id);

@@ -48,3 +48,10 @@ function keyLines(rawHeaders: readonly string[]): number {
 /** (caller, key) as one store key that no other pair can spell: the caller's length comes first. */
 export const recordKey = (caller: string, key: string): string =>
   `${caller.length}:${caller}:${key}`;
+
+/**
+ * How a log line names a request's key: as the client sent it, with its caller when the route has
+ * one (never the record key, whose length prefix means nothing to a reader).
+ */
+export const namedKey = (caller: string, key: string): string =>
+  `Idempotency-Key ${JSON.stringify(key)}${caller === '' ? '' : ` of caller ${JSON.stringify(caller)}`}`;

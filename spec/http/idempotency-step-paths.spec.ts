@@ -1,0 +1,284 @@
+// The idempotency step's less travelled paths, each through a store that fails or answers in a
+// given way on purpose: a store that claims and reads in one round trip (as RedisStore does),
+// stores failing synchronously or with a rejection, a renewal the store cannot confirm, a claim
+// that cannot be given back. Issue 28 §1: the mutation run found these paths untested.
+import { IsInt, IsString } from 'class-validator';
+import { App, Body, Controller, Ctx, fail, Idempotent, Post, Returns, Status } from 'fw-http';
+import { MemoryStore, Space, type Store } from 'fw-http/cache';
+
+class Line {
+  @IsString() sku!: string;
+  @IsInt() qty!: number;
+}
+
+type Op = 'get' | 'putIfAbsent' | 'put' | 'del' | 'putIfAbsentOrGet';
+/** How an operation fails: thrown at once, or a promise that rejects. */
+type Failure = 'throw' | 'reject';
+
+/**
+ * A MemoryStore behind the `Store` contract, with each operation failing on demand (`fail`), or
+ * answering as `answer` says; `oneTrip` adds `putIfAbsentOrGet` (claim, or read what is there).
+ */
+class Faulty {
+  readonly inner = new MemoryStore({ bytes: 1 << 20 });
+  readonly fail = new Map<Op, Failure>();
+  readonly answer = new Map<Op, () => unknown>();
+  readonly calls: Op[] = [];
+  readonly store: Store;
+
+  constructor(oneTrip = false) {
+    const inner = this.inner;
+    const store: Store = {
+      get: (k) => this.#do('get', () => inner.get(k)),
+      putIfAbsent: (k, v, t) => this.#do('putIfAbsent', () => inner.putIfAbsent(k, v, t)),
+      put: (k, v, t, o) => this.#do('put', () => inner.put(k, v, t, o)),
+      del: (k, o) => this.#do('del', () => inner.del(k, o)),
+      close: () => inner.close(),
+    };
+    if (oneTrip)
+      store.putIfAbsentOrGet = (k, v, t) =>
+        this.#do('putIfAbsentOrGet', () => (inner.putIfAbsent(k, v, t) ? null : inner.get(k)));
+    this.store = store;
+  }
+
+  #do<T>(op: Op, run: () => T): T {
+    this.calls.push(op);
+    const failure = this.fail.get(op);
+    if (failure === 'throw') throw new Error(`${op} failed (on purpose)`);
+    if (failure === 'reject') return Promise.reject(new Error(`${op} failed (on purpose)`)) as T;
+    const answer = this.answer.get(op);
+    return answer === undefined ? run() : (answer() as T);
+  }
+}
+
+const Orders = Space('step-paths', { ttlSeconds: 60, maxBytes: 4096, maxBytesPerCaller: 300 });
+
+let runs = 0;
+@Controller()
+class Shop {
+  @Post('/orders')
+  @Idempotent(Orders, { by: (c) => c.header('x-caller') ?? null })
+  @Returns(Status(201, Line))
+  order(@Body() line: Line) {
+    runs++;
+    if (line.sku === 'boom') throw fail.conflict('out of stock');
+    return line;
+  }
+}
+
+/**
+ * The messages of the lines an app logged (`log` receives pino-shaped JSON, batched): read after
+ * the batch is out.
+ */
+function logged() {
+  const lines: string[] = [];
+  return {
+    log: (l: string) => void lines.push(l),
+    msgs: async (): Promise<string[]> => {
+      await new Promise((r) => setTimeout(r, 20));
+      return lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
+    },
+  };
+}
+
+function shop(faulty: Faulty) {
+  const { log, msgs } = logged();
+  const app = new App({ log }).controllers(Shop).provide(Orders.open(faulty.store));
+  const send = (key: string, sku = 'a', caller = 'ann') =>
+    app.inject({
+      method: 'POST',
+      url: '/orders',
+      headers: { 'idempotency-key': key, 'x-caller': caller },
+      body: { sku, qty: 1 },
+    });
+  return { app, msgs, send };
+}
+
+beforeEach(() => {
+  runs = 0;
+});
+
+describe('I28.1 a store that claims and reads in one round trip', () => {
+  it('I28.1 IDEM-07 claims with one call: the first request runs, the retry replays from what the claim call found', async () => {
+    const f = new Faulty(true);
+    const { send } = shop(f);
+    expect((await send('k1')).status).toBe(201);
+    const again = await send('k1');
+    expect([again.status, again.headers['idempotent-replayed']]).toEqual([201, 'true']);
+    expect(runs).toBe(1);
+    expect(f.calls).toEqual(['putIfAbsentOrGet', 'put', 'putIfAbsentOrGet']);
+  });
+
+  it('I28.1 I22.5 a caller over its share asks for the record first: a retry of a kept answer still replays, a new key is 429 with Retry-After', async () => {
+    const f = new Faulty(true);
+    const { send } = shop(f);
+    expect((await send('k1')).status).toBe(201);
+    expect((await send('k2')).status).toBe(201);
+    // Two kept answers (about 175 bytes each) fill ann's 300 bytes: a third key is refused, a retry is not.
+    const over = await send('k3');
+    expect(over.status).toBe(429);
+    expect(over.json()).toMatchObject({ error: expect.stringMatching(/already holds 300 bytes/) });
+    expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    f.calls.length = 0;
+    const retry = await send('k1');
+    expect([retry.status, retry.headers['idempotent-replayed']]).toEqual([201, 'true']);
+    expect(f.calls).toEqual(['get']);
+    // Another caller has a share of its own.
+    expect((await send('k3', 'a', 'bob')).status).toBe(201);
+    expect(runs).toBe(3);
+  });
+
+  it('I28.1 IDEM-21 the claim call failing at once or later is 503 store unavailable, the handler not run; the store answering again is logged', async () => {
+    for (const failure of ['throw', 'reject'] as const) {
+      const f = new Faulty(true);
+      const { send, msgs } = shop(f);
+      f.fail.set('putIfAbsentOrGet', failure);
+      const down = await send('k1');
+      expect([down.status, (down.json() as { error: string }).error]).toEqual([
+        503,
+        'idempotency store unavailable',
+      ]);
+      expect(runs).toBe(0);
+      expect((await msgs()).filter((l) => /store answers again$/.test(l))).toEqual([]);
+      f.fail.clear();
+      // A new key claimed: the first sign the store is back.
+      expect((await send('k2')).status).toBe(201);
+      expect((await msgs()).filter((l) => /store answers again$/.test(l))).toHaveLength(1);
+      runs = 0;
+    }
+  });
+
+  it('I28.1 the outage ends on a replay as well: a store back with the key already kept says so once', async () => {
+    const f = new Faulty(true);
+    const { send, msgs } = shop(f);
+    expect((await send('k1')).status).toBe(201);
+    f.fail.set('putIfAbsentOrGet', 'throw');
+    expect((await send('k1')).status).toBe(503);
+    f.fail.clear();
+    const replay = await send('k1');
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect((await msgs()).filter((l) => /step-paths.*store answers again$/.test(l))).toHaveLength(
+      1,
+    );
+  });
+});
+
+describe('I28.1 a claim found taken', () => {
+  it('I28.1 IDEM-19 taken, then gone before it could be read: 409 with Retry-After, not run', async () => {
+    const f = new Faulty();
+    const { send } = shop(f);
+    f.answer.set('putIfAbsent', () => false);
+    const res = await send('k1');
+    expect([res.status, res.headers['retry-after']]).toEqual([409, '1']);
+    expect(runs).toBe(0);
+    expect(f.calls).toEqual(['get', 'putIfAbsent', 'get']);
+  });
+
+  it('I28.1 IDEM-21 taken, and the read after it fails at once or later: 503, not run', async () => {
+    for (const failure of ['throw', 'reject'] as const) {
+      const f = new Faulty();
+      const { send } = shop(f);
+      f.answer.set('putIfAbsent', () => {
+        f.fail.set('get', failure);
+        return false;
+      });
+      const res = await send('k1');
+      expect([res.status, (res.json() as { error: string }).error]).toEqual([
+        503,
+        'idempotency store unavailable',
+      ]);
+      expect(runs).toBe(0);
+    }
+  });
+
+  it('I28.1 the claim written after an outage ends it: logged when the first claim goes through, before any replay', async () => {
+    const f = new Faulty();
+    const { send, msgs } = shop(f);
+    f.fail.set('get', 'throw');
+    expect((await send('k1')).status).toBe(503);
+    f.fail.clear();
+    expect((await send('k2')).status).toBe(201);
+    expect((await msgs()).filter((l) => /store answers again$/.test(l))).toHaveLength(1);
+  });
+});
+
+describe('I28.1 a claim that cannot be given back', () => {
+  it('I28.1 IDEM-06 the handler fails and the store cannot delete the claim (at once or later): the failure is answered, and the log says the claim lapses with its lease', async () => {
+    for (const failure of ['throw', 'reject'] as const) {
+      const f = new Faulty();
+      const { send, msgs } = shop(f);
+      f.fail.set('del', failure);
+      const res = await send('k1', 'boom');
+      expect([res.status, (res.json() as { error: string }).error]).toEqual([409, 'out of stock']);
+      expect(await msgs()).toContainEqual(
+        `POST /orders (Shop.order): idempotency claim not released (store unavailable); it lapses in ${Math.ceil(Orders.leaseMs / 1000)} s`,
+      );
+    }
+  });
+
+  it('I28.1 IDEM-06 a claim the store did delete is not logged', async () => {
+    const f = new Faulty();
+    const { send, msgs } = shop(f);
+    expect((await send('k1', 'boom')).status).toBe(409);
+    expect((await msgs()).filter((l) => /not released/.test(l))).toEqual([]);
+    expect((await send('k1', 'boom')).status).toBe(409);
+    expect(runs).toBe(2);
+  });
+});
+
+describe('I28.1 the claim renewed while the handler runs', () => {
+  const Leased = Space('step-renew', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 300 });
+
+  function slowApp(faulty: Faulty, ms: number) {
+    let aborted: unknown = null;
+    @Controller()
+    class Slow {
+      @Post('/slow')
+      @Idempotent(Leased)
+      @Returns(Status(201, Object))
+      async slow(c: Ctx) {
+        await new Promise((r) => setTimeout(r, ms));
+        aborted = c.signal.aborted ? c.signal.reason : null;
+        return { ok: true };
+      }
+    }
+    const { log, msgs } = logged();
+    const app = new App({ log }).controllers(Slow).provide(Leased.open(faulty.store));
+    const send = () =>
+      app.inject({ method: 'POST', url: '/slow', headers: { 'idempotency-key': 'r1' } });
+    return { send, msgs, aborted: () => aborted };
+  }
+
+  it('I28.1 IDEM-26 a renewal that fails (at once or later) is logged as not renewed, and the run goes on within the lease', async () => {
+    for (const failure of ['throw', 'reject'] as const) {
+      const f = new Faulty();
+      // Renewals every 100 ms of a 300 ms lease, the handler done at 150: one renewal, failed.
+      // (The keep fails too: the answer is sent, not kept.)
+      const { send, msgs, aborted } = slowApp(f, 150);
+      f.fail.set('put', failure);
+      const res = await send();
+      expect(res.status).toBe(201);
+      expect(aborted()).toBeNull();
+      expect(await msgs()).toContainEqual(
+        `warning: POST /slow (Slow.slow): claim on Idempotency-Key "r1" not renewed (store unavailable)`,
+      );
+      expect((await msgs()).filter((l) => /was lost/.test(l))).toEqual([]);
+    }
+  });
+
+  it('I28.1 IDEM-26 no renewal confirmed for a whole lease: the claim is lost, said once, and the handler signal aborted', async () => {
+    const f = new Faulty();
+    // No renewal confirmed at 100, 200 and 300 ms: lost at the third tick.
+    const { send, msgs, aborted } = slowApp(f, 450);
+    f.fail.set('put', 'reject');
+    const res = await send();
+    expect(res.status).toBe(201);
+    expect(String(aborted())).toMatch(
+      /claim on Idempotency-Key "r1" was lost while the handler ran/,
+    );
+    const lost = (await msgs()).filter((l) => /was lost/.test(l));
+    expect(lost).toEqual([
+      `error: POST /slow (Slow.slow): claim on Idempotency-Key "r1" was lost while the handler ran (stalled or cut off from the store past its lease of 300 ms): its signal is aborted, and another instance may run the request`,
+    ]);
+  });
+});
