@@ -1,3 +1,4 @@
+import type { SpaceDecl } from '../../../cache';
 import type { OperationSink } from '../../route/extensions';
 import type { RouteRecord } from '../../route/route-record';
 import { IDEMPOTENT } from './idempotent-mark';
@@ -10,14 +11,14 @@ import { MAX_KEY_BYTES } from './read-key';
 export const describeIdempotent = (record: RouteRecord, op: OperationSink): void => {
   const mark = record.marks.get(IDEMPOTENT);
   if (mark === undefined) return;
-  // The draft's expiry (IETF httpapi-idempotency-key §2.3): how long a key's answer is kept.
-  const ttl = (mark.space as { readonly ttlSeconds?: unknown }).ttlSeconds;
-  const kept = typeof ttl === 'number' ? ` Answers are kept ${ttl} s after the first.` : '';
-  if (typeof ttl === 'number') op.extension('x-idempotency-key-expiry-seconds', ttl);
+  // The draft's expiry (IETF httpapi-idempotency-key §2.3): how long a key's answer is kept. The
+  // document is written only for an app that was built, so the mark holds a Space declaration.
+  const ttl = (mark.space as SpaceDecl).ttlSeconds;
+  op.extension('x-idempotency-key-expiry-seconds', ttl);
   op.parameter({
     name: 'Idempotency-Key',
     in: 'header',
-    description: `Names this request: retries with the same key get the kept answer. At most ${MAX_KEY_BYTES} bytes.${kept}`,
+    description: `Names this request: retries with the same key get the kept answer. At most ${MAX_KEY_BYTES} bytes. Answers are kept ${ttl} s after the first.`,
     required: true,
     schema: { type: 'string', minLength: 1, maxLength: MAX_KEY_BYTES },
   });
