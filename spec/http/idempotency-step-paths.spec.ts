@@ -282,3 +282,46 @@ describe('I28.1 the claim renewed while the handler runs', () => {
     ]);
   });
 });
+
+describe('I28.1 the caller named by an async resolver', () => {
+  class Account {
+    constructor(readonly id: string) {}
+    static async resolve(c: Ctx): Promise<Account> {
+      await new Promise((r) => setTimeout(r, 1));
+      const token = c.header('authorization');
+      if (token !== 'Bearer ann' && token !== 'Bearer bob')
+        throw fail.challenge('bearer', 'unknown bearer token');
+      return new Account(token.slice(7));
+    }
+  }
+  const Accounts = Space('step-accounts', { ttlSeconds: 60, maxBytes: 4096 });
+  let paid = 0;
+  @Controller()
+  class Payments {
+    @Post('/pay')
+    @Idempotent(Accounts, { by: (c) => c.resolve(Account).id })
+    @Returns(Status(201, Object))
+    pay(account: Account) {
+      return { account: account.id, n: ++paid };
+    }
+  }
+
+  it('I28.1 IDEM-11 REF-32 the resolver is awaited before the key: 401 for no caller, each caller its own answers', async () => {
+    const f = new Faulty();
+    const app = new App({ log: () => {} }).controllers(Payments).provide(Accounts.open(f.store));
+    const pay = (token: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/pay',
+        headers: { 'idempotency-key': 'p1', authorization: token },
+      });
+    expect((await pay('Bearer eve')).status).toBe(401);
+    expect(f.calls).toEqual([]);
+    const ann = await pay('Bearer ann');
+    expect([ann.status, ann.json()]).toEqual([201, { account: 'ann', n: 1 }]);
+    const again = await pay('Bearer ann');
+    expect([again.headers['idempotent-replayed'], again.body]).toEqual(['true', ann.body]);
+    // The same key from another caller is another request.
+    expect((await pay('Bearer bob')).json()).toEqual({ account: 'bob', n: 2 });
+  });
+});
