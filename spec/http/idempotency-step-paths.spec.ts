@@ -325,3 +325,49 @@ describe('I28.1 the caller named by an async resolver', () => {
     expect((await pay('Bearer bob')).json()).toEqual({ account: 'bob', n: 2 });
   });
 });
+
+describe('I28.1 an answer sent but not kept', () => {
+  const Brief = Space('step-brief', { ttlSeconds: 3, maxBytes: 4096 });
+  @Controller()
+  class Once {
+    @Post('/once') @Idempotent(Brief) @Returns(Status(201, Object)) once() {
+      return { n: ++runs };
+    }
+  }
+
+  it('I28.1 I22.7 the keep refused (the claim lapsed) or failing: the log says which, and the retry is 503 with the whole seconds left', async () => {
+    const reasons: string[] = [];
+    for (const how of ['refused', 'throw', 'reject'] as const) {
+      const f = new Faulty();
+      const { log, msgs } = logged();
+      const app = new App({ log }).controllers(Once).provide(Brief.open(f.store));
+      if (how === 'refused') f.answer.set('put', () => false);
+      else f.fail.set('put', how);
+      const send = () =>
+        app.inject({ method: 'POST', url: '/once', headers: { 'idempotency-key': `n-${how}` } });
+      const first = await send();
+      expect(first.status).toBe(201);
+      const retry = await send();
+      expect(retry.status).toBe(503);
+      expect((retry.json() as { error: string }).error).toBe(
+        'Idempotency-Key was answered, but the answer could not be kept: retry later',
+      );
+      expect(retry.headers['retry-after']).toBe('3');
+      const line = (await msgs()).find((l) => l.includes('sent but not kept'))!;
+      expect(line).toMatch(
+        new RegExp(
+          `^error: POST /once \\(Once\\.once\\): answer to Idempotency-Key "n-${how}" sent but not kept \\((.+)\\); retries to this process are refused 503 for 3 s$`,
+        ),
+      );
+      reasons.push(/not kept \((.+)\); retries/.exec(line)![1]!);
+    }
+    expect(reasons[0]).toBe('the claim lapsed');
+    expect(reasons[1]).toMatch(
+      /^Space "step-brief": put ".*n-throw" failed: put failed \(on purpose\)$/,
+    );
+    expect(reasons[2]).toMatch(
+      /^Space "step-brief": put ".*n-reject" failed: put failed \(on purpose\)$/,
+    );
+    expect(runs).toBe(3);
+  });
+});
