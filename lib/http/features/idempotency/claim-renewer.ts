@@ -6,8 +6,6 @@ import { then } from './then';
 /** A claim held while its handler runs. */
 interface Holding {
   readonly id: string;
-  /** The key as the log names it (`namedKey`). */
-  readonly named: string;
   readonly claim: Buffer;
   readonly c: Ctx;
   /** When the store last confirmed the claim (performance.now()). */
@@ -40,8 +38,7 @@ export class ClaimRenewer {
 
   /** Settles as `running` does, the claim renewed meanwhile. */
   while(c: Ctx, id: string, claim: Buffer, running: PromiseLike<unknown>): Promise<unknown> {
-    const { caller, key } = c.idempotency!;
-    const h: Holding = { id, named: namedKey(caller, key), claim, c, renewedAt: performance.now() };
+    const h: Holding = { id, claim, c, renewedAt: performance.now() };
     this.#holding.add(h);
     this.#timer ??= setInterval(() => this.#renewAll(), Math.max(1, Math.floor(this.#leaseMs / 3)));
     return Promise.resolve(running).then(
@@ -83,7 +80,7 @@ export class ClaimRenewer {
   /** Lost: said once, not renewed again, and the handler's signal aborted. */
   #lost(h: Holding): void {
     this.#done(h);
-    const what = `claim on ${h.named} was lost while the handler ran`;
+    const what = `claim on ${named(h)} was lost while the handler ran`;
     h.c.core.log(
       `error: ${this.#label}: ${what} (stalled or cut off from the store past its lease of ${this.#leaseMs} ms): its signal is aborted, and another instance may run the request`,
     );
@@ -94,6 +91,12 @@ export class ClaimRenewer {
   #unrenewed(h: Holding): void {
     if (!this.#holding.has(h)) return;
     if (performance.now() - h.renewedAt >= this.#leaseMs) return this.#lost(h);
-    h.c.core.log(`warning: ${this.#label}: claim on ${h.named} not renewed (store unavailable)`);
+    h.c.core.log(`warning: ${this.#label}: claim on ${named(h)} not renewed (store unavailable)`);
   }
+}
+
+/** The held request's key as a log line names it (worked out only when there is a line to write). */
+function named(h: Holding): string {
+  const { caller, key } = h.c.idempotency!;
+  return namedKey(caller, key);
 }
