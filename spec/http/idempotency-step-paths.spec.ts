@@ -371,3 +371,50 @@ describe('I28.1 an answer sent but not kept', () => {
     expect(runs).toBe(3);
   });
 });
+
+describe('I28.1 I22.5 a caller holding claims in flight', () => {
+  // One claim in flight fits each budget, two do not: a MemoryStore counts 384 bytes per entry
+  // beside the key and the claim (about 60 bytes); a store of the program's own counts no overhead.
+  const OnMemory = Space('step-held-memory', {
+    ttlSeconds: 60,
+    maxBytes: 4096,
+    maxBytesPerCaller: 500,
+  });
+  const OnOwn = Space('step-held-own', { ttlSeconds: 60, maxBytes: 4096, maxBytesPerCaller: 100 });
+
+  function heldApp(open: () => ReturnType<typeof OnMemory.open>, S: typeof OnMemory) {
+    let release: () => void = () => {};
+    @Controller()
+    class Held {
+      @Post('/held')
+      @Idempotent(S, { by: () => 'ann' })
+      @Returns(Status(201, Object))
+      async held() {
+        await new Promise<void>((r) => (release = r));
+        return { ok: true };
+      }
+    }
+    const app = new App({ log: () => {} }).controllers(Held).provide(open());
+    const send = (key: string) =>
+      app.inject({ method: 'POST', url: '/held', headers: { 'idempotency-key': key } });
+    return { send, release: () => release() };
+  }
+
+  it.each([
+    ['a MemoryStore', () => OnMemory.open(new MemoryStore({ bytes: 1 << 20 })), OnMemory],
+    ['a store claiming in one round trip', () => OnOwn.open(new Faulty(true).store), OnOwn],
+  ] as const)(
+    'I28.1 I22.5 on %s: a second claim while the first runs is 429, Retry-After the lease left',
+    async (_, open, S) => {
+      const { send, release } = heldApp(open as () => ReturnType<typeof OnMemory.open>, S);
+      const first = send('h1');
+      await new Promise((r) => setTimeout(r, 10));
+      const second = await send('h2');
+      expect(second.status).toBe(429);
+      // The first claim lapses with its lease (30 s) unless renewed or kept.
+      expect(second.headers['retry-after']).toBe(String(Math.ceil(S.leaseMs / 1000)));
+      release();
+      expect((await first).status).toBe(201);
+    },
+  );
+});

@@ -234,6 +234,7 @@ export class IdempotentRequest {
     const r = this.#r;
     const c = this.#c;
     c.endCapture();
+    note(c, 'released');
     r.callers?.drop(this.#caller, this.#id);
     return then(this.#dropClaim(), (answered) => {
       r.state.held.delete(this.#id);
