@@ -126,6 +126,9 @@ describe('I28.1 a store that claims and reads in one round trip', () => {
     // Another caller has a share of its own.
     expect((await send('k3', 'a', 'bob')).status).toBe(201);
     expect(runs).toBe(3);
+    // Over its share, the look-up failing is the store being down, not a new claim.
+    f.fail.set('get', 'reject');
+    expect((await send('k1')).status).toBe(503);
   });
 
   it('I28.1 IDEM-21 the claim call failing at once or later is 503 store unavailable, the handler not run; the store answering again is logged', async () => {
@@ -192,13 +195,15 @@ describe('I28.1 a claim found taken', () => {
   });
 
   it('I28.1 the claim written after an outage ends it: logged when the first claim goes through, before any replay', async () => {
-    const f = new Faulty();
-    const { send, msgs } = shop(f);
-    f.fail.set('get', 'throw');
-    expect((await send('k1')).status).toBe(503);
-    f.fail.clear();
-    expect((await send('k2')).status).toBe(201);
-    expect((await msgs()).filter((l) => /store answers again$/.test(l))).toHaveLength(1);
+    for (const failure of ['throw', 'reject'] as const) {
+      const f = new Faulty();
+      const { send, msgs } = shop(f);
+      f.fail.set('get', failure);
+      expect((await send('k1')).status).toBe(503);
+      f.fail.clear();
+      expect((await send('k2')).status).toBe(201);
+      expect((await msgs()).filter((l) => /store answers again$/.test(l))).toHaveLength(1);
+    }
   });
 });
 
@@ -415,6 +420,33 @@ describe('I28.1 I22.5 a caller holding claims in flight', () => {
       expect(second.headers['retry-after']).toBe(String(Math.ceil(S.leaseMs / 1000)));
       release();
       expect((await first).status).toBe(201);
+    },
+  );
+});
+
+describe('I28.1 a space too small for a claim', () => {
+  const Tiny = Space('step-tiny', { ttlSeconds: 60, maxBytes: 16 });
+  @Controller()
+  class TinyRoutes {
+    @Post('/tiny') @Idempotent(Tiny) @Returns(Status(201, Object)) tiny() {
+      return { n: ++runs };
+    }
+  }
+
+  it.each([
+    ['a MemoryStore', () => new MemoryStore({ bytes: 1 << 20 })],
+    ['a store claiming in one round trip', () => new Faulty(true).store],
+  ] as const)(
+    'I28.1 IDEM-19 on %s: the claim is not written, so the handler never runs: 409 with Retry-After',
+    async (_, store) => {
+      const app = new App({ log: () => {} }).controllers(TinyRoutes).provide(Tiny.open(store()));
+      const res = await app.inject({
+        method: 'POST',
+        url: '/tiny',
+        headers: { 'idempotency-key': 't1' },
+      });
+      expect([res.status, res.headers['retry-after']]).toEqual([409, '1']);
+      expect(runs).toBe(0);
     },
   );
 });
