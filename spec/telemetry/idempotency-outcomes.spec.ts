@@ -47,7 +47,7 @@ const failing: Store = {
 let who: unknown = 'ann';
 @Controller()
 class Outcomes {
-  @Post('/released') @Idempotent(Small) @Returns(Status(201, Object)) released() {
+  @Post('/released') @Idempotent(Small) @Returns(Status(201, Object)) released(): object {
     throw fail.conflict('out of stock');
   }
   @Post('/huge') @Idempotent(Small) @Returns(Status(201, Object)) huge() {
