@@ -3,7 +3,19 @@
 // stores failing synchronously or with a rejection, a renewal the store cannot confirm, a claim
 // that cannot be given back. Issue 28 §1: the mutation run found these paths untested.
 import { IsInt, IsString } from 'class-validator';
-import { App, Body, Controller, Ctx, fail, Idempotent, Post, Returns, Status } from 'fw-http';
+import {
+  App,
+  Body,
+  Controller,
+  Ctx,
+  fail,
+  Idempotent,
+  Post,
+  Reply,
+  reply,
+  Returns,
+  Status,
+} from 'fw-http';
 import { MemoryStore, Space, type Store } from 'fw-http/cache';
 
 class Line {
@@ -449,4 +461,50 @@ describe('I28.1 a space too small for a claim', () => {
       expect(runs).toBe(0);
     },
   );
+});
+
+describe('I28.1 I23.4 an answer an async handler returns, at the edges of keep', () => {
+  class Asked {
+    @IsInt() n!: number;
+  }
+
+  function asyncApp(keep: 'success' | 'declared') {
+    const S = Space(`step-keep-${keep}`, { ttlSeconds: 60, maxBytes: 4096, keep });
+    let ran = 0;
+    @Controller()
+    class Answers {
+      @Post('/answer')
+      @Idempotent(S)
+      @Returns(Reply({ 201: Object, 400: Object, 500: Object }))
+      async answer(@Body() asked: Asked) {
+        await new Promise((r) => setTimeout(r, 1));
+        ran++;
+        return reply(asked.n as 201 | 400 | 500, { ran });
+      }
+    }
+    const app = new App({ log: () => {} })
+      .controllers(Answers)
+      .provide(S.open(new MemoryStore({ bytes: 1 << 20 })));
+    return async (key: string, n: number) => {
+      const send = () =>
+        app.inject({
+          method: 'POST',
+          url: '/answer',
+          headers: { 'idempotency-key': key, 'content-type': 'application/json' },
+          body: JSON.stringify({ n }),
+        });
+      const first = await send();
+      const again = await send();
+      return [first.status, again.status, again.headers['idempotent-replayed'] ?? 'ran again', ran];
+    };
+  }
+
+  it("I28.1 I23.4 keep: 'success' keeps a 201 and gives a returned 400 back; 'declared' keeps the 400 and gives a returned 500 back", async () => {
+    const success = asyncApp('success');
+    expect(await success('s201', 201)).toEqual([201, 201, 'true', 1]);
+    expect(await success('s400', 400)).toEqual([400, 400, 'ran again', 3]);
+    const declared = asyncApp('declared');
+    expect(await declared('d400', 400)).toEqual([400, 400, 'true', 1]);
+    expect(await declared('d500', 500)).toEqual([500, 500, 'ran again', 3]);
+  });
 });
