@@ -2,21 +2,12 @@
 // was given back), not_kept (an answer larger than the space keeps), store_unavailable and the
 // first answers stored on an async handler; and what `@Idempotent({ by })` may name, in the log.
 // Read with the real SDK's MeterProvider. Issue 28 §1: the mutation run found these uncounted.
-import { metrics } from '@opentelemetry/api';
-import { MeterProvider, MetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
+import type { DataPoint } from '@opentelemetry/sdk-metrics';
 import { App, Controller, fail, Idempotent, Post, Returns, Status } from 'fw-http';
 import { MemoryStore, Space, type Store } from 'fw-http/cache';
+import { globalMetricReader } from '../support/metric-reader';
 
-class Reader extends MetricReader {
-  protected onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-const reader = new Reader();
-metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+const reader = globalMetricReader();
 
 async function counted(route: string, outcome: string): Promise<number> {
   const { resourceMetrics } = await reader.collect();

@@ -1,13 +1,6 @@
 // OTEL-10..15 (see the notes of issue 16): fw's metrics through @opentelemetry/api, read with the
 // real SDK's MeterProvider and a reader collected on demand.
-import { metrics } from '@opentelemetry/api';
-import {
-  MeterProvider,
-  MetricReader,
-  type DataPoint,
-  type Histogram,
-  type MetricData,
-} from '@opentelemetry/sdk-metrics';
+import { type DataPoint, type Histogram, type MetricData } from '@opentelemetry/sdk-metrics';
 import {
   App,
   Controller,
@@ -21,18 +14,10 @@ import {
   Status,
 } from 'fw-http';
 import { MemoryStore, Space, type Store } from 'fw-http/cache';
+import { globalMetricReader } from '../support/metric-reader';
 import { Client, OpenTarget, Target } from 'fw-http/fetch';
 
-class Reader extends MetricReader {
-  protected onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-const reader = new Reader();
-metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+const reader = globalMetricReader();
 
 async function metric(name: string): Promise<MetricData | undefined> {
   const { resourceMetrics } = await reader.collect();
