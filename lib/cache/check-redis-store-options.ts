@@ -10,6 +10,8 @@ export interface RedisStoreSettings {
   readonly commandTimeoutMs: number;
   /** Null when no write waits for replicas. */
   readonly replicas: ReplicaSettings | null;
+  /** At most how many claims (or keeps) of one turn go in one script call. */
+  readonly maxBatch: number;
   /** Where the store connects, for messages (never a password). */
   readonly where: string;
 }
@@ -59,7 +61,21 @@ export function checkRedisStoreOptions(options: RedisStoreOptions): RedisStoreSe
     );
   }
   const replicas = checkReplicas(options, target, commandTimeoutMs);
-  return { target, access, keyPrefix, commandTimeoutMs, replicas, where: describeTarget(target) };
+  const maxBatch: unknown = options.maxBatch ?? 64;
+  if (typeof maxBatch !== 'number' || !Number.isSafeInteger(maxBatch) || maxBatch < 1)
+    throw new CacheError(
+      'InvalidArgument',
+      `RedisStore: maxBatch must be a whole number from 1, got ${String(maxBatch)}`,
+    );
+  return {
+    target,
+    access,
+    keyPrefix,
+    commandTimeoutMs,
+    replicas,
+    maxBatch,
+    where: describeTarget(target),
+  };
 }
 
 /**

@@ -28,6 +28,14 @@ interface CommonOptions {
    * store fails closed. Default 0 (no WAIT). Not with `cluster`.
    */
   readonly replicas?: number;
+  /**
+   * The claims of idempotent requests made in the same turn of the event loop go to Redis as one
+   * script call, and so do their keeps (a `put` with `expect`): at most this many in one call, the
+   * rest in further calls of the same turn. Fewer commands cost the app and Redis less CPU per
+   * request; a call waits at most one turn (as auto-pipelining does). Default 64; 1 sends each on
+   * its own. Not used with `cluster` or `replicas`, which send each on its own.
+   */
+  readonly maxBatch?: number;
   /** How long a write waits for its replicas (`WAIT`'s timeout). Default half of `commandTimeoutMs`; less than it. */
   readonly replicaTimeoutMs?: number;
 }

@@ -8,6 +8,7 @@ import { defineRateCommands, type RateCommands } from './rate-scripts';
 import { rateKey, validRule, type RateCount, type RateRule, type RateStore } from './rate-store';
 import { checkRedisStoreOptions } from './check-redis-store-options';
 import { connectRedis } from './connect-redis';
+import { ScriptBatch, type ScriptArg } from './script-batch';
 import type { RedisStoreOptions } from './redis-store-options';
 
 // Compare-and-set and compare-and-delete must read and write in one step, or a holder whose
@@ -26,6 +27,35 @@ local held = redis.call('GET', KEYS[1])
 if held then return held end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false`;
+// The same two, each over every key of a batch (`ScriptBatch`): a claim or keep per key, in order,
+// so a key claimed twice in one batch is claimed by the first and read by the second. `pcall`
+// turns a key's error into that key's reply element, so one bad key fails only its own call.
+const CLAIM_OR_GET_EACH = `
+local out = {}
+for i, key in ipairs(KEYS) do
+  local held = redis.pcall('GET', key)
+  if held then
+    out[i] = held
+  else
+    local set = redis.pcall('SET', key, ARGV[2 * i - 1], 'PX', ARGV[2 * i])
+    if set.err then out[i] = set else out[i] = false end
+  end
+end
+return out`;
+const PUT_IF_EQUAL_EACH = `
+local out = {}
+for i, key in ipairs(KEYS) do
+  local held = redis.pcall('GET', key)
+  if type(held) == 'table' then
+    out[i] = held
+  elseif held == ARGV[3 * i - 2] then
+    local set = redis.pcall('SET', key, ARGV[3 * i - 1], 'PX', ARGV[3 * i])
+    if set.err then out[i] = set else out[i] = 1 end
+  else
+    out[i] = 0
+  end
+end
+return out`;
 const DEL_IF_EQUAL = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
@@ -37,6 +67,14 @@ interface ScriptCommands {
   fwPutIfEqual(key: string, expect: Buffer, value: Buffer, ttlMs: number): Promise<number>;
   fwDelIfEqual(key: string, expect: Buffer): Promise<number>;
   fwClaimOrGetBuffer(key: string, value: Buffer, ttlMs: number): Promise<Buffer | null>;
+  fwClaimOrGetEachBuffer(numKeys: number, ...keysThenArgs: ScriptArg[]): Promise<unknown[]>;
+  fwPutIfEqualEach(numKeys: number, ...keysThenArgs: ScriptArg[]): Promise<unknown[]>;
+}
+
+/** The claims and keeps of one turn, each sent as one script call (see `ScriptBatch`). */
+interface Batches {
+  readonly claims: ScriptBatch;
+  readonly keeps: ScriptBatch;
 }
 
 /** The connection whose writes wait for replicas, and its WAIT. */
@@ -72,6 +110,8 @@ export class RedisStore implements Store, RateStore {
    * (which blocks its connection, so reads go on the other); null without.
    */
   readonly #durable: Durable | null;
+  /** Null on a Cluster (a batch's keys live on many masters), with `replicas`, or `maxBatch: 1`. */
+  readonly #batches: Batches | null;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #where: string;
@@ -128,6 +168,10 @@ export class RedisStore implements Store, RateStore {
       redis.on('ready', wakeAll);
     }
     this.#redis = redis as Client & ScriptCommands;
+    this.#batches =
+      settings.target.kind === 'cluster' || replicas !== null || settings.maxBatch === 1
+        ? null
+        : batchesOn(this.#redis, settings.maxBatch);
   }
 
   async get(key: string): Promise<Buffer | null> {
@@ -164,6 +208,13 @@ export class RedisStore implements Store, RateStore {
     checkBytes(value, key);
     const ms = checkTtlMs(ttlMs, key);
     const durable = this.#durable;
+    const batches = this.#batches;
+    if (batches !== null)
+      return this.#run(
+        'putIfAbsentOrGet',
+        key,
+        (k) => batches.claims.call(k, [value, ms]) as Promise<Buffer | null>,
+      );
     if (durable === null)
       return this.#run('putIfAbsentOrGet', key, (k) =>
         this.#redis.fwClaimOrGetBuffer(k, value, ms),
@@ -185,6 +236,13 @@ export class RedisStore implements Store, RateStore {
     const ms = checkTtlMs(ttlMs, key);
     const expect = opts?.expect;
     if (expect !== undefined) checkBytes(expect, key, 'expect');
+    const batches = this.#batches;
+    if (batches !== null && expect !== undefined)
+      return this.#run(
+        'put',
+        key,
+        async (k) => (await batches.keeps.call(k, [expect, value, ms])) === 1,
+      );
     const durable = this.#durable;
     const client = durable === null ? this.#redis : durable.client;
     return this.#run(
@@ -412,6 +470,22 @@ function defineScripts(client: Client): void {
   client.defineCommand('fwPutIfEqual', { numberOfKeys: 1, lua: PUT_IF_EQUAL });
   client.defineCommand('fwDelIfEqual', { numberOfKeys: 1, lua: DEL_IF_EQUAL });
   client.defineCommand('fwClaimOrGet', { numberOfKeys: 1, lua: CLAIM_OR_GET });
+  client.defineCommand('fwClaimOrGetEach', { lua: CLAIM_OR_GET_EACH });
+  client.defineCommand('fwPutIfEqualEach', { lua: PUT_IF_EQUAL_EACH });
+}
+
+/** The claims and keeps of one turn sent together, at most `max` in a script call. */
+function batchesOn(client: Client & ScriptCommands, max: number): Batches {
+  return {
+    claims: new ScriptBatch(
+      (keys, args) => client.fwClaimOrGetEachBuffer(keys.length, ...keys, ...args),
+      max,
+    ),
+    keeps: new ScriptBatch(
+      (keys, args) => client.fwPutIfEqualEach(keys.length, ...keys, ...args),
+      max,
+    ),
+  };
 }
 
 /**

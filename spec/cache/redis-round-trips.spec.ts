@@ -1,7 +1,7 @@
-import Redis from 'ioredis';
 import { App, Controller, Idempotent, Post, Returns, Status } from 'fw-http';
 import { RedisStore, Space } from 'fw-http/cache';
 import { startRedis, type RedisServer } from '../support/redis';
+import { commandsDuring } from '../support/redis-monitor';
 
 // I28.5 a first idempotent POST on RedisStore: one round trip to claim (or read what holds the
 // key), one to keep; a replay one. Counted with MONITOR on a real redis-server.
@@ -17,30 +17,13 @@ afterAll(async () => {
   await server.stop();
 });
 
-/** The commands clients sent while `run` ran (not those a script ran inside Redis), marker excluded. */
-async function commandsDuring(run: () => Promise<void>): Promise<string[][]> {
-  const raw = new Redis(server.url);
-  const monitor = await raw.monitor();
-  const sent: string[][] = [];
-  monitor.on('monitor', (_t: string, args: string[], source: string) => {
-    if (source !== 'lua') sent.push(args);
-  });
-  try {
-    await run();
-    await store.get('marker');
-    const deadline = Date.now() + 2000;
-    while (!sent.some((a) => a.includes('rt:marker')) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 10));
-    return sent.filter((a) => !a.includes('rt:marker'));
-  } finally {
-    monitor.disconnect();
-    raw.disconnect();
-  }
-}
+/** The commands the store sent while `run` ran. */
+const commandsSent = (run: () => Promise<void>): Promise<string[][]> =>
+  commandsDuring(server.url, run);
 
 describe('I28.5 RedisStore round trips', () => {
   it('I28.5 putIfAbsentOrGet writes when absent (null) and otherwise answers the bytes found, in one script call', async () => {
-    const sent = await commandsDuring(async () => {
+    const sent = await commandsSent(async () => {
       expect(await store.putIfAbsentOrGet('k', Buffer.from('claim'), 60_000)).toBeNull();
       expect(await store.putIfAbsentOrGet('k', Buffer.from('other'), 60_000)).toEqual(
         Buffer.from('claim'),
@@ -75,14 +58,14 @@ describe('I28.5 RedisStore round trips', () => {
     const app = new App({ log: () => {} }).controllers(Orders).provide(Kept.open(store));
     const post = () =>
       app.inject({ method: 'POST', url: '/orders', headers: { 'idempotency-key': 'rt-1' } });
-    const first = await commandsDuring(async () => {
+    const first = await commandsSent(async () => {
       expect((await post()).status).toBe(201);
     });
     expect(first.map((a) => a[0].toLowerCase())).toEqual([
       expect.stringMatching(/^(evalsha|eval)$/), // the claim, or the record found
       expect.stringMatching(/^(evalsha|eval)$/), // the keep over the claim
     ]);
-    const replay = await commandsDuring(async () => {
+    const replay = await commandsSent(async () => {
       const res = await post();
       expect([res.status, res.headers['idempotent-replayed']]).toEqual([201, 'true']);
     });
