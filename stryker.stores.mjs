@@ -1,5 +1,5 @@
 // `npm run mutate:stores`: the stores' shared code (the Store contract, OpenSpace, Space,
-// MemoryStore and the argument checks RedisStore and PgStore share), against the cache specs and
+// MemoryStore, the argument checks RedisStore and PgStore share, and RedisStore's ScriptBatch), against the cache specs and
 // the idempotency spec that opens spaces on every store. Apart from the step's run
 // (stryker.config.mjs) because each mutant runs every spec file of its run: a short list here
 // makes this run minutes, not an hour.
@@ -14,6 +14,7 @@ export default {
     'lib/cache/space.ts',
     'lib/cache/memory-store.ts',
     'lib/cache/check-args.ts',
+    'lib/cache/script-batch.ts',
   ],
   jest: {
     ...base.jest,
@@ -26,6 +27,7 @@ export default {
         '<rootDir>/spec/cache/open-space.spec.ts',
         '<rootDir>/spec/cache/own-store.spec.ts',
         '<rootDir>/spec/cache/arguments.spec.ts',
+        '<rootDir>/spec/cache/script-batch.spec.ts',
         '<rootDir>/spec/cache/redis-store.spec.ts',
         '<rootDir>/spec/cache/pg-store.spec.ts',
         '<rootDir>/spec/http/idempotency.spec.ts',
