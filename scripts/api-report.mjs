@@ -38,18 +38,25 @@ export function apiReport() {
     'Made by `npm run api:report`; checked by `spec/package/api-report.spec.ts`.',
     '',
   ];
+  const modules = DOORS.map(([, file]) =>
+    checker.getSymbolAtLocation(program.getSourceFile(join(ROOT, file))),
+  );
+  const exportedNames = new Set(
+    modules.flatMap((m) => checker.getExportsOfModule(m).map((e) => e.name)),
+  );
   for (const [name, file] of DOORS) {
     const source = program.getSourceFile(join(ROOT, file));
     const module = checker.getSymbolAtLocation(source);
     out.push(`## ${name}`, '', '```ts');
     const exports = checker.getExportsOfModule(module).sort((a, b) => a.name.localeCompare(b.name));
-    for (const symbol of exports) out.push(...describe(checker, symbol));
+    for (const symbol of exports) out.push(...describe(checker, symbol, exportedNames));
     out.push('```', '');
   }
   return out.join('\n');
 }
 
-function describe(checker, exported) {
+/** `exportedNames`: every name the three doors export. */
+function describe(checker, exported, exportedNames) {
   const symbol =
     exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
   const name = exported.name;
@@ -62,17 +69,56 @@ function describe(checker, exported) {
       kind === 'type' && decl?.type
         ? decl.type.getText()
         : checker.typeToString(type, decl, FLAGS | ts.TypeFormatFlags.InTypeAlias);
-    const lines = [`${kind} ${name} = ${oneLine(text)}`];
-    if (kind === 'interface')
-      for (const p of checker.getPropertiesOfType(type))
-        lines.push(
-          `  ${oneLine(p.name)}${p.flags & ts.SymbolFlags.Optional ? '?' : ''}: ${oneLine(checker.typeToString(checker.getTypeOfSymbolAtLocation(p, decl), decl, FLAGS))}`,
-        );
-    return lines;
+    return [
+      `${kind} ${name} = ${oneLine(text)}`,
+      ...(kind === 'interface'
+        ? memberLines(checker, type, decl)
+        : unexportedLines(checker, decl, exportedNames)),
+    ];
   }
   const kind = symbol.flags & ts.SymbolFlags.Function ? 'function' : 'const';
   const type = checker.getTypeOfSymbolAtLocation(symbol, decl ?? symbol.valueDeclaration);
   return [`${kind} ${name}: ${oneLine(checker.typeToString(type, decl, FLAGS))}`];
+}
+
+/** The properties of an interface, one line each. */
+function memberLines(checker, type, decl) {
+  return checker
+    .getPropertiesOfType(type)
+    .map(
+      (p) =>
+        `  ${oneLine(p.name)}${p.flags & ts.SymbolFlags.Optional ? '?' : ''}: ${oneLine(checker.typeToString(checker.getTypeOfSymbolAtLocation(p, decl), decl, FLAGS))}`,
+    );
+}
+
+/**
+ * The members of the interfaces of fw's own that a type alias names but no door exports (such as
+ * `RedisStoreOptions`'s `CommonOptions`): their properties are public through the alias, and would
+ * otherwise change unseen.
+ */
+function unexportedLines(checker, decl, exported) {
+  const lines = [];
+  const seen = new Set();
+  const visit = (node) => {
+    if (ts.isTypeReferenceNode(node)) {
+      const symbol = checker.getSymbolAtLocation(node.typeName);
+      const own = symbol?.declarations?.[0];
+      if (
+        symbol &&
+        symbol.flags & ts.SymbolFlags.Interface &&
+        !exported.has(symbol.name) &&
+        !seen.has(symbol.name) &&
+        own.getSourceFile().fileName.startsWith(join(ROOT, 'lib'))
+      ) {
+        seen.add(symbol.name);
+        lines.push(`  (${symbol.name}, not exported)`);
+        lines.push(...memberLines(checker, checker.getDeclaredTypeOfSymbol(symbol), own));
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(decl.type);
+  return lines;
 }
 
 function classLines(checker, name, symbol, decl) {

@@ -29,6 +29,18 @@ describe('the API report', () => {
     expect(text).not.toMatch(/^ {2}(#|telemetry:|writeFailure:)/m); // private and @internal members are not API
   });
 
+  it('I28.3 the options an exported type takes from an interface no door exports are in the report', () => {
+    // RedisStoreOptions is `CommonOptions & (…)`: `maxBatch` was added unseen until this was listed.
+    const text = readFileSync(join(ROOT, 'api', 'report.md'), 'utf8');
+    const redis = text.slice(text.indexOf('\ntype RedisStoreOptions'));
+    expect(redis).toMatch(
+      /^ {2}\(CommonOptions, not exported\)\n(?: {2}.*\n)*? {2}maxBatch\?: number$/m,
+    );
+    expect(text).toMatch(
+      /^ {2}\(PgCommonOptions, not exported\)\n(?: {2}.*\n)*? {2}poolSize\?: number$/m,
+    );
+  });
+
   it('I28.3 a report that differs from the API fails, naming the line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fw-api-'));
     try {
