@@ -35,6 +35,7 @@ class Shapes {
   }
 }
 
+const store = new MemoryStore({ bytes: 1 << 22 });
 const app = new App({ log: () => {} })
   .controllers(Shapes)
   // Middleware's cookie is set before the handler on every request, the replay included, with
@@ -43,7 +44,7 @@ const app = new App({ log: () => {} })
     c.setCookie('visit', String(++visits));
     await next();
   })
-  .provide(Records.open(new MemoryStore({ bytes: 1 << 22 })));
+  .provide(Records.open(store));
 
 const twice = async (url: string, key: string) => {
   const send = () => app.inject({ method: 'POST', url, headers: { 'idempotency-key': key } });
@@ -101,6 +102,35 @@ describe('I28.1 IDEM-07 a replay is the first answer, whatever the record holds'
     expect(without(replay.headers, 'date', 'idempotent-replayed', 'set-cookie')).toEqual(
       without(first.headers, 'date', 'set-cookie'),
     );
+    expect(runs).toBe(1);
+  });
+});
+
+describe('I28.1 IDEM-07 another instance replays from the record alone', () => {
+  // Each route remembers the answers it decoded; a second app over the same store has seen none,
+  // so it decodes the record: what the mutation run found no test doing.
+  const other = new App({ log: () => {} }).controllers(Shapes).provide(Records.open(store));
+  const post = (on: App, url: string, key: string) =>
+    on.inject({ method: 'POST', url, headers: { 'idempotency-key': key } });
+
+  it('I28.1 IDEM-07 a body kept by one instance comes back byte for byte from another', async () => {
+    const first = await post(app, '/accents', 'o1');
+    const replay = await post(other, '/accents', 'o1');
+    expect([replay.status, replay.headers['idempotent-replayed']]).toEqual([201, 'true']);
+    expect(replay.body).toBe(first.body);
+    expect(replay.headers['content-type']).toBe(first.headers['content-type']);
+    expect(runs).toBe(1);
+  });
+
+  it('I28.1 IDEM-07 an answer with no body and no type comes back as one from another instance', async () => {
+    await post(app, '/none', 'o2');
+    const replay = await post(other, '/none', 'o2');
+    expect([replay.status, replay.body, replay.headers['content-type']]).toEqual([
+      204,
+      '',
+      undefined,
+    ]);
+    expect(replay.headers['x-done']).toBe('yes');
     expect(runs).toBe(1);
   });
 });
