@@ -44,14 +44,14 @@ export function apiReport() {
   const exportedNames = new Set(
     modules.flatMap((m) => checker.getExportsOfModule(m).map((e) => e.name)),
   );
-  for (const [name, file] of DOORS) {
-    const source = program.getSourceFile(join(ROOT, file));
-    const module = checker.getSymbolAtLocation(source);
+  DOORS.forEach(([name], i) => {
     out.push(`## ${name}`, '', '```ts');
-    const exports = checker.getExportsOfModule(module).sort((a, b) => a.name.localeCompare(b.name));
+    const exports = checker
+      .getExportsOfModule(modules[i])
+      .sort((a, b) => a.name.localeCompare(b.name));
     for (const symbol of exports) out.push(...describe(checker, symbol, exportedNames));
     out.push('```', '');
-  }
+  });
   return out.join('\n');
 }
 
