@@ -12,7 +12,7 @@ export interface RedisFailures {
 }
 
 // Keep trying to come back (every 100 ms, backing off to every second), so the store heals by itself.
-const backOff = (times: number): number => Math.min(times * 100, 1000);
+export const backOff = (times: number): number => Math.min(times * 100, 1000);
 
 /**
  * The ioredis client of a store: one Redis (from a URL, or the master Sentinel points at) or a

@@ -7,7 +7,8 @@ import type { ExpectOptions, Store } from './store';
 import { defineRateCommands, type RateCommands } from './rate-scripts';
 import { rateKey, validRule, type RateCount, type RateRule, type RateStore } from './rate-store';
 import { checkRedisStoreOptions } from './check-redis-store-options';
-import { connectRedis } from './connect-redis';
+import { backOff, connectRedis } from './connect-redis';
+import { reconnectAfterEnd } from './reconnect-after-end';
 import { ScriptBatch, type ScriptArg } from './script-batch';
 import type { RedisStoreOptions } from './redis-store-options';
 
@@ -124,6 +125,8 @@ export class RedisStore implements Store, RateStore {
   /** A cluster is ready but its masters' connections are still being made: operations wait. */
   #holding = false;
   #closed = false;
+  /** What stops connecting again the connections ioredis ended (not a Cluster: it has its own). */
+  readonly #reconnecting: Array<() => void> = [];
 
   constructor(options: RedisStoreOptions) {
     const settings = checkRedisStoreOptions(options);
@@ -155,6 +158,10 @@ export class RedisStore implements Store, RateStore {
     const replicas = settings.replicas;
     this.#durable =
       replicas === null ? null : durableConnection(redis as Redis, replicas, onError, wakeAll);
+    if (this.#durable !== null)
+      this.#reconnecting.push(
+        reconnectAfterEnd(this.#durable.client, () => !this.#closed, backOff),
+      );
     if (settings.target.kind === 'cluster') {
       const cluster = redis as Cluster;
       cluster.on('ready', () => {
@@ -166,6 +173,7 @@ export class RedisStore implements Store, RateStore {
       });
     } else {
       redis.on('ready', wakeAll);
+      this.#reconnecting.push(reconnectAfterEnd(redis as Redis, () => !this.#closed, backOff));
     }
     this.#redis = redis as Client & ScriptCommands;
     this.#batches =
@@ -342,6 +350,7 @@ export class RedisStore implements Store, RateStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    for (const stop of this.#reconnecting) stop();
     for (const wake of this.#waiting) wake();
     this.#waiting.clear();
     const durable = this.#durable?.client;

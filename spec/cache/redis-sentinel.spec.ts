@@ -87,6 +87,7 @@ describe('RedisStore behind Sentinel', () => {
     const runs = new Map<string, number>();
     const app = instance(store, runs);
     const { url } = await app.listen();
+    let stopped = false;
     try {
       // Before: answers made and replayed, and on the replica too.
       const early = Array.from({ length: 10 }, (_, i) => `early-${i}`);
@@ -102,7 +103,7 @@ describe('RedisStore behind Sentinel', () => {
       let failedOver = false;
       const caller = async (w: number): Promise<void> => {
         let madeInARow = 0;
-        for (let i = 0; !(failedOver && madeInARow >= 5); i++) {
+        for (let i = 0; !stopped && !(failedOver && madeInARow >= 5); i++) {
           const key = `load-${w}-${i}`;
           const first = await post(url, key);
           const retry = await post(url, key);
@@ -121,7 +122,16 @@ describe('RedisStore behind Sentinel', () => {
         await sleep(100);
       }
       failedOver = true;
-      await load;
+      // A store that never comes back fails here, with what it last answered.
+      let timer: NodeJS.Timeout | undefined;
+      const recovered = await Promise.race([
+        load.then(() => true),
+        new Promise<false>((r) => (timer = setTimeout(r, 45_000, false))),
+      ]).finally(() => clearTimeout(timer));
+      if (!recovered)
+        throw new Error(
+          `no five answers in a row within 45 s of the failover; the last: ${JSON.stringify(pairs.slice(-4))}`,
+        );
       const answers = pairs.flat();
 
       expect(before).toBeGreaterThan(0);
@@ -167,6 +177,7 @@ describe('RedisStore behind Sentinel', () => {
       expect(twice).toEqual([]);
       expect(runs.size).toBeGreaterThan(early.length + 4 * 5);
     } finally {
+      stopped = true;
       await app.close();
       await store.close();
     }

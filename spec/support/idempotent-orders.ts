@@ -39,10 +39,14 @@ export async function postOrder(
   url: string,
   key: string,
 ): Promise<{ status: number; replayed: string | null; body: string }> {
+  // Bounded, so a request the server never answers fails naming its key, not the test's timeout.
   const res = await fetch(`${url}/orders`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'idempotency-key': key },
     body: JSON.stringify({ sku: key, qty: 1 }),
+    signal: AbortSignal.timeout(15_000),
+  }).catch((err: unknown) => {
+    throw new Error(`POST /orders with Idempotency-Key ${key}: ${String(err)}`, { cause: err });
   });
   return {
     status: res.status,
