@@ -1,5 +1,6 @@
 // `npm run mutate:stores`: the stores' shared code (the Store contract, OpenSpace, Space,
-// MemoryStore, the argument checks RedisStore and PgStore share, and RedisStore's ScriptBatch), against the cache specs and
+// MemoryStore, the argument checks RedisStore and PgStore share, RedisStore's ScriptBatch and its
+// reconnecting after ioredis gave a connection up), against the cache specs and
 // the idempotency spec that opens spaces on every store. Apart from the step's run
 // (stryker.config.mjs) because each mutant runs every spec file of its run: a short list here
 // makes this run minutes, not an hour.
@@ -15,6 +16,7 @@ export default {
     'lib/cache/memory-store.ts',
     'lib/cache/check-args.ts',
     'lib/cache/script-batch.ts',
+    'lib/cache/reconnect-after-end.ts',
   ],
   jest: {
     ...base.jest,
@@ -28,6 +30,7 @@ export default {
         '<rootDir>/spec/cache/own-store.spec.ts',
         '<rootDir>/spec/cache/arguments.spec.ts',
         '<rootDir>/spec/cache/script-batch.spec.ts',
+        '<rootDir>/spec/cache/reconnect-after-end.spec.ts',
         '<rootDir>/spec/cache/redis-store.spec.ts',
         '<rootDir>/spec/cache/pg-store.spec.ts',
         '<rootDir>/spec/http/idempotency.spec.ts',

@@ -60,6 +60,7 @@ describe('reconnectAfterEnd', () => {
     c.end();
     jest.advanceTimersByTime(1000);
     expect(c.connects).toBe(1);
+    expect(delays).toEqual([1]); // the second end waited for the first's connect, not counted
     c.end();
     c.status = 'connecting'; // connected again by someone else meanwhile
     jest.advanceTimersByTime(1000);
@@ -73,6 +74,7 @@ describe('reconnectAfterEnd', () => {
     closedFirst.end();
     jest.advanceTimersByTime(1000);
     expect(closedFirst.connects).toBe(0);
+    expect(delays).toEqual([]); // not even waited for
 
     open = true;
     const closedWhileWaiting = new Connection();
