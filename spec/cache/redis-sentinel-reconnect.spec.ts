@@ -1,7 +1,7 @@
 import { RedisStore } from 'fw-http/cache';
 import { startHoldingProxy, type HoldingProxy } from '../support/holding-proxy';
 import { startRedisSentinel, type RedisSentinelSetup } from '../support/redis-sentinel';
-import { sleep } from '../support/redis-process';
+import { sleep, waitFor } from '../support/redis-process';
 
 // A real master, replica and sentinel; the store reaches the sentinel through a proxy that can
 // stop answering new connections, so a failover is announced while the store is still asking
@@ -21,13 +21,6 @@ afterAll(async () => {
   await setup?.stop();
 });
 
-/** Resolves true once `check` does, false at the deadline. */
-async function within(ms: number, check: () => Promise<boolean>): Promise<boolean> {
-  for (const deadline = Date.now() + ms; Date.now() < deadline; await sleep(50))
-    if (await check().catch(() => false)) return true;
-  return false;
-}
-
 describe('RedisStore behind Sentinel, reconnecting', () => {
   it('OPEN-59 a failover announced while the store asks the sentinel for the master: the store connects again to the new master and works', async () => {
     const store = new RedisStore({
@@ -37,22 +30,27 @@ describe('RedisStore behind Sentinel, reconnecting', () => {
     });
     try {
       // Up, and listening to the sentinel for +switch-master (the one connection left open).
-      expect(await within(10_000, async () => (await store.ping(), proxy.live() === 1))).toBe(true);
+      await waitFor(
+        'the store up and subscribed to the sentinel',
+        async () => (await store.ping(), proxy.live() === 1),
+        10_000,
+      );
       expect(await store.putIfAbsent('before', Buffer.from('b'), 60_000)).toBe(true);
 
       proxy.hold();
       await setup.killMaster();
       // The store keeps asking the held sentinel while the sentinel fails over and announces it.
-      const failedOver = await within(30_000, async () => {
-        return (await setup.currentMaster()) === setup.replicaPort;
-      });
-      expect(failedOver).toBe(true);
+      await waitFor(
+        'the failover to the replica',
+        async () => (await setup.currentMaster()) === setup.replicaPort,
+        30_000,
+      );
       await sleep(500);
       await expect(store.get('before')).rejects.toMatchObject({ code: 'Unavailable' });
 
       proxy.release();
       // Connected again without a restart: it answers, on the new master.
-      expect(await within(10_000, async () => (await store.ping(), true))).toBe(true);
+      await waitFor('the store answering again', async () => (await store.ping(), true), 10_000);
       expect(await store.putIfAbsent('after', Buffer.from('a'), 60_000)).toBe(true);
       expect((await store.get('after'))?.toString()).toBe('a');
     } finally {
