@@ -20,14 +20,23 @@ import { BIG, SMALL, Small } from './data';
 // claim, handler and keep, not 429s. Kept answers are held until their TTL; the 256 MiB store holds
 // a whole run of first POSTs (about 0.4 M records).
 const Kept = Space('bench', { ttlSeconds: 3600, maxBytes: 64 * 1024, maxBytesPerCaller: 1 << 30 });
-// The same, kept in the redis-server the bench starts (a whole run is a few tens of MB there).
+// The same, kept in a redis-server the bench starts (a whole run is a few tens of MB there): the
+// plain one, with no replica attached.
 const KeptInRedis = Space('bench-redis', {
   ttlSeconds: 3600,
   maxBytes: 64 * 1024,
   maxBytesPerCaller: 1 << 30,
 });
 
-// The same again, on a store that waits for the bench's replica (`replicas: 1`).
+// The same again, on the primary that has a replica, without waiting for it: the baseline of the
+// `replicas: 1` route (both pay for the replication stream, only one waits for it).
+const KeptInPrimary = Space('bench-primary', {
+  ttlSeconds: 3600,
+  maxBytes: 64 * 1024,
+  maxBytesPerCaller: 1 << 30,
+});
+
+// And on that primary, a store that waits for its replica (`replicas: 1`).
 const KeptInReplicas = Space('bench-replicas', {
   ttlSeconds: 3600,
   maxBytes: 64 * 1024,
@@ -84,7 +93,7 @@ class BenchController {
   }
 }
 
-// Only in the app given a Redis URL: the idle footprint is measured on the app without it.
+// Only in the app given a standalone Redis URL: the idle footprint is measured on the app without it.
 @Controller()
 class RedisController {
   @Post('/idem-redis')
@@ -95,31 +104,55 @@ class RedisController {
   }
 }
 
-// The same route on a store whose claims and keeps wait for one replica (WAIT 1).
+// On the primary with a replica: the same route without waiting, and with WAIT 1.
 @Controller()
 class ReplicatedController {
+  @Post('/idem-redis-primary')
+  @Idempotent(KeptInPrimary, { by: () => 'bench' })
+  @Returns(Status(201, NewOrder))
+  primary(@Body() order: NewOrder) {
+    return order;
+  }
+
   @Post('/idem-redis-replicas')
   @Idempotent(KeptInReplicas, { by: () => 'bench' })
   @Returns(Status(201, NewOrder))
-  idem(@Body() order: NewOrder) {
+  replicas(@Body() order: NewOrder) {
     return order;
   }
 }
 
-/** The app every fw case is served by; given `redisUrl`, it also serves POST /idem-redis. */
-export function benchApp(redisUrl: string | null = null): App {
+/** The bench's redis-servers the fw app is given (servers.ts `--standalone`, `--primary`). */
+export interface BenchRedisUrls {
+  /** A redis-server with no replica: POST /idem-redis. */
+  readonly standalone?: string;
+  /** A primary with one replica linked: POST /idem-redis-primary and /idem-redis-replicas. */
+  readonly primary?: string;
+}
+
+/** The app every fw case is served by; given Redis URLs, it also serves their routes. */
+export function benchApp(redis: BenchRedisUrls = {}): App {
   // maxParams lifted so that the 1 MiB forms are read in full rather than refused at 10,000.
   const app = new App({ log: () => {}, maxParams: 1 << 20 })
     .controllers(BenchController)
     .provide(Kept.open(new MemoryStore({ bytes: 3 * 2 ** 30 })))
     .compress();
-  if (redisUrl !== null)
+  if (redis.standalone !== undefined)
     app
-      .controllers(RedisController, ReplicatedController)
-      .provide(KeptInRedis.open(new RedisStore({ url: redisUrl })))
+      .controllers(RedisController)
+      .provide(KeptInRedis.open(new RedisStore({ url: redis.standalone })));
+  if (redis.primary !== undefined)
+    app
+      .controllers(ReplicatedController)
+      .provide(KeptInPrimary.open(new RedisStore({ url: redis.primary })))
       .provide(
         KeptInReplicas.open(
-          new RedisStore({ url: redisUrl, keyPrefix: 'r:', replicas: 1, replicaTimeoutMs: 500 }),
+          new RedisStore({
+            url: redis.primary,
+            keyPrefix: 'r:',
+            replicas: 1,
+            replicaTimeoutMs: 500,
+          }),
         ),
       );
   return app;

@@ -6,6 +6,7 @@ import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
+import type { BenchRedisUrls } from './app';
 import type { ServerKind, ServerMessage } from './servers';
 
 const run = promisify(execFile);
@@ -89,10 +90,11 @@ export class ServerProcess {
   readonly #child: ChildProcess;
   readonly port: Promise<number>;
 
-  constructor(kind: ServerKind, redisUrl: string | null = null) {
-    this.#child = fork(join(__dirname, 'servers.js'), redisUrl ? [kind, redisUrl] : [kind], {
-      stdio: 'inherit',
-    });
+  constructor(kind: ServerKind, redis: BenchRedisUrls = {}) {
+    const urls = Object.entries(redis).flatMap(([name, url]: [string, string | undefined]) =>
+      url === undefined ? [] : [`--${name}`, url],
+    );
+    this.#child = fork(join(__dirname, 'servers.js'), [kind, ...urls], { stdio: 'inherit' });
     this.port = new Promise((resolve, reject) => {
       this.#child.once('exit', (code) => reject(new Error(`${kind} server exited (${code})`)));
       const onMessage = (m: ServerMessage) => {

@@ -1,6 +1,6 @@
-// A redis-server of the bench's own, for the RedisStore case: on a free loopback port, in a temp
-// dir, nothing persisted; stopped by its pid. (spec/support/redis.ts does the same for the tests;
-// bench/ does not import spec/.)
+// A redis-server of the bench's own, for the RedisStore cases: on a free loopback port, in a temp
+// dir, nothing persisted, with a replica of it or without one; stopped by its pid.
+// (spec/support/redis.ts does the same for the tests; bench/ does not import spec/.)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
@@ -14,8 +14,18 @@ export interface BenchRedis {
   stop(): Promise<void>;
 }
 
-/** Starts redis-server and resolves once it answers PING; `{ missing }` says why when it cannot. */
-export async function startRedis(): Promise<BenchRedis | { readonly missing: string }> {
+export interface StartRedisOptions {
+  /** Start a replica of it too (default true); false: a plain server, `replicated` false. */
+  readonly replica?: boolean;
+}
+
+/**
+ * Starts redis-server and resolves once it answers PING (and its replica, unless
+ * `{ replica: false }`, is linked or given up on); `{ missing }` says why when it cannot.
+ */
+export async function startRedis(
+  options: StartRedisOptions = {},
+): Promise<BenchRedis | { readonly missing: string }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fw-bench-redis-'));
   // A port found free can be taken before redis binds it: a few tries.
   let last = '';
@@ -53,7 +63,7 @@ export async function startRedis(): Promise<BenchRedis | { readonly missing: str
     if (up) {
       // A replica of it, so `replicas: 1` (WAIT) can be measured beside the plain store on the
       // same primary: both routes pay for the replication stream, only one waits for it.
-      const replica = await startReplica(dir, port);
+      const replica = options.replica === false ? null : await startReplica(dir, port);
       return {
         url: `redis://127.0.0.1:${port}`,
         replicated: replica !== null,

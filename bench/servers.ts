@@ -1,12 +1,14 @@
-// One server under test per process (`node servers.js fw|raw|fastify [redis-url]`), so the load
+// One server under test per process (`node servers.js fw|raw|fastify [--standalone <redis-url>]
+// [--primary <redis-url>]`, the URLs for fw's Redis routes: bench/app.ts), so the load
 // generator has the other core and each server's memory can be read apart. Each case pairs an fw
 // route with a raw node:http handler doing the same work by hand (or Fastify's way). The process
 // sends its port once listening and answers 'rss' with its resident set size. Only the chosen
 // server's code is loaded: raw node:http loads nothing but node:http and zlib, Fastify nothing of fw.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import type { benchApp as BenchApp } from './app';
+import type { benchApp as BenchApp, BenchRedisUrls } from './app';
 import { BIG, KIB, SMALL } from './data';
 import type { fastifyApp as FastifyApp } from './fastify';
 import type { twoRoutesApp as TwoRoutesApp } from './two-routes-app';
@@ -120,12 +122,12 @@ const keepAliveMs =
     ? undefined
     : Number(process.env.BENCH_KEEP_ALIVE_MS);
 
-async function listen(kind: ServerKind, redisUrl: string | null): Promise<number> {
+async function listen(kind: ServerKind, redis: BenchRedisUrls): Promise<number> {
   switch (kind) {
     case 'fw': {
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the fw process loads fw
       const { benchApp } = require('./app') as { benchApp: typeof BenchApp };
-      return (await benchApp(redisUrl).listen({ port: 0 })).port;
+      return (await benchApp(redis).listen({ port: 0 })).port;
     }
     case 'fw-two': {
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- only this process loads fw
@@ -153,8 +155,11 @@ async function listen(kind: ServerKind, redisUrl: string | null): Promise<number
 }
 
 async function main(): Promise<void> {
-  const [kind, redisUrl] = process.argv.slice(2) as [ServerKind, string | undefined];
-  const port = await listen(kind, redisUrl ?? null);
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: { standalone: { type: 'string' }, primary: { type: 'string' } },
+  });
+  const port = await listen(positionals[0] as ServerKind, values);
   process.on('message', (m) => {
     if (m === 'rss') process.send!({ rss: process.memoryUsage().rss } satisfies ServerMessage);
     if (m === 'cpu') {
