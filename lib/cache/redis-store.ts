@@ -10,6 +10,7 @@ import { checkRedisStoreOptions } from './check-redis-store-options';
 import { backOff, connectRedis } from './connect-redis';
 import { reconnectAfterEnd } from './reconnect-after-end';
 import { ScriptBatch, type ScriptArg } from './script-batch';
+import { ScriptLane } from './script-lane';
 import type { RedisStoreOptions } from './redis-store-options';
 
 // Compare-and-set and compare-and-delete must read and write in one step, or a holder whose
@@ -113,6 +114,8 @@ export class RedisStore implements Store, RateStore {
   readonly #durable: Durable | null;
   /** Null on a Cluster (a batch's keys live on many masters), with `replicas`, or `maxBatch: 1`. */
   readonly #batches: Batches | null;
+  /** The connection the batches go on while it is ready (with `url` only); null when none. */
+  readonly #lane: ScriptLane | null;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #where: string;
@@ -176,10 +179,13 @@ export class RedisStore implements Store, RateStore {
       this.#reconnecting.push(reconnectAfterEnd(redis as Redis, () => !this.#closed, backOff));
     }
     this.#redis = redis as Client & ScriptCommands;
-    this.#batches =
-      settings.target.kind === 'cluster' || replicas !== null || settings.maxBatch === 1
-        ? null
-        : batchesOn(this.#redis, settings.maxBatch);
+    const batched =
+      settings.target.kind !== 'cluster' && replicas === null && settings.maxBatch > 1;
+    this.#lane =
+      batched && settings.target.kind === 'url'
+        ? laneBeside(redis as Redis, settings.commandTimeoutMs)
+        : null;
+    this.#batches = batched ? batchesOn(this.#redis, settings.maxBatch, this.#lane) : null;
   }
 
   async get(key: string): Promise<Buffer | null> {
@@ -353,6 +359,10 @@ export class RedisStore implements Store, RateStore {
     for (const stop of this.#reconnecting) stop();
     for (const wake of this.#waiting) wake();
     this.#waiting.clear();
+    await Promise.all([this.#lane?.close(), this.#quit()]);
+  }
+
+  async #quit(): Promise<void> {
     const durable = this.#durable?.client;
     if (durable !== undefined) {
       if (durable.status === 'ready') await durable.quit().catch(() => undefined);
@@ -483,18 +493,49 @@ function defineScripts(client: Client): void {
   client.defineCommand('fwPutIfEqualEach', { lua: PUT_IF_EQUAL_EACH });
 }
 
-/** The claims and keeps of one turn sent together, at most `max` in a script call. */
-function batchesOn(client: Client & ScriptCommands, max: number): Batches {
+/**
+ * The claims and keeps of one turn sent together, at most `max` in a script call: on `lane` while
+ * it is ready, else through ioredis.
+ */
+function batchesOn(client: Client & ScriptCommands, max: number, lane: ScriptLane | null): Batches {
   return {
     claims: new ScriptBatch(
-      (keys, args) => client.fwClaimOrGetEachBuffer(keys.length, ...keys, ...args),
+      (keys, args) =>
+        lane?.ready
+          ? (lane.call(LANE_CLAIMS, keys, args) as Promise<unknown[]>)
+          : client.fwClaimOrGetEachBuffer(keys.length, ...keys, ...args),
       max,
     ),
     keeps: new ScriptBatch(
-      (keys, args) => client.fwPutIfEqualEach(keys.length, ...keys, ...args),
+      (keys, args) =>
+        lane?.ready
+          ? (lane.call(LANE_KEEPS, keys, args) as Promise<unknown[]>)
+          : client.fwPutIfEqualEach(keys.length, ...keys, ...args),
       max,
     ),
   };
+}
+
+const LANE_CLAIMS = 0;
+const LANE_KEEPS = 1;
+
+/** A `ScriptLane` for the batched claims and keeps, to the server `redis` connects to, as it logs in. */
+function laneBeside(redis: Redis, timeoutMs: number): ScriptLane {
+  const { host, port, family, username, password, db, tls } = redis.options;
+  return new ScriptLane(
+    {
+      host: host ?? '127.0.0.1',
+      port: port ?? 6379,
+      // ioredis leaves what the URL does not give as null or undefined alike.
+      family: family ?? undefined,
+      username: username ?? undefined,
+      password: password ?? undefined,
+      db: db ?? 0,
+      tls: tls ?? undefined,
+    },
+    [CLAIM_OR_GET_EACH, PUT_IF_EQUAL_EACH],
+    timeoutMs,
+  );
 }
 
 /**
