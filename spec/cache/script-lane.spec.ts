@@ -108,6 +108,18 @@ describe('I28.5 RedisStore claims and keeps on a connection of its own', () => {
     expect(await cli(plain.port, 'GET', 'b:k7')).toBe('v-k7');
   });
 
+  it('I28.5 claims that find large records read each whole, however the bytes arrive', async () => {
+    const store = open({ url: `redis://127.0.0.1:${plain.port}`, keyPrefix: 'big:' });
+    await laneUp(plain.port);
+    const records = [3 << 20, 1, 200_000, 0, 70_000].map((n, i) => Buffer.alloc(n, 0x41 + i));
+    await Promise.all(records.map((r, i) => store.put(`k${i}`, r, 60_000)));
+    const found = await Promise.all(
+      records.map((_, i) => store.putIfAbsentOrGet(`k${i}`, Buffer.from('mine'), 60_000)),
+    );
+    found.forEach((f, i) => expect(f?.equals(records[i]!)).toBe(true));
+    expect((await lane(plain.port))?.cmd).toBe('evalsha');
+  });
+
   it('I28.5 a script Redis no longer holds (SCRIPT FLUSH) is sent again whole, once, and the claim lands', async () => {
     const store = open({ url: `redis://127.0.0.1:${plain.port}`, keyPrefix: 'c:' });
     await laneUp(plain.port);
