@@ -11,6 +11,7 @@ import { backOff, connectRedis } from './connect-redis';
 import { reconnectAfterEnd } from './reconnect-after-end';
 import { ScriptBatch, type ScriptArg } from './script-batch';
 import { ScriptLane } from './script-lane';
+import { OneTurn } from './one-turn';
 import type { RedisStoreOptions } from './redis-store-options';
 
 // Compare-and-set and compare-and-delete must read and write in one step, or a holder whose
@@ -498,6 +499,13 @@ function defineScripts(client: Client): void {
  * it is ready, else through ioredis.
  */
 function batchesOn(client: Client & ScriptCommands, max: number, lane: ScriptLane | null): Batches {
+  const turn =
+    lane === null
+      ? undefined
+      : new OneTurn(
+          () => lane.cork(),
+          () => lane.uncork(),
+        ).schedule;
   return {
     claims: new ScriptBatch(
       (keys, args) =>
@@ -505,6 +513,7 @@ function batchesOn(client: Client & ScriptCommands, max: number, lane: ScriptLan
           ? (lane.call(LANE_CLAIMS, keys, args) as Promise<unknown[]>)
           : client.fwClaimOrGetEachBuffer(keys.length, ...keys, ...args),
       max,
+      turn,
     ),
     keeps: new ScriptBatch(
       (keys, args) =>
@@ -512,6 +521,7 @@ function batchesOn(client: Client & ScriptCommands, max: number, lane: ScriptLan
           ? (lane.call(LANE_KEEPS, keys, args) as Promise<unknown[]>)
           : client.fwPutIfEqualEach(keys.length, ...keys, ...args),
       max,
+      turn,
     ),
   };
 }

@@ -23,26 +23,29 @@ interface Call {
 export class ScriptBatch {
   readonly #send: SendBatch;
   readonly #max: number;
+  readonly #schedule: (flush: () => void) => void;
   #calls: Call[] = [];
 
-  constructor(send: SendBatch, max: number) {
+  /** `schedule` runs the flush at the end of the turn: `setImmediate` unless given (`OneTurn`). */
+  constructor(send: SendBatch, max: number, schedule: (flush: () => void) => void = setImmediate) {
     this.#send = send;
     this.#max = max;
+    this.#schedule = schedule;
   }
 
   call(key: string, args: readonly ScriptArg[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      if (this.#calls.length === 0) setImmediate(() => this.#flush());
+      if (this.#calls.length === 0) this.#schedule(this.#flush);
       this.#calls.push({ key, args, resolve, reject });
     });
   }
 
-  #flush(): void {
+  readonly #flush = (): void => {
     const calls = this.#calls;
     this.#calls = [];
     for (let from = 0; from < calls.length; from += this.#max)
       this.#sendPart(calls.slice(from, from + this.#max));
-  }
+  };
 
   #sendPart(calls: Call[]): void {
     const keys: string[] = [];

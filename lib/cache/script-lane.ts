@@ -100,6 +100,15 @@ export class ScriptLane {
     });
   }
 
+  /** Holds what is written until `uncork`, so the calls of one turn leave in one write. */
+  cork(): void {
+    this.#socket?.cork();
+  }
+
+  uncork(): void {
+    this.#socket?.uncork();
+  }
+
   /** Waits (at most `timeoutMs`) for the replies of calls sent, then ends the connection. */
   async close(): Promise<void> {
     if (this.#closed) return;
