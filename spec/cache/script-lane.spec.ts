@@ -119,7 +119,9 @@ describe('I28.5 RedisStore claims and keeps on a connection of its own', () => {
     found.forEach((f, i) => expect(f?.equals(records[i]!)).toBe(true));
     expect((await lane(plain.port))?.cmd).toBe('evalsha');
   });
+});
 
+describe('I28.5 the lane when Redis forgets, drops or stalls', () => {
   it('I28.5 a script Redis no longer holds (SCRIPT FLUSH) is sent again whole, once, and the claim lands', async () => {
     const store = open({ url: `redis://127.0.0.1:${plain.port}`, keyPrefix: 'c:' });
     await laneUp(plain.port);
@@ -166,7 +168,9 @@ describe('I28.5 RedisStore claims and keeps on a connection of its own', () => {
       own.child.kill('SIGCONT');
     }
   });
+});
 
+describe('I28.5 the lane logs in as ioredis does', () => {
   it('I28.5 the lane logs in as the URL says: ACL user and password, and the database', async () => {
     const store = open({
       url: `redis://alice:${PASSWORD}@127.0.0.1:${locked.port}/3`,
