@@ -143,27 +143,32 @@ export class ScriptLane {
   /** AUTH, SELECT and the scripts loaded, pipelined: the lane is ready once every one is OK. */
   #logIn(): void {
     const { username, password, db } = this.#address;
-    const steps: ScriptArg[][] = [];
-    if (password) steps.push(username ? ['AUTH', username, password] : ['AUTH', password]);
-    if (db !== 0) steps.push(['SELECT', db]);
-    // Named, so an operator reading CLIENT LIST knows what the store's second connection is.
-    steps.push(['CLIENT', 'SETNAME', LANE_NAME]);
-    for (const s of this.#scripts) steps.push(['SCRIPT', 'LOAD', s.lua]);
-    let left = steps.length;
-    for (const step of steps)
+    // Logging in and the database must succeed. The name and the scripts loaded ahead are a
+    // courtesy to the operator and a saved round trip: a user whose ACL refuses CLIENT or SCRIPT
+    // still gets the lane (a script not loaded is sent whole on its first NOSCRIPT).
+    const must: ScriptArg[][] = [];
+    if (password) must.push(username ? ['AUTH', username, password] : ['AUTH', password]);
+    if (db !== 0) must.push(['SELECT', db]);
+    const may: ScriptArg[][] = [['CLIENT', 'SETNAME', LANE_NAME]];
+    for (const s of this.#scripts) may.push(['SCRIPT', 'LOAD', s.lua]);
+    let left = must.length + may.length;
+    const done = (): void => {
+      if (--left !== 0 || this.#closed || this.#socket === null) return;
+      this.#ready = true;
+      this.#attempts = 0;
+      this.#lastError = null;
+    };
+    for (const step of must)
       this.#send(encodeCommand(step), (reply) => {
-        if (reply instanceof Error) {
-          // Refused (a wrong password, an unknown database): why is Redis's answer. A connection
-          // lost meanwhile has already said why.
-          if (this.#socket === null) return;
+        // Refused (a wrong password, an unknown database): why is Redis's answer. A connection
+        // lost meanwhile has already said why.
+        if (!(reply instanceof Error)) done();
+        else if (this.#socket !== null) {
           this.#lastError = reply;
           this.#socket.destroy();
-        } else if (--left === 0 && !this.#closed) {
-          this.#ready = true;
-          this.#attempts = 0;
-          this.#lastError = null;
         }
       });
+    for (const step of may) this.#send(encodeCommand(step), done);
   }
 
   #read(chunk: Buffer): void {

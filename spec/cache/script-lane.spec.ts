@@ -35,7 +35,11 @@ beforeAll(async () => {
   [locked, secure] = await Promise.all([
     startServer(dir, {
       access: { password: PASSWORD },
-      args: ['--user', 'alice', 'on', `>${PASSWORD}`, '~*', '&*', '+@all'],
+      args: [
+        ...['--user', 'alice', 'on', `>${PASSWORD}`, '~*', '&*', '+@all'],
+        // A user the ACL keeps from CLIENT and SCRIPT: no name, no scripts loaded ahead.
+        ...['--user', 'bob', 'on', `>${PASSWORD}`, '~*', '&*', '+@all', '-client', '-script'],
+      ],
     }),
     startServer(dir, { access: tlsAccess }),
   ]);
@@ -183,6 +187,32 @@ describe('I28.5 the lane logs in as ioredis does', () => {
     expect((await lane(locked.port, access))?.db).toBe('3');
     expect(await cliWith(access, locked.port, '-n', '3', 'GET', 'e:k')).toBe('x');
     expect(await cliWith(access, locked.port, '-n', '0', 'EXISTS', 'e:k')).toBe('0');
+  });
+
+  it('I28.5 a user the ACL keeps from CLIENT and SCRIPT still gets the lane: no name, each script sent whole once', async () => {
+    const access = { password: PASSWORD };
+    await cliWith(access, locked.port, 'SCRIPT', 'FLUSH');
+    const store = open({
+      url: `redis://bob:${PASSWORD}@127.0.0.1:${locked.port}`,
+      keyPrefix: 'h:',
+    });
+    /** The lane's line: bob's connection that asked to load a script (refused). */
+    const bobsLane = async () =>
+      (await cliWith(access, locked.port, 'CLIENT', 'LIST'))
+        .split('\n')
+        .filter((l) => l.includes(' user=bob ') && l.includes(' resp=2'));
+    await waitFor(
+      'the lane logged in',
+      async () => (await bobsLane()).some((l) => l.includes(' cmd=script|load ')),
+      10_000,
+    );
+    expect(await store.putIfAbsentOrGet('k1', Buffer.from('x'), 60_000)).toBeNull();
+    const [first] = await bobsLane();
+    expect(first).toContain(' cmd=eval ');
+    expect(first).toContain(' name= ');
+    expect(await store.putIfAbsentOrGet('k2', Buffer.from('y'), 60_000)).toBeNull();
+    expect((await bobsLane())[0]).toContain(' cmd=evalsha ');
+    expect(await cliWith(access, locked.port, 'GET', 'h:k2')).toBe('y');
   });
 
   it('I28.5 a wrong password keeps the lane out, and the claim fails Unavailable', async () => {
