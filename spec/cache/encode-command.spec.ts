@@ -32,3 +32,23 @@ describe('I28.5 encodeCommand', () => {
     expect(encodeCommand().toString()).toBe('*0\r\n');
   });
 });
+
+describe('I28.5 encodeCommand, every kind of number and string', () => {
+  it('writes whole numbers of every length, and other numbers as String() does', () => {
+    const numbers = [0, 7, 10, 99, 100, 30_000, 3_600_000, Number.MAX_SAFE_INTEGER, -5, 1.5, 1e21];
+    const wire = encodeCommand(numbers);
+    const expected = `*${numbers.length}\r\n${numbers
+      .map((n) => `$${String(n).length}\r\n${String(n)}\r\n`)
+      .join('')}`;
+    expect(wire.toString('latin1')).toBe(expected);
+  });
+
+  it('writes ASCII, Latin-1, and astral strings as UTF-8 with their byte lengths', () => {
+    const strings = ['plain-key:1', 'é', 'ÿ\u0080', '日本', '🔑x', ''];
+    const wire = encodeCommand(strings);
+    const expected = `*${strings.length}\r\n${strings
+      .map((s) => `$${Buffer.byteLength(s)}\r\n${s}\r\n`)
+      .join('')}`;
+    expect(wire).toEqual(Buffer.from(expected, 'utf8'));
+  });
+});
