@@ -69,6 +69,17 @@ describe('I28.5 readReply', () => {
     expect(read).toBe(head.length + 100_000 + 2);
   });
 
+  it('a nil bulk string or array ends where the next reply starts', () => {
+    expect(readAll(bytes('$-1\r\n:1\r\n*-1\r\n+OK\r\n'))).toEqual([null, 1, null, 'OK']);
+  });
+
+  it('refuses a length with a sign or a letter in its digits', () => {
+    for (const wire of ['$1x\r\nab\r\n', ':1/\r\n', ':1:\r\n', '*1-\r\n'])
+      expect(() => readReply(bytes(wire), 0)).toThrow(
+        'Redis sent a length or integer that is not a number',
+      );
+  });
+
   it('reads from an offset, leaving the bytes before it alone', () => {
     const wire = bytes('+A\r\n:9\r\n');
     expect(readReply(wire, 4)).toEqual({ value: 9, end: 8 });
