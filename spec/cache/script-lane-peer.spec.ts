@@ -130,6 +130,7 @@ describe('I28.5 ScriptLane logs in', () => {
     const [a, b, c] = peer.connections.map((x) => x.at);
     expect(b! - a!).toBeGreaterThanOrEqual(90);
     expect(c! - b!).toBeGreaterThanOrEqual(190);
+    expect(b! - a!).toBeLessThan(700); // backing off from 100 ms, not starting at the 1 s ceiling
     peer.answer = usual;
     await ready(lane);
     expect(lane.lastError).toBeNull();
@@ -225,11 +226,15 @@ describe('I28.5 ScriptLane when the peer stalls, errs or goes', () => {
   it('I28.5 a call unanswered for timeoutMs fails with every call sent after it; one answered in time does not', async () => {
     const lane = laneTo({ ms: 300 });
     await ready(lane);
+    await sleep(400); // past the timer armed while connecting: the calls arm their own
     peer.answer = () => null;
     const socket = peer.connections[0]!.socket;
+    const sentFirst = Date.now();
     const first = lane.call(0, ['a'], []);
     await sleep(150);
+    let secondFailedAt = 0;
     const second = lane.call(0, ['b'], []);
+    second.catch(() => (secondFailedAt = Date.now()));
     socket.write(':1\r\n'); // the first, answered in time
     expect(await first).toBe(1);
     await sleep(200); // 350 ms after the first was sent: the second is 200 ms old
@@ -239,6 +244,9 @@ describe('I28.5 ScriptLane when the peer stalls, errs or goes', () => {
     await expect(second).rejects.toThrow('the connection was lost (no answer within 300 ms)');
     await expect(third).rejects.toThrow('no answer within 300 ms');
     expect(Date.now() - started).toBeGreaterThanOrEqual(50);
+    // 300 ms after the second was sent (150 ms after the first), not after the first.
+    expect(secondFailedAt - sentFirst).toBeGreaterThanOrEqual(440);
+    expect(secondFailedAt - sentFirst).toBeLessThan(1500);
     expect(lane.ready).toBe(false);
     peer.answer = usual;
     await ready(lane);
@@ -262,12 +270,18 @@ describe('I28.5 ScriptLane when the peer stalls, errs or goes', () => {
   it('I28.5 a reply to no command (or bytes that are not RESP) drops the connection, and it connects again', async () => {
     const lane = laneTo();
     await ready(lane);
+    peer.answer = () => null; // the next login waits, so why the last connection ended stays told
     peer.connections[0]!.socket.write(':1\r\n');
     await waitFor('a second connection', async () => peer.connections.length === 2, 5000);
-    expect(lane.lastError?.message ?? 'reconnected').toMatch(/reply to no command|reconnected/);
-    await ready(lane);
-    peer.connections[1]!.socket.write('?\r\n');
+    expect(lane.lastError?.message).toBe('Redis sent a reply to no command');
+    peer.connections[1]!.socket.destroy();
+    peer.answer = usual;
     await waitFor('a third connection', async () => peer.connections.length === 3, 5000);
+    await ready(lane);
+    peer.answer = () => null;
+    peer.connections[2]!.socket.write('?\r\n');
+    await waitFor('a fourth connection', async () => peer.connections.length === 4, 5000);
+    expect(lane.lastError?.message).toBe('Redis sent a reply of unknown type "?"');
   });
 });
 
@@ -291,6 +305,40 @@ describe('I28.5 ScriptLane close', () => {
     await sleep(250);
     expect(peer.connections).toHaveLength(1);
     await lane.close(); // twice is fine
+  });
+
+  it('I28.5 close waits for the last of several calls in flight, not the first', async () => {
+    const lane = laneTo();
+    await ready(lane);
+    peer.answer = () => null;
+    const calls = [lane.call(0, ['a'], []), lane.call(0, ['b'], [])];
+    await waitFor(
+      'sent',
+      async () => peer.commands.filter((c) => c[0] === 'EVALSHA').length === 2,
+      5000,
+    );
+    let done = false;
+    const closed = lane.close().then(() => (done = true));
+    peer.connections[0]!.socket.write(':1\r\n');
+    await sleep(50);
+    expect(done).toBe(false);
+    peer.connections[0]!.socket.write(':2\r\n');
+    expect(await Promise.all(calls)).toEqual([1, 2]);
+    await closed;
+  });
+
+  it('I28.5 why a connect failed is told: nothing listening is ECONNREFUSED', async () => {
+    const port = peer.port;
+    await peer.close();
+    const lane = new ScriptLane({ host: '127.0.0.1', port, db: 0 }, ['return 1'], 500);
+    lanes.push(lane);
+    await waitFor(
+      'the refusal told',
+      async () => /ECONNREFUSED/.test(lane.lastError?.message ?? ''),
+      5000,
+    );
+    await expect(lane.call(0, ['k'], [])).rejects.toThrow(/not ready \(.*ECONNREFUSED/);
+    peer = await startPeer(); // for afterEach
   });
 
   it('I28.5 close with nothing in flight ends at once; close while the peer never answers ends within timeoutMs', async () => {
