@@ -120,7 +120,9 @@ describe('I28.5 ScriptLane logs in', () => {
     await ready(laneTo({ password: 'pw' }));
     expect(peer.commands[0]).toEqual(['AUTH', 'pw']);
   });
+});
 
+describe('I28.5 ScriptLane refused or unanswered at login', () => {
   it("I28.5 a refused AUTH keeps it out with Redis's words, and it tries again, backing off 100 ms, then 200", async () => {
     peer.answer = (args, p) => (args[0] === 'AUTH' ? '-WRONGPASS bad\r\n' : usual(args, p));
     const lane = laneTo({ password: 'nope' });
@@ -130,7 +132,7 @@ describe('I28.5 ScriptLane logs in', () => {
     const [a, b, c] = peer.connections.map((x) => x.at);
     expect(b! - a!).toBeGreaterThanOrEqual(90);
     expect(c! - b!).toBeGreaterThanOrEqual(190);
-    expect(b! - a!).toBeLessThan(700); // backing off from 100 ms, not starting at the 1 s ceiling
+    expect(b! - a!).toBeLessThan(900); // backing off from 100 ms, not starting at the 1 s ceiling
     peer.answer = usual;
     await ready(lane);
     expect(lane.lastError).toBeNull();
@@ -179,7 +181,9 @@ describe('I28.5 ScriptLane calls', () => {
     peer.answer = () => '-OOM full\r\n';
     await expect(lane.call(0, ['k'], [])).rejects.toThrow('OOM full');
   });
+});
 
+describe('I28.5 ScriptLane reads and writes', () => {
   it('I28.5 replies that arrive a byte at a time, or several in one chunk, each resolve their own call in order', async () => {
     const lane = laneTo({ ms: 10_000 });
     await ready(lane);
@@ -222,7 +226,7 @@ describe('I28.5 ScriptLane calls', () => {
   });
 });
 
-describe('I28.5 ScriptLane when the peer stalls, errs or goes', () => {
+describe('I28.5 ScriptLane when the peer stalls', () => {
   it('I28.5 a call unanswered for timeoutMs fails with every call sent after it; one answered in time does not', async () => {
     const lane = laneTo({ ms: 300 });
     await ready(lane);
@@ -252,7 +256,9 @@ describe('I28.5 ScriptLane when the peer stalls, errs or goes', () => {
     await ready(lane);
     expect(await lane.call(0, ['d'], [])).toBe(1);
   });
+});
 
+describe('I28.5 ScriptLane when the peer goes or errs', () => {
   it('I28.5 a peer gone with a call in flight: the call fails, the lane is not ready, then connects again', async () => {
     const lane = laneTo();
     await ready(lane);
@@ -306,7 +312,9 @@ describe('I28.5 ScriptLane close', () => {
     expect(peer.connections).toHaveLength(1);
     await lane.close(); // twice is fine
   });
+});
 
+describe('I28.5 ScriptLane close, more', () => {
   it('I28.5 close waits for the last of several calls in flight, not the first', async () => {
     const lane = laneTo();
     await ready(lane);
@@ -326,7 +334,9 @@ describe('I28.5 ScriptLane close', () => {
     expect(await Promise.all(calls)).toEqual([1, 2]);
     await closed;
   });
+});
 
+describe('I28.5 ScriptLane tells why a connect failed, and closes at once when idle', () => {
   it('I28.5 why a connect failed is told: nothing listening is ECONNREFUSED', async () => {
     const port = peer.port;
     await peer.close();
