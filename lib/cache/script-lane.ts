@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import net from 'node:net';
-import tls, { type ConnectionOptions } from 'node:tls';
+import type * as Tls from 'node:tls';
+import type { ConnectionOptions } from 'node:tls';
 import { encodeCommand } from './encode-command';
 import { readReply, type Reply } from './read-reply';
 import type { ScriptArg } from './script-batch';
@@ -129,7 +130,13 @@ export class ScriptLane {
   #connect(): void {
     const { host, port, family, tls: secure } = this.#address;
     const socket = secure
-      ? tls.connect({ host, port, ...(family ? { family } : {}), ...secure })
+      ? // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded by the first lane over TLS, not by requiring fw-http: node:tls costs every app's cold start
+        (require('node:tls') as typeof Tls).connect({
+          host,
+          port,
+          ...(family ? { family } : {}),
+          ...secure,
+        })
       : net.connect({ host, port, ...(family ? { family } : {}) });
     this.#socket = socket;
     socket.setNoDelay(true);

@@ -74,6 +74,19 @@ describe('optional packages load with their feature, not with fw', () => {
     },
   );
 
+  // RedisStore's script lane speaks TLS only for a rediss:// store: node:tls is not part of every
+  // app's cold start (it was, for one commit, through the lane's import).
+  it.each(['http', 'cache', 'fetch'])(
+    'I28.5 requiring the %s door does not load node:tls',
+    async (door) => {
+      const tls = await inFreshNode<string[]>(
+        `require(process.env.OUT + '/lib/${door}/index.js');` +
+          `process.stdout.write(JSON.stringify(process.moduleLoadList.filter((m) => /^NativeModule (tls|_tls_wrap)$/.test(m))))`,
+      );
+      expect(tls).toEqual([]);
+    },
+  );
+
   it('the fixture sees what it loads: requiring it alone loads none of them', async () => {
     expect(await scenario('required')).toEqual({ seen: [], loaded: [] });
   });
