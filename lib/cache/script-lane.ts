@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import net from 'node:net';
 import type * as Tls from 'node:tls';
 import type { ConnectionOptions } from 'node:tls';
+import { backOff } from './connect-redis';
 import { encodeCommand } from './encode-command';
 import { readReply, type Reply } from './read-reply';
 import type { ScriptArg } from './script-batch';
@@ -73,7 +74,7 @@ export class ScriptLane {
     this.#connect();
   }
 
-  /** Whether a call sent now goes out at once (connected, logged in, scripts loaded). */
+  /** Whether a call sent now goes out at once (connected and logged in). */
   get ready(): boolean {
     return this.#ready;
   }
@@ -221,7 +222,7 @@ export class ScriptLane {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     if (this.#closed) return;
-    const wait = Math.min(++this.#attempts * 100, 1000);
+    const wait = backOff(++this.#attempts);
     setTimeout(() => {
       if (!this.#closed) this.#connect();
     }, wait).unref();
