@@ -28,6 +28,7 @@ export default {
     'lib/http/features/idempotency/*.ts',
     'lib/http/features/kept-answers.ts',
     'lib/http/features/caller-budget.ts',
+    'lib/http/features/lapse-queue.ts',
   ],
   jest: {
     projectType: 'custom',
@@ -37,6 +38,7 @@ export default {
       testMatch: [
         '<rootDir>/spec/http/idempotency*.spec.ts',
         '<rootDir>/spec/http/kept-answers.spec.ts',
+        '<rootDir>/spec/http/lapse-queue.spec.ts',
         '<rootDir>/spec/http/refusals.spec.ts',
         '<rootDir>/spec/http/versioned.spec.ts',
         '<rootDir>/spec/http/inner-contracts.spec.ts',

@@ -1,5 +1,5 @@
 // `npm run mutate:lane`: RedisStore's script lane (the connection of its own for the batched
-// claims and keeps: its framing, its reply reader, its one-write turns), against the lane's specs
+// claims and keeps: its framing and its reply reader), against the lane's specs
 // (a scripted TCP peer and real redis-servers). Apart from the stores' run because the lane's
 // mutants mostly stall a connection: each waits for a test's timeout, which would make every
 // other run's mutants wait behind them.
@@ -11,7 +11,6 @@ export default {
   mutate: [
     'lib/cache/read-reply.ts',
     'lib/cache/encode-command.ts',
-    'lib/cache/one-turn.ts',
     'lib/cache/script-lane.ts',
   ],
   jest: {
@@ -22,7 +21,6 @@ export default {
       testMatch: [
         '<rootDir>/spec/cache/read-reply.spec.ts',
         '<rootDir>/spec/cache/encode-command.spec.ts',
-        '<rootDir>/spec/cache/one-turn.spec.ts',
         '<rootDir>/spec/cache/script-lane.spec.ts',
         '<rootDir>/spec/cache/script-lane-peer.spec.ts',
       ],

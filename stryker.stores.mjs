@@ -30,6 +30,7 @@ export default {
         '<rootDir>/spec/cache/own-store.spec.ts',
         '<rootDir>/spec/cache/arguments.spec.ts',
         '<rootDir>/spec/cache/script-batch.spec.ts',
+        '<rootDir>/spec/cache/claim-or-keep-each.spec.ts',
         '<rootDir>/spec/cache/reconnect-after-end.spec.ts',
         '<rootDir>/spec/cache/redis-store.spec.ts',
         '<rootDir>/spec/cache/pg-store.spec.ts',

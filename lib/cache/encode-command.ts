@@ -37,10 +37,17 @@ function writeBulk(out: Buffer, at: number, arg: ScriptArg): number {
     return writeDigits(out, writeLength(out, at, countDigits(arg)), arg);
   } else {
     const text = typeof arg === 'string' ? arg : String(arg);
-    if (isAscii(text)) {
-      at = writeLength(out, at, text.length);
-      for (let i = 0; i < text.length; i++) out[at++] = text.charCodeAt(i);
-    } else {
+    // Most strings (keys, verbs) are ASCII, one byte per unit: written in one pass, and written
+    // again as UTF-8 if a unit past ASCII turns up.
+    let to = writeLength(out, at, text.length);
+    let units = 0;
+    for (let i = 0; i < text.length; i++) {
+      const unit = text.charCodeAt(i);
+      units |= unit;
+      out[to++] = unit;
+    }
+    if (units <= 0x7f) at = to;
+    else {
       at = writeLength(out, at, Buffer.byteLength(text));
       at += out.write(text, at, 'utf8');
     }
@@ -70,11 +77,6 @@ function countDigits(n: number): number {
   let digits = 1;
   for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) digits++;
   return digits;
-}
-
-function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
-  return true;
 }
 
 /** At least the bytes `arg` takes: a string's UTF-8 is at most three bytes per UTF-16 unit. */

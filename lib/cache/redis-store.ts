@@ -10,8 +10,8 @@ import { checkRedisStoreOptions } from './check-redis-store-options';
 import { backOff, connectRedis } from './connect-redis';
 import { reconnectAfterEnd } from './reconnect-after-end';
 import { ScriptBatch, type ScriptArg } from './script-batch';
+import { CLAIM, CLAIM_OR_KEEP_EACH, KEEP } from './claim-or-keep-each';
 import { ScriptLane } from './script-lane';
-import { OneTurn } from './one-turn';
 import type { RedisStoreOptions } from './redis-store-options';
 
 // Compare-and-set and compare-and-delete must read and write in one step, or a holder whose
@@ -30,35 +30,9 @@ local held = redis.call('GET', KEYS[1])
 if held then return held end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false`;
-// The same two, each over every key of a batch (`ScriptBatch`): a claim or keep per key, in order,
-// so a key claimed twice in one batch is claimed by the first and read by the second. `pcall`
-// turns a key's error into that key's reply element, so one bad key fails only its own call.
-const CLAIM_OR_GET_EACH = `
-local out = {}
-for i, key in ipairs(KEYS) do
-  local held = redis.pcall('GET', key)
-  if held then
-    out[i] = held
-  else
-    local set = redis.pcall('SET', key, ARGV[2 * i - 1], 'PX', ARGV[2 * i])
-    if set.err then out[i] = set else out[i] = false end
-  end
-end
-return out`;
-const PUT_IF_EQUAL_EACH = `
-local out = {}
-for i, key in ipairs(KEYS) do
-  local held = redis.pcall('GET', key)
-  if type(held) == 'table' then
-    out[i] = held
-  elseif held == ARGV[3 * i - 2] then
-    local set = redis.pcall('SET', key, ARGV[3 * i - 1], 'PX', ARGV[3 * i])
-    if set.err then out[i] = set else out[i] = 1 end
-  else
-    out[i] = 0
-  end
-end
-return out`;
+/** How the reply elements of `CLAIM_OR_KEEP_EACH`'s kinds are read. */
+const asRecord = (reply: unknown): Buffer | null => reply as Buffer | null;
+const isOne = (reply: unknown): boolean => reply === 1;
 const DEL_IF_EQUAL = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
@@ -70,14 +44,7 @@ interface ScriptCommands {
   fwPutIfEqual(key: string, expect: Buffer, value: Buffer, ttlMs: number): Promise<number>;
   fwDelIfEqual(key: string, expect: Buffer): Promise<number>;
   fwClaimOrGetBuffer(key: string, value: Buffer, ttlMs: number): Promise<Buffer | null>;
-  fwClaimOrGetEachBuffer(numKeys: number, ...keysThenArgs: ScriptArg[]): Promise<unknown[]>;
-  fwPutIfEqualEach(numKeys: number, ...keysThenArgs: ScriptArg[]): Promise<unknown[]>;
-}
-
-/** The claims and keeps of one turn, each sent as one script call (see `ScriptBatch`). */
-interface Batches {
-  readonly claims: ScriptBatch;
-  readonly keeps: ScriptBatch;
+  fwClaimOrKeepEachBuffer(numKeys: number, ...keysThenArgs: ScriptArg[]): Promise<unknown[]>;
 }
 
 /** The connection whose writes wait for replicas, and its WAIT. */
@@ -114,7 +81,7 @@ export class RedisStore implements Store, RateStore {
    */
   readonly #durable: Durable | null;
   /** Null on a Cluster (a batch's keys live on many masters), with `replicas`, or `maxBatch: 1`. */
-  readonly #batches: Batches | null;
+  readonly #batch: ScriptBatch | null;
   /** The connection the batches go on while it is ready (with `url` only); null when none. */
   readonly #lane: ScriptLane | null;
   readonly #prefix: string;
@@ -186,7 +153,7 @@ export class RedisStore implements Store, RateStore {
       batched && settings.target.kind === 'url'
         ? laneBeside(redis as Redis, settings.commandTimeoutMs)
         : null;
-    this.#batches = batched ? batchesOn(this.#redis, settings.maxBatch, this.#lane) : null;
+    this.#batch = batched ? batchOn(this.#redis, settings.maxBatch, this.#lane) : null;
   }
 
   async get(key: string): Promise<Buffer | null> {
@@ -219,17 +186,23 @@ export class RedisStore implements Store, RateStore {
    * `putIfAbsent` and, when the key is taken, `get`, in one script call (one round trip): null
    * when `value` was written, else the bytes found. With `replicas`, a write waits as a claim does.
    */
-  async putIfAbsentOrGet(key: string, value: Buffer, ttlMs: number): Promise<Buffer | null> {
-    checkBytes(value, key);
-    const ms = checkTtlMs(ttlMs, key);
+  putIfAbsentOrGet(key: string, value: Buffer, ttlMs: number): Promise<Buffer | null> {
+    let ms;
+    try {
+      checkBytes(value, key);
+      ms = checkTtlMs(ttlMs, key);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    const batch = this.#batch;
+    if (batch === null) return this.#claimOrGetOne(key, value, ms);
+    const call = { op: 'putIfAbsentOrGet', key, kind: CLAIM };
+    return this.#batched(batch, call, [value, ms], asRecord);
+  }
+
+  /** `putIfAbsentOrGet` as its own script call (no batches: a Cluster, `replicas` or `maxBatch: 1`). */
+  async #claimOrGetOne(key: string, value: Buffer, ms: number): Promise<Buffer | null> {
     const durable = this.#durable;
-    const batches = this.#batches;
-    if (batches !== null)
-      return this.#run(
-        'putIfAbsentOrGet',
-        key,
-        (k) => batches.claims.call(k, [value, ms]) as Promise<Buffer | null>,
-      );
     if (durable === null)
       return this.#run('putIfAbsentOrGet', key, (k) =>
         this.#redis.fwClaimOrGetBuffer(k, value, ms),
@@ -246,18 +219,29 @@ export class RedisStore implements Store, RateStore {
     );
   }
 
-  async put(key: string, value: Buffer, ttlMs: number, opts?: ExpectOptions): Promise<boolean> {
-    checkBytes(value, key);
-    const ms = checkTtlMs(ttlMs, key);
+  put(key: string, value: Buffer, ttlMs: number, opts?: ExpectOptions): Promise<boolean> {
     const expect = opts?.expect;
-    if (expect !== undefined) checkBytes(expect, key, 'expect');
-    const batches = this.#batches;
-    if (batches !== null && expect !== undefined)
-      return this.#run(
-        'put',
-        key,
-        async (k) => (await batches.keeps.call(k, [expect, value, ms])) === 1,
-      );
+    let ms;
+    try {
+      checkBytes(value, key);
+      ms = checkTtlMs(ttlMs, key);
+      if (expect !== undefined) checkBytes(expect, key, 'expect');
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    const batch = this.#batch;
+    if (batch !== null && expect !== undefined)
+      return this.#batched(batch, { op: 'put', key, kind: KEEP }, [expect, value, ms], isOne);
+    return this.#putOne(key, value, ms, expect);
+  }
+
+  /** `put` as its own command: without a claim to compare, or without batches. */
+  async #putOne(
+    key: string,
+    value: Buffer,
+    ms: number,
+    expect: Buffer | undefined,
+  ): Promise<boolean> {
     const durable = this.#durable;
     const client = durable === null ? this.#redis : durable.client;
     return this.#run(
@@ -399,18 +383,37 @@ export class RedisStore implements Store, RateStore {
       if (client.status === 'ready' && !this.#holding) return await send(prefixed);
       return await this.#whenReady(client, () => send(prefixed));
     } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
-      // Redis at maxmemory under `noeviction` refuses writes with OOM: the store is up but full.
-      if (why.startsWith('OOM'))
-        throw new CacheError('Full', `RedisStore ${this.#where}: ${op} "${key}" failed: ${why}`, {
-          cause: err,
-        });
-      throw new CacheError(
-        'Unavailable',
-        `RedisStore ${this.#where}: ${op} "${key}" failed: ${why}`,
-        { cause: err },
-      );
+      throw this.#failure(op, key, err);
     }
+  }
+
+  /**
+   * A claim or keep of the batch (`kind`), its reply element read by `answer`: sent at once while
+   * the connection is up, with one promise between the batch's and the caller (what `#run`'s
+   * awaits would add is a fifth of the step's cost on a fast store); else as `#run` sends.
+   */
+  #batched<T>(
+    batch: ScriptBatch,
+    call: { readonly op: string; readonly key: string; readonly kind: string },
+    args: ScriptArg[],
+    answer: (reply: unknown) => T,
+  ): Promise<T> {
+    const { op, key, kind } = call;
+    if (this.#closed || this.#redis.status !== 'ready' || this.#holding)
+      return this.#run(op, key, (k) => batch.call(kind, k, args).then(answer));
+    return batch.call(kind, this.#prefix + key, args).then(answer, (err: unknown) => {
+      throw this.#failure(op, key, err);
+    });
+  }
+
+  /** What an operation that failed rejects with: `Full` when Redis is out of memory, else `Unavailable`. */
+  #failure(op: string, key: string, err: unknown): CacheError {
+    const why = err instanceof Error ? err.message : String(err);
+    // Redis at maxmemory under `noeviction` refuses writes with OOM: the store is up but full.
+    const code = why.startsWith('OOM') ? 'Full' : 'Unavailable';
+    return new CacheError(code, `RedisStore ${this.#where}: ${op} "${key}" failed: ${why}`, {
+      cause: err,
+    });
   }
 
   /**
@@ -490,44 +493,27 @@ function defineScripts(client: Client): void {
   client.defineCommand('fwPutIfEqual', { numberOfKeys: 1, lua: PUT_IF_EQUAL });
   client.defineCommand('fwDelIfEqual', { numberOfKeys: 1, lua: DEL_IF_EQUAL });
   client.defineCommand('fwClaimOrGet', { numberOfKeys: 1, lua: CLAIM_OR_GET });
-  client.defineCommand('fwClaimOrGetEach', { lua: CLAIM_OR_GET_EACH });
-  client.defineCommand('fwPutIfEqualEach', { lua: PUT_IF_EQUAL_EACH });
+  client.defineCommand('fwClaimOrKeepEach', { lua: CLAIM_OR_KEEP_EACH });
 }
 
 /**
  * The claims and keeps of one turn sent together, at most `max` in a script call: on `lane` while
- * it is ready, else through ioredis.
+ * it is ready (corked, so the calls of a turn leave in one write), else through ioredis.
  */
-function batchesOn(client: Client & ScriptCommands, max: number, lane: ScriptLane | null): Batches {
-  const turn =
-    lane === null
-      ? undefined
-      : new OneTurn(
-          () => lane.cork(),
-          () => lane.uncork(),
-        ).schedule;
-  return {
-    claims: new ScriptBatch(
-      (keys, args) =>
-        lane?.ready
-          ? (lane.call(LANE_CLAIMS, keys, args) as Promise<unknown[]>)
-          : client.fwClaimOrGetEachBuffer(keys.length, ...keys, ...args),
-      max,
-      turn,
-    ),
-    keeps: new ScriptBatch(
-      (keys, args) =>
-        lane?.ready
-          ? (lane.call(LANE_KEEPS, keys, args) as Promise<unknown[]>)
-          : client.fwPutIfEqualEach(keys.length, ...keys, ...args),
-      max,
-      turn,
-    ),
-  };
+function batchOn(
+  client: Client & ScriptCommands,
+  max: number,
+  lane: ScriptLane | null,
+): ScriptBatch {
+  return new ScriptBatch(
+    (keys, args) =>
+      lane?.ready
+        ? (lane.call(0, keys, args) as Promise<unknown[]>)
+        : client.fwClaimOrKeepEachBuffer(keys.length, ...keys, ...args),
+    max,
+    lane,
+  );
 }
-
-const LANE_CLAIMS = 0;
-const LANE_KEEPS = 1;
 
 /** A `ScriptLane` for the batched claims and keeps, to the server `redis` connects to, as it logs in. */
 function laneBeside(redis: Redis, timeoutMs: number): ScriptLane {
@@ -543,7 +529,7 @@ function laneBeside(redis: Redis, timeoutMs: number): ScriptLane {
       db: db ?? 0,
       tls: tls ?? undefined,
     },
-    [CLAIM_OR_GET_EACH, PUT_IF_EQUAL_EACH],
+    [CLAIM_OR_KEEP_EACH],
     timeoutMs,
   );
 }

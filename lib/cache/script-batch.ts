@@ -1,69 +1,97 @@
 /** One argument of a script call, as ioredis sends it. */
 export type ScriptArg = Buffer | string | number;
 
-/** Sends one call of a batched script: `keys` and `args` of every call in it, flattened. */
+/**
+ * Sends one call of the batched script: the keys of the calls in it, in order, then their kinds
+ * (one letter per key, in `args[0]`) and the arguments of each, flattened.
+ */
 export type SendBatch = (keys: string[], args: ScriptArg[]) => Promise<unknown[]>;
 
-interface Call {
-  readonly key: string;
-  readonly args: readonly ScriptArg[];
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (err: unknown) => void;
+/** What holds the sends of one turn back until they are all written (the lane's socket). */
+export interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
+/** The calls of one script call: their keys, kinds and arguments, and how to answer each. */
+class Part {
+  readonly keys: string[] = [];
+  /** `args[0]` is the kinds' place, filled in when sent. */
+  readonly args: ScriptArg[] = [''];
+  kinds = '';
+  /** The resolve and reject of each call, in turn. */
+  readonly settle: Array<(value: unknown) => void> = [];
 }
 
 /**
- * The calls of one script made in the same turn of the event loop, sent as one call of its batched
- * form (a script looping over its keys), at most `max` calls in each. One command instead of many
- * spares the driver a command object, a promise and a reply parse per call, and redis-server a
- * command dispatch: on a machine where the app and Redis share cores, that is most of what an
- * idempotent request adds. The wait is one `setImmediate`, which ioredis's auto-pipelining makes
- * anyway. A reply element that is an error rejects only its own call; a failed batch rejects them
- * all, as each command failing would.
+ * The calls made in the same turn of the event loop, of any kind (a claim, a keep), sent as one
+ * call of a script that loops over its keys, in the order they were made, at most `max` keys in
+ * each. One command instead of many spares the driver a command object, a promise and a reply
+ * parse per call, and redis-server a command dispatch and a script's setup: on a machine where the
+ * app and Redis share cores, that is most of what an idempotent request adds. The wait is one
+ * `setImmediate`, which ioredis's auto-pipelining makes anyway. A reply element that is an error
+ * rejects only its own call; a failed send rejects every call in it, as each command failing
+ * would. The sends of one turn are made with `corked` corked, so they leave in one write.
  */
 export class ScriptBatch {
   readonly #send: SendBatch;
   readonly #max: number;
-  readonly #schedule: (flush: () => void) => void;
-  #calls: Call[] = [];
+  readonly #corked: Corkable | null;
+  /** The part filling up, and those already full, of this turn. */
+  #part: Part | null = null;
+  #full: Part[] = [];
 
-  /** `schedule` runs the flush at the end of the turn: `setImmediate` unless given (`OneTurn`). */
-  constructor(send: SendBatch, max: number, schedule: (flush: () => void) => void = setImmediate) {
+  constructor(send: SendBatch, max: number, corked: Corkable | null = null) {
     this.#send = send;
     this.#max = max;
-    this.#schedule = schedule;
+    this.#corked = corked;
   }
 
-  call(key: string, args: readonly ScriptArg[]): Promise<unknown> {
+  /** Calls the script's `kind` (one letter) on `key` with `args`; answers that key's reply element. */
+  call(kind: string, key: string, args: readonly ScriptArg[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      if (this.#calls.length === 0) this.#schedule(this.#flush);
-      this.#calls.push({ key, args, resolve, reject });
+      let part = this.#part;
+      if (part === null) {
+        if (this.#full.length === 0) setImmediate(this.#flush);
+        part = this.#part = new Part();
+      }
+      part.keys.push(key);
+      part.kinds += kind;
+      for (const arg of args) part.args.push(arg);
+      part.settle.push(resolve, reject as (value: unknown) => void);
+      if (part.keys.length === this.#max) {
+        this.#full.push(part);
+        this.#part = null;
+      }
     });
   }
 
   readonly #flush = (): void => {
-    const calls = this.#calls;
-    this.#calls = [];
-    for (let from = 0; from < calls.length; from += this.#max)
-      this.#sendPart(calls.slice(from, from + this.#max));
+    const parts = this.#full;
+    if (this.#part !== null) parts.push(this.#part);
+    this.#full = [];
+    this.#part = null;
+    const corked = this.#corked;
+    corked?.cork();
+    try {
+      for (const part of parts) this.#sendPart(part);
+    } finally {
+      corked?.uncork();
+    }
   };
 
-  #sendPart(calls: Call[]): void {
-    const keys: string[] = [];
-    const args: ScriptArg[] = [];
-    for (const call of calls) {
-      keys.push(call.key);
-      for (const arg of call.args) args.push(arg);
-    }
-    this.#send(keys, args).then(
+  #sendPart(part: Part): void {
+    part.args[0] = part.kinds;
+    const settle = part.settle;
+    this.#send(part.keys, part.args).then(
       (replies) => {
-        for (let i = 0; i < calls.length; i++) {
+        for (let i = 0; i < part.keys.length; i++) {
           const reply = replies[i];
-          if (reply instanceof Error) calls[i]!.reject(reply);
-          else calls[i]!.resolve(reply);
+          settle[reply instanceof Error ? 2 * i + 1 : 2 * i]!(reply);
         }
       },
       (err: unknown) => {
-        for (const call of calls) call.reject(err);
+        for (let i = 1; i < settle.length; i += 2) settle[i]!(err);
       },
     );
   }

@@ -1,4 +1,4 @@
-import { ScriptBatch, type ScriptArg } from '../../lib/cache/script-batch';
+import { ScriptBatch, type Corkable, type ScriptArg } from '../../lib/cache/script-batch';
 
 // I28.5 ScriptBatch on its own: what it hands its send function, and how it hands the replies
 // back. The send here is a recording function, not a store: RedisStore's spec runs it on Redis.
@@ -8,47 +8,100 @@ interface Sent {
   readonly args: ScriptArg[];
 }
 
-/** A batch whose sends are recorded and answered by `answer`. */
-function recording(max: number, answer: (s: Sent) => Promise<unknown[]>) {
+/** A batch whose sends are recorded (copied: the batch does not use them again) and answered by `answer`. */
+function recording(max: number, answer: (s: Sent) => Promise<unknown[]>, corked?: Corkable) {
   const sent: Sent[] = [];
-  const batch = new ScriptBatch((keys, args) => {
-    sent.push({ keys, args });
-    return answer({ keys, args });
-  }, max);
+  const batch = new ScriptBatch(
+    (keys, args) => {
+      sent.push({ keys: [...keys], args: [...args] });
+      return answer({ keys, args });
+    },
+    max,
+    corked,
+  );
   return { batch, sent };
 }
 
 const echo = (s: Sent): Promise<unknown[]> => Promise.resolve(s.keys.map((k) => `got ${k}`));
 
-describe('I28.5 ScriptBatch', () => {
-  it('I28.5 calls of one turn go in one send, keys in order and their arguments flattened', async () => {
+describe('I28.5 ScriptBatch, what it sends', () => {
+  it('I28.5 calls of one turn go in one send, keys in order, their kinds then their arguments flattened', async () => {
     const { batch, sent } = recording(10, echo);
-    const answers = await Promise.all([batch.call('a', [1, 'x']), batch.call('b', [2, 'y'])]);
-    expect(sent).toEqual([{ keys: ['a', 'b'], args: [1, 'x', 2, 'y'] }]);
+    const answers = await Promise.all([
+      batch.call('c', 'a', [1, 'x']),
+      batch.call('c', 'b', [2, 'y']),
+    ]);
+    expect(sent).toEqual([{ keys: ['a', 'b'], args: ['cc', 1, 'x', 2, 'y'] }]);
     expect(answers).toEqual(['got a', 'got b']);
+  });
+
+  it('I28.5 calls of different kinds in one turn share the send, in the order they were made', async () => {
+    const { batch, sent } = recording(10, echo);
+    const answers = await Promise.all([
+      batch.call('k', 'kept', ['claim', 'answer', 9]),
+      batch.call('c', 'new', ['claim2', 5]),
+      batch.call('k', 'kept2', ['claim3', 'answer3', 9]),
+    ]);
+    expect(sent).toEqual([
+      {
+        keys: ['kept', 'new', 'kept2'],
+        args: ['kck', 'claim', 'answer', 9, 'claim2', 5, 'claim3', 'answer3', 9],
+      },
+    ]);
+    expect(answers).toEqual(['got kept', 'got new', 'got kept2']);
+  });
+});
+
+describe('I28.5 ScriptBatch, when it sends', () => {
+  it('I28.5 the sends of one turn are made corked, and uncorked once they are all made', async () => {
+    const seen: string[] = [];
+    const corked = { cork: () => seen.push('cork'), uncork: () => seen.push('uncork') };
+    const { batch } = recording(
+      1,
+      (s) => {
+        seen.push(`send ${s.keys.join()}`);
+        return echo(s);
+      },
+      corked,
+    );
+    const first = Promise.all([batch.call('c', 'a', []), batch.call('c', 'b', [])]);
+    expect(seen).toEqual([]); // not before the turn ends
+    await first;
+    expect(seen).toEqual(['cork', 'send a', 'send b', 'uncork']);
+    await batch.call('c', 'c', []);
+    expect(seen.slice(4)).toEqual(['cork', 'send c', 'uncork']);
   });
 
   it('I28.5 nothing is sent before the turn ends, and a later turn sends again', async () => {
     const { batch, sent } = recording(10, echo);
-    const first = batch.call('a', []);
+    const first = batch.call('c', 'a', []);
     expect(sent).toHaveLength(0);
     await first;
-    await batch.call('b', []);
+    await batch.call('c', 'b', []);
     expect(sent.map((s) => s.keys)).toEqual([['a'], ['b']]);
   });
 
   it('I28.5 at most max calls in one send, the rest in further sends of the same turn', async () => {
     const { batch, sent } = recording(2, echo);
-    const answers = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((k) => batch.call(k, [k])));
+    const kinds = ['c', 'k', 'c', 'k', 'c'];
+    const answers = await Promise.all(
+      ['a', 'b', 'c', 'd', 'e'].map((k, i) => batch.call(kinds[i]!, k, [k])),
+    );
     expect(sent.map((s) => s.keys)).toEqual([['a', 'b'], ['c', 'd'], ['e']]);
-    expect(sent.map((s) => s.args)).toEqual([['a', 'b'], ['c', 'd'], ['e']]);
+    expect(sent.map((s) => s.args)).toEqual([
+      ['ck', 'a', 'b'],
+      ['ck', 'c', 'd'],
+      ['c', 'e'],
+    ]);
     expect(answers).toEqual(['got a', 'got b', 'got c', 'got d', 'got e']);
   });
+});
 
+describe('I28.5 ScriptBatch, the answers', () => {
   it('I28.5 an Error in the replies rejects only its own call', async () => {
     const wrong = new Error('WRONGTYPE');
     const { batch } = recording(10, () => Promise.resolve([null, wrong, 1]));
-    const settled = await Promise.allSettled(['a', 'b', 'c'].map((k) => batch.call(k, [])));
+    const settled = await Promise.allSettled(['a', 'b', 'c'].map((k) => batch.call('c', k, [])));
     expect(settled).toEqual([
       { status: 'fulfilled', value: null },
       { status: 'rejected', reason: wrong },
@@ -62,7 +115,7 @@ describe('I28.5 ScriptBatch', () => {
     const { batch } = recording(2, (s) =>
       ++sends === 1 ? Promise.reject(lost) : Promise.resolve(s.keys),
     );
-    const settled = await Promise.allSettled(['a', 'b', 'c'].map((k) => batch.call(k, [])));
+    const settled = await Promise.allSettled(['a', 'b', 'c'].map((k) => batch.call('c', k, [])));
     expect(settled).toEqual([
       { status: 'rejected', reason: lost },
       { status: 'rejected', reason: lost },

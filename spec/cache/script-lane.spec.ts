@@ -112,6 +112,23 @@ describe('I28.5 RedisStore claims and keeps on a connection of its own', () => {
     expect(await cli(plain.port, 'GET', 'b:k7')).toBe('v-k7');
   });
 
+  it('I28.5 the claims and keeps of one turn share one call on the lane, run in the order made', async () => {
+    const store = open({ url: `redis://127.0.0.1:${plain.port}`, keyPrefix: 'o:' });
+    await laneUp(plain.port);
+    const claim = Buffer.from('claim-a');
+    expect(await store.putIfAbsentOrGet('a', claim, 60_000)).toBeNull();
+    const before = Number((await lane(plain.port))?.['tot-cmds'] ?? NaN);
+    const answers = await Promise.all([
+      store.put('a', Buffer.from('answer-a'), 3_600_000, { expect: claim }),
+      store.putIfAbsentOrGet('b', Buffer.from('claim-b'), 60_000),
+      // A retry of `a` made after its keep reads the kept answer.
+      store.putIfAbsentOrGet('a', Buffer.from('claim-a2'), 60_000),
+    ]);
+    expect(answers).toEqual([true, null, Buffer.from('answer-a')]);
+    expect(Number((await lane(plain.port))?.['tot-cmds'])).toBe(before + 1);
+    expect(await cli(plain.port, 'GET', 'o:b')).toBe('claim-b');
+  });
+
   it('I28.5 claims that find large records read each whole, however the bytes arrive', async () => {
     const store = open({ url: `redis://127.0.0.1:${plain.port}`, keyPrefix: 'big:' });
     await laneUp(plain.port);

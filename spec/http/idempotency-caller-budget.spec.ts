@@ -1,21 +1,23 @@
 // CallerBudget against a plain model of what it promises, over seeded random runs of admit, set,
 // drop and the clock: every answer of admit and every caller's count must agree after each step.
-// The model keeps each caller's records in a list, oldest first, and sweeps one caller per admit
-// round a ring, as the budget documents; it is slow and obvious where the budget is fast.
+// The model keeps each caller's claims in a list and its kept answers in another, oldest first,
+// and sweeps one caller per admit round a ring, as the budget documents; it is slow and obvious
+// where the budget is fast.
 // Issue 28 §1: the mutation run found the budget's lapsing and sweeping under-tested.
 import { CallerBudget } from '../../lib/http/features/caller-budget';
 
-interface Rec {
+interface Claim {
   id: string;
   bytes: number;
   until: number;
-  claim: boolean;
 }
 
 interface Use {
   caller: string;
   bytes: number;
-  recs: Rec[];
+  claims: Claim[];
+  /** Kept answers in the order kept. */
+  kept: Array<{ until: number; bytes: number }>;
 }
 
 class Model {
@@ -27,7 +29,7 @@ class Model {
     return this.ring.find((u) => u.caller === caller);
   }
   #join(caller: string): Use {
-    const use = { caller, bytes: 0, recs: [] };
+    const use = { caller, bytes: 0, claims: [], kept: [] };
     this.ring.push(use);
     return use;
   }
@@ -36,28 +38,44 @@ class Model {
     if (this.cursor === use) this.cursor = this.ring[i + 1] ?? null;
     this.ring.splice(i, 1);
   }
-  /** Lapsed records leave from the oldest, up to the first live one. */
-  #expire(use: Use, now: number): void {
-    while (use.recs.length > 0 && use.recs[0]!.until <= now) use.bytes -= use.recs.shift()!.bytes;
+  /** Lapsed kept answers leave from the oldest, up to the first live one. */
+  #lapseKept(use: Use, now: number): void {
+    while (use.kept.length > 0 && use.kept[0]!.until <= now) use.bytes -= use.kept.shift()!.bytes;
   }
-  #claim(use: Use | undefined, id: string): Rec | undefined {
-    return use?.recs.find((r) => r.claim && r.id === id);
+  /** Every claim whose lease has run out leaves. */
+  #lapseClaims(use: Use, now: number): void {
+    for (const c of use.claims.filter((c) => c.until <= now)) this.#forget(use, c);
+  }
+  #forget(use: Use, claim: Claim): void {
+    use.claims.splice(use.claims.indexOf(claim), 1);
+    use.bytes -= claim.bytes;
+  }
+  #claim(use: Use | undefined, id: string): Claim | undefined {
+    return use?.claims.find((c) => c.id === id);
   }
 
   admit(caller: string, id: string, bytes: number, until: number, now: number): number {
     const swept = this.cursor ?? this.ring[0] ?? null;
     if (swept !== null) {
       this.cursor = this.ring[this.ring.indexOf(swept) + 1] ?? null;
-      this.#expire(swept, now);
-      if (swept.recs.length === 0) this.#leave(swept);
+      this.#lapseKept(swept, now);
+      if (swept.kept.length === 0) {
+        this.#lapseClaims(swept, now);
+        if (swept.claims.length === 0) this.#leave(swept);
+      }
     }
     let use = this.#use(caller);
-    if (use !== undefined) this.#expire(use, now);
-    const old = this.#claim(use, id);
+    if (use !== undefined) this.#lapseKept(use, now);
+    let old = this.#claim(use, id);
+    // A caller about to be refused loses its lapsed claims first.
+    if (use !== undefined && use.bytes - (old?.bytes ?? 0) + bytes > this.limit) {
+      this.#lapseClaims(use, now);
+      old = this.#claim(use, id);
+    }
     const base = use === undefined ? 0 : use.bytes - (old?.bytes ?? 0);
     if (base + bytes > this.limit) {
-      const oldest = use?.recs[0];
-      return Math.max(1, oldest === undefined ? 1 : oldest.until - now);
+      const untils = [...(use?.kept.slice(0, 1) ?? []), ...(use?.claims ?? [])].map((r) => r.until);
+      return untils.length === 0 ? 1 : Math.max(1, Math.min(...untils) - now);
     }
     if (old !== undefined) {
       Object.assign(old, { bytes, until });
@@ -66,30 +84,24 @@ class Model {
     }
     use ??= this.#join(caller);
     use.bytes = base + bytes;
-    use.recs.push({ id, bytes, until, claim: true });
+    use.claims.push({ id, bytes, until });
     return 0;
   }
 
   set(caller: string, id: string, bytes: number, until: number): void {
-    const use = this.#use(caller);
+    const use = this.#use(caller) ?? this.#join(caller);
     const old = this.#claim(use, id);
-    if (old === undefined) {
-      const u = use ?? this.#join(caller);
-      u.recs.push({ id, bytes, until, claim: false });
-      u.bytes += bytes;
-      return;
-    }
-    use!.bytes += bytes - old.bytes;
-    Object.assign(old, { bytes, until, claim: false });
+    if (old !== undefined) this.#forget(use, old);
+    use.kept.push({ until, bytes });
+    use.bytes += bytes;
   }
 
   drop(caller: string, id: string): void {
     const use = this.#use(caller);
     const old = this.#claim(use, id);
     if (old === undefined) return;
-    use!.recs.splice(use!.recs.indexOf(old), 1);
-    use!.bytes -= old.bytes;
-    if (use!.recs.length === 0) this.#leave(use!);
+    this.#forget(use!, old);
+    if (use!.claims.length === 0 && use!.kept.length === 0) this.#leave(use!);
   }
 
   used(caller: string): number {
@@ -143,7 +155,9 @@ describe('I28.1 I22.5 CallerBudget agrees with its model', () => {
       }
     },
   );
+});
 
+describe('I28.1 CallerBudget, its waits and its sweep', () => {
   it('I28.1 a caller whose first claim alone is over the limit waits 1 ms: it holds nothing that could lapse', () => {
     const budget = new CallerBudget(100);
     expect(budget.admit('ann', 'k', 101, 50)).toBe(1);

@@ -1,24 +1,19 @@
-/** One record a caller holds: what it counts, until when, and its place in the caller's oldest-first list. */
-interface Counted {
+import { LapseQueue } from './lapse-queue';
+
+/** An in-flight claim a caller holds, counted until it is kept (`set`), released (`drop`) or lapses. */
+interface Claim {
   readonly id: string;
   readonly use: CallerUse;
   bytes: number;
   until: number;
-  /** Out of the count (dropped or lapsed): a handle to it no longer stands for the record. */
-  gone: boolean;
-  /** An in-flight claim, found by its id in `claims`; a kept answer is never looked up again. */
-  claim: boolean;
-  older: Counted | null;
-  newer: Counted | null;
 }
 
-/** One caller's records in a space, oldest first, its claims also by id; linked into the ring of callers. */
+/** One caller's records in a space: its claims by id, its kept answers oldest first; linked into the ring of callers. */
 interface CallerUse {
   readonly caller: string;
   bytes: number;
-  readonly claims: Map<string, Counted>;
-  oldest: Counted | null;
-  newest: Counted | null;
+  readonly claims: Map<string, Claim>;
+  readonly kept: LapseQueue;
   next: CallerUse | null;
   prev: CallerUse | null;
 }
@@ -32,11 +27,13 @@ interface CallerUse {
  * ever.
  *
  * Only claims are looked up by id (a claim admitted again counts once; its kept answer or its
- * release finds it): they are few, in flight. A kept answer is only counted, in its caller's
- * oldest-first list, until it lapses: no Map as large as the store, whose cold lookup and insert
- * were most of what this cost a first POST. The record admitted last is kept at hand, so its kept
- * answer (`set`) or its release (`drop`) right after needs no lookup at all. Nothing is walked
- * with an iterator, and no large Map sees a delete and re-insert (V8 rehashes it on that churn).
+ * release finds it): they are few, in flight. A kept answer is only counted until it lapses, as
+ * two numbers in its caller's `LapseQueue`, oldest first: no object and no Map entry per kept
+ * answer, which a busy space would hold by the hundred thousand for their TTL. The claim admitted
+ * last is kept at hand, so its kept answer (`set`) or its release (`drop`) right after needs no
+ * lookup. A claim lapses at its lease: it is looked at when its caller would be refused, and when
+ * the sweep finds the caller holds no kept answer, so a lapsed claim is never what refuses a
+ * caller.
  */
 export class CallerBudget {
   readonly #limit: number;
@@ -45,8 +42,8 @@ export class CallerBudget {
   #first: CallerUse | null = null;
   #last: CallerUse | null = null;
   #cursor: CallerUse | null = null;
-  /** The claim admitted last, while it is one. */
-  #hand: Counted | null = null;
+  /** The claim admitted last, while it is counted. */
+  #hand: Claim | null = null;
 
   constructor(limit: number) {
     this.#limit = limit;
@@ -61,12 +58,17 @@ export class CallerBudget {
     const now = performance.now();
     this.#sweepOne(now);
     let use = this.#callers.get(caller);
-    if (use !== undefined) this.#expire(use, now);
-    const old = use === undefined || use.claims.size === 0 ? undefined : use.claims.get(id);
+    if (use !== undefined) use.bytes -= use.kept.lapse(now);
+    let old = use === undefined || use.claims.size === 0 ? undefined : use.claims.get(id);
+    if (use !== undefined && use.bytes - (old?.bytes ?? 0) + bytes > this.#limit) {
+      // Before refusing: the claims whose lease ran out no longer count.
+      this.#lapseClaims(use, now);
+      old = use.claims.get(id);
+    }
     const base = use === undefined ? 0 : use.bytes - (old?.bytes ?? 0);
     if (base + bytes > this.#limit) {
-      const first = use?.oldest ?? null;
-      return Math.max(1, first === null ? 1 : first.until - now);
+      const first = firstUntil(use);
+      return first === Infinity ? 1 : Math.max(1, first - now);
     }
     if (old !== undefined) {
       old.bytes = bytes;
@@ -77,30 +79,19 @@ export class CallerBudget {
     }
     use ??= this.#join(caller);
     use.bytes = base + bytes;
-    const r = this.#add(use, id, bytes, until);
-    r.claim = true;
-    use.claims.set(id, r);
-    this.#hand = r;
+    const claim: Claim = { id, use, bytes, until };
+    use.claims.set(id, claim);
+    this.#hand = claim;
     return 0;
   }
 
   /** Record `id` is now its kept answer, counting `bytes` until `until` (over its claim, if counted); never refused. */
   set(caller: string, id: string, bytes: number, until: number): void {
     const old = this.#claimOf(caller, id);
-    if (old === undefined) {
-      const use = this.#callers.get(caller) ?? this.#join(caller);
-      this.#add(use, id, bytes, until);
-      use.bytes += bytes;
-      return;
-    }
-    // In place: the record keeps its place in the order (its claim's), a little ahead of where its
-    // new lapse time would put it, so the oldest-first sweep may count it a little longer, never less.
-    const use = old.use;
-    use.claims.delete(id);
-    old.claim = false;
-    use.bytes += bytes - old.bytes;
-    old.bytes = bytes;
-    old.until = until;
+    const use = old?.use ?? this.#callers.get(caller) ?? this.#join(caller);
+    if (old !== undefined) this.#forget(old);
+    use.kept.push(until, bytes);
+    use.bytes += bytes;
   }
 
   /** The claim on record `id` is gone (released). */
@@ -108,10 +99,8 @@ export class CallerBudget {
     const old = this.#claimOf(caller, id);
     if (old === undefined) return;
     const use = old.use;
-    use.claims.delete(id);
-    this.#unlink(old);
-    use.bytes -= old.bytes;
-    if (use.oldest === null) this.#leave(use);
+    this.#forget(old);
+    if (use.claims.size === 0 && use.kept.size === 0) this.#leave(use);
   }
 
   /** Bytes counted for `caller` now. */
@@ -120,57 +109,23 @@ export class CallerBudget {
   }
 
   /** The counted claim on record `id` of `caller`: the one at hand, or looked up. */
-  #claimOf(caller: string, id: string): Counted | undefined {
+  #claimOf(caller: string, id: string): Claim | undefined {
     const h = this.#hand;
-    if (h !== null && h.id === id && h.use.caller === caller && h.claim && !h.gone) return h;
+    if (h !== null && h.id === id && h.use.caller === caller) return h;
     const use = this.#callers.get(caller);
     return use === undefined || use.claims.size === 0 ? undefined : use.claims.get(id);
   }
 
-  /** Appends a kept answer's record to the caller's list; `admit` turns it into a claim. */
-  #add(use: CallerUse, id: string, bytes: number, until: number): Counted {
-    const r: Counted = {
-      id,
-      use,
-      bytes,
-      until,
-      gone: false,
-      claim: false,
-      older: use.newest,
-      newer: null,
-    };
-    if (use.newest === null) use.oldest = r;
-    else use.newest.newer = r;
-    use.newest = r;
-    return r;
+  /** Takes a claim out of the count. */
+  #forget(claim: Claim): void {
+    claim.use.claims.delete(claim.id);
+    claim.use.bytes -= claim.bytes;
+    if (this.#hand === claim) this.#hand = null;
   }
 
-  /** Takes a record out of its caller's oldest-first list (a claim released, in any order). */
-  #unlink(r: Counted): void {
-    const use = r.use;
-    r.gone = true;
-    if (r.older === null) use.oldest = r.newer;
-    else r.older.newer = r.newer;
-    if (r.newer === null) use.newest = r.older;
-    else r.newer.older = r.older;
-    r.older = r.newer = null;
-  }
-
-  /** Drops the caller's records that lapsed, oldest first, up to the first live one. */
-  #expire(use: CallerUse, now: number): void {
-    let r = use.oldest;
-    if (r === null || r.until > now) return;
-    while (r !== null && r.until <= now) {
-      if (r.claim) use.claims.delete(r.id);
-      use.bytes -= r.bytes;
-      r.gone = true;
-      const next: Counted | null = r.newer;
-      r.newer = null;
-      if (next !== null) next.older = null;
-      r = next;
-    }
-    use.oldest = r;
-    if (r === null) use.newest = null;
+  /** Takes the caller's claims whose lease has run out at `now` out of the count. */
+  #lapseClaims(use: CallerUse, now: number): void {
+    for (const claim of [...use.claims.values()]) if (claim.until <= now) this.#forget(claim);
   }
 
   #join(caller: string): CallerUse {
@@ -178,8 +133,7 @@ export class CallerBudget {
       caller,
       bytes: 0,
       claims: new Map(),
-      oldest: null,
-      newest: null,
+      kept: new LapseQueue(),
       next: null,
       prev: this.#last,
     };
@@ -205,7 +159,17 @@ export class CallerBudget {
     const use = this.#cursor ?? this.#first;
     if (use === null) return;
     this.#cursor = use.next;
-    this.#expire(use, now);
-    if (use.oldest === null) this.#leave(use);
+    use.bytes -= use.kept.lapse(now);
+    if (use.kept.size !== 0) return;
+    if (use.claims.size !== 0) this.#lapseClaims(use, now);
+    if (use.claims.size === 0) this.#leave(use);
   }
+}
+
+/** When the first of a caller's records lapses; Infinity when it holds none. */
+function firstUntil(use: CallerUse | undefined): number {
+  if (use === undefined) return Infinity;
+  let first = use.kept.firstUntil;
+  for (const claim of use.claims.values()) if (claim.until < first) first = claim.until;
+  return first;
 }
