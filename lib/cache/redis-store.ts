@@ -9,7 +9,7 @@ import { rateKey, validRule, type RateCount, type RateRule, type RateStore } fro
 import { checkRedisStoreOptions } from './check-redis-store-options';
 import { backOff, connectRedis } from './connect-redis';
 import { reconnectAfterEnd } from './reconnect-after-end';
-import { ScriptBatch, type ScriptArg } from './script-batch';
+import { ScriptBatch, type ReplyReader, type ScriptArg } from './script-batch';
 import { CLAIM, CLAIM_OR_KEEP_EACH, KEEP } from './claim-or-keep-each';
 import { ScriptLane } from './script-lane';
 import type { RedisStoreOptions } from './redis-store-options';
@@ -30,9 +30,6 @@ local held = redis.call('GET', KEYS[1])
 if held then return held end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false`;
-/** How the reply elements of `CLAIM_OR_KEEP_EACH`'s kinds are read. */
-const asRecord = (reply: unknown): Buffer | null => reply as Buffer | null;
-const isOne = (reply: unknown): boolean => reply === 1;
 const DEL_IF_EQUAL = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
@@ -51,6 +48,30 @@ interface ScriptCommands {
 interface Durable {
   readonly client: Redis & ScriptCommands;
   readonly wait: ReplicaWait;
+}
+
+/** A kind of the batch script: how its reply element reads, and the operation its failures name. */
+interface BatchReader<T> extends ReplyReader<T> {
+  readonly op: string;
+  readonly kind: string;
+}
+
+/** The batch's claim and keep readers, their failures made by `failure`. */
+function readersNaming(failure: (op: string, prefixed: string, err: unknown) => CacheError) {
+  return {
+    claim: {
+      op: 'putIfAbsentOrGet',
+      kind: CLAIM,
+      read: (reply: unknown) => reply as Buffer | null,
+      fail: (err: unknown, prefixed: string) => failure('putIfAbsentOrGet', prefixed, err),
+    },
+    keep: {
+      op: 'put',
+      kind: KEEP,
+      read: (reply: unknown) => reply === 1,
+      fail: (err: unknown, prefixed: string) => failure('put', prefixed, err),
+    },
+  } satisfies Record<string, BatchReader<unknown>>;
 }
 
 /** One Redis (from a URL, or the master Sentinel points at) or a Redis Cluster: the same commands. */
@@ -82,6 +103,11 @@ export class RedisStore implements Store, RateStore {
   readonly #durable: Durable | null;
   /** Null on a Cluster (a batch's keys live on many masters), with `replicas`, or `maxBatch: 1`. */
   readonly #batch: ScriptBatch | null;
+  /** How the batch's claims and keeps read their replies and name their failures. */
+  readonly #readers: {
+    readonly claim: BatchReader<Buffer | null>;
+    readonly keep: BatchReader<boolean>;
+  };
   /** The connection the batches go on while it is ready (with `url` only); null when none. */
   readonly #lane: ScriptLane | null;
   readonly #prefix: string;
@@ -154,6 +180,9 @@ export class RedisStore implements Store, RateStore {
         ? laneBeside(redis as Redis, settings.commandTimeoutMs)
         : null;
     this.#batch = batched ? batchOn(this.#redis, settings.maxBatch, this.#lane) : null;
+    this.#readers = readersNaming((op, prefixed, err) =>
+      this.#failure(op, prefixed.slice(this.#prefix.length), err),
+    );
   }
 
   async get(key: string): Promise<Buffer | null> {
@@ -196,8 +225,7 @@ export class RedisStore implements Store, RateStore {
     }
     const batch = this.#batch;
     if (batch === null) return this.#claimOrGetOne(key, value, ms);
-    const call = { op: 'putIfAbsentOrGet', key, kind: CLAIM };
-    return this.#batched(batch, call, [value, ms], asRecord);
+    return this.#batched(batch, this.#readers.claim, key, [value, ms]);
   }
 
   /** `putIfAbsentOrGet` as its own script call (no batches: a Cluster, `replicas` or `maxBatch: 1`). */
@@ -231,7 +259,7 @@ export class RedisStore implements Store, RateStore {
     }
     const batch = this.#batch;
     if (batch !== null && expect !== undefined)
-      return this.#batched(batch, { op: 'put', key, kind: KEEP }, [expect, value, ms], isOne);
+      return this.#batched(batch, this.#readers.keep, key, [expect, value, ms]);
     return this.#putOne(key, value, ms, expect);
   }
 
@@ -388,22 +416,19 @@ export class RedisStore implements Store, RateStore {
   }
 
   /**
-   * A claim or keep of the batch (`kind`), its reply element read by `answer`: sent at once while
-   * the connection is up, with one promise between the batch's and the caller (what `#run`'s
-   * awaits would add is a fifth of the step's cost on a fast store); else as `#run` sends.
+   * A claim or keep of the batch, its reply element read by `reader`. While the connection is up
+   * it is the batch's own promise, which reads the reply and makes the failure: `#run`'s awaits
+   * would add promises to every claim and keep. Otherwise it waits as `#run` does.
    */
   #batched<T>(
     batch: ScriptBatch,
-    call: { readonly op: string; readonly key: string; readonly kind: string },
+    reader: BatchReader<T>,
+    key: string,
     args: ScriptArg[],
-    answer: (reply: unknown) => T,
   ): Promise<T> {
-    const { op, key, kind } = call;
     if (this.#closed || this.#redis.status !== 'ready' || this.#holding)
-      return this.#run(op, key, (k) => batch.call(kind, k, args).then(answer));
-    return batch.call(kind, this.#prefix + key, args).then(answer, (err: unknown) => {
-      throw this.#failure(op, key, err);
-    });
+      return this.#run(reader.op, key, (k) => batch.call(reader.kind, k, args).then(reader.read));
+    return batch.call(reader.kind, this.#prefix + key, args, reader);
   }
 
   /** What an operation that failed rejects with: `Full` when Redis is out of memory, else `Unavailable`. */

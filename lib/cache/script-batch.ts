@@ -7,6 +7,12 @@ export type ScriptArg = Buffer | string | number;
  */
 export type SendBatch = (keys: string[], args: ScriptArg[]) => Promise<unknown[]>;
 
+/** How a call's reply element becomes its answer, and an error its failure (`key` as sent). */
+export interface ReplyReader<T> {
+  read(reply: unknown): T;
+  fail(err: unknown, key: string): unknown;
+}
+
 /** What holds the sends of one turn back until they are all written (the lane's socket). */
 export interface Corkable {
   cork(): void;
@@ -21,6 +27,7 @@ class Part {
   kinds = '';
   /** The resolve and reject of each call, in turn. */
   readonly settle: Array<(value: unknown) => void> = [];
+  readonly readers: Array<ReplyReader<unknown>> = [];
 }
 
 /**
@@ -47,9 +54,18 @@ export class ScriptBatch {
     this.#corked = corked;
   }
 
-  /** Calls the script's `kind` (one letter) on `key` with `args`; answers that key's reply element. */
-  call(kind: string, key: string, args: readonly ScriptArg[]): Promise<unknown> {
-    return new Promise((resolve, reject) => {
+  /**
+   * Calls the script's `kind` (one letter) on `key` with `args`; answers that key's reply element
+   * as `reader` reads it, or rejects with what it makes of an error (so the caller's promise needs
+   * no second one to translate them).
+   */
+  call<T = unknown>(
+    kind: string,
+    key: string,
+    args: readonly ScriptArg[],
+    reader: ReplyReader<T> = AS_IS as ReplyReader<T>,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       let part = this.#part;
       if (part === null) {
         if (this.#full.length === 0) setImmediate(this.#flush);
@@ -58,7 +74,8 @@ export class ScriptBatch {
       part.keys.push(key);
       part.kinds += kind;
       for (const arg of args) part.args.push(arg);
-      part.settle.push(resolve, reject as (value: unknown) => void);
+      part.settle.push(resolve as (value: unknown) => void, reject);
+      part.readers.push(reader);
       if (part.keys.length === this.#max) {
         this.#full.push(part);
         this.#part = null;
@@ -82,17 +99,20 @@ export class ScriptBatch {
 
   #sendPart(part: Part): void {
     part.args[0] = part.kinds;
-    const settle = part.settle;
-    this.#send(part.keys, part.args).then(
+    const { keys, settle, readers } = part;
+    this.#send(keys, part.args).then(
       (replies) => {
-        for (let i = 0; i < part.keys.length; i++) {
+        for (let i = 0; i < keys.length; i++) {
           const reply = replies[i];
-          settle[reply instanceof Error ? 2 * i + 1 : 2 * i]!(reply);
+          if (reply instanceof Error) settle[2 * i + 1]!(readers[i]!.fail(reply, keys[i]!));
+          else settle[2 * i]!(readers[i]!.read(reply));
         }
       },
       (err: unknown) => {
-        for (let i = 1; i < settle.length; i += 2) settle[i]!(err);
+        for (let i = 0; i < keys.length; i++) settle[2 * i + 1]!(readers[i]!.fail(err, keys[i]!));
       },
     );
   }
 }
+
+const AS_IS: ReplyReader<unknown> = { read: (reply) => reply, fail: (err) => err };

@@ -109,6 +109,26 @@ describe('I28.5 ScriptBatch, the answers', () => {
     ]);
   });
 
+  it('I28.5 each call reads its reply element and makes its failure with its own reader', async () => {
+    const wrong = new Error('WRONGTYPE');
+    const { batch } = recording(10, () => Promise.resolve([1, wrong, 0]));
+    const reader = {
+      read: (r: unknown): boolean => r === 1,
+      fail: (e: unknown, key: string): Error => new Error(`${key}: ${(e as Error).message}`),
+    };
+    const settled = await Promise.allSettled(
+      ['a', 'b', 'c'].map((k) => batch.call('k', k, [], reader)),
+    );
+    expect(settled).toEqual([
+      { status: 'fulfilled', value: true },
+      { status: 'rejected', reason: new Error('b: WRONGTYPE') },
+      { status: 'fulfilled', value: false },
+    ]);
+    const lost = new Error('Connection is closed.');
+    const failed = recording(10, () => Promise.reject(lost)).batch;
+    await expect(failed.call('c', 'a', [], reader)).rejects.toThrow('a: Connection is closed.');
+  });
+
   it('I28.5 a send that fails rejects every call in it, and only those', async () => {
     const lost = new Error('Connection is closed.');
     let sends = 0;
