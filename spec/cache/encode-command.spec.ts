@@ -35,7 +35,29 @@ describe('I28.5 encodeCommand', () => {
 
 describe('I28.5 encodeCommand, every kind of number and string', () => {
   it('writes whole numbers of every length, and other numbers as String() does', () => {
-    const numbers = [0, 7, 10, 99, 100, 30_000, 3_600_000, Number.MAX_SAFE_INTEGER, -5, 1.5, 1e21];
+    const numbers = [
+      0,
+      7,
+      9,
+      10,
+      99,
+      100,
+      999,
+      1000,
+      9999,
+      10_000,
+      99_999,
+      100_000,
+      30_000,
+      3_600_000,
+      2 ** 31 - 1,
+      2 ** 31,
+      999_999_999_999,
+      Number.MAX_SAFE_INTEGER,
+      -5,
+      1.5,
+      1e21,
+    ];
     const wire = encodeCommand(numbers);
     const expected = `*${numbers.length}\r\n${numbers
       .map((n) => `$${String(n).length}\r\n${String(n)}\r\n`)
