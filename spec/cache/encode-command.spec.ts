@@ -65,6 +65,13 @@ describe('I28.5 encodeCommand, every kind of number and string', () => {
     expect(wire.toString('latin1')).toBe(expected);
   });
 
+  it('writes long strings whole, alone in a command: 1,000 ASCII units, 1,000 of Latin-1, 500 astral characters', () => {
+    for (const text of ['k'.repeat(1000), 'é'.repeat(1000), '🔑'.repeat(500)]) {
+      const wire = encodeCommand([text]);
+      expect(wire).toEqual(Buffer.from(`*1\r\n$${Buffer.byteLength(text)}\r\n${text}\r\n`, 'utf8'));
+    }
+  });
+
   it('writes ASCII, Latin-1, and astral strings as UTF-8 with their byte lengths', () => {
     const strings = ['plain-key:1', 'é', 'ÿ\u0080', '日本', '🔑x', ''];
     const wire = encodeCommand(strings);

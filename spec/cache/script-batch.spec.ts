@@ -111,18 +111,19 @@ describe('I28.5 ScriptBatch, the answers', () => {
 
   it('I28.5 each call reads its reply element and makes its failure with its own reader', async () => {
     const wrong = new Error('WRONGTYPE');
-    const { batch } = recording(10, () => Promise.resolve([1, wrong, 0]));
+    const { batch } = recording(10, () => Promise.resolve([1, wrong, 0, wrong]));
     const reader = {
       read: (r: unknown): boolean => r === 1,
       fail: (e: unknown, key: string): Error => new Error(`${key}: ${(e as Error).message}`),
     };
     const settled = await Promise.allSettled(
-      ['a', 'b', 'c'].map((k) => batch.call('k', k, [], reader)),
+      ['a', 'b', 'c', 'd'].map((k) => batch.call('k', k, [], reader)),
     );
     expect(settled).toEqual([
       { status: 'fulfilled', value: true },
       { status: 'rejected', reason: new Error('b: WRONGTYPE') },
       { status: 'fulfilled', value: false },
+      { status: 'rejected', reason: new Error('d: WRONGTYPE') },
     ]);
     const lost = new Error('Connection is closed.');
     const failed = recording(10, () => Promise.reject(lost)).batch;

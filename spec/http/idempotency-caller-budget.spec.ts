@@ -176,6 +176,17 @@ describe('I28.1 CallerBudget, its waits and its sweep', () => {
     expect(budget.used('ann')).toBe(80);
   });
 
+  it('I28.1 a caller leaving where the sweep would look next moves the sweep on: the others are still swept', () => {
+    const budget = new CallerBudget(100);
+    budget.admit('ann', 'a', 10, 5);
+    budget.admit('bob', 'b', 20, 500);
+    budget.admit('cy', 'c', 30, 500); // the sweep looked at ann: bob is next
+    budget.drop('bob', 'b'); // bob leaves from under the cursor
+    jest.advanceTimersByTime(10);
+    for (const k of ['b1', 'b2', 'b3', 'b4']) budget.admit('bob', k, 1, 500);
+    expect([budget.used('ann'), budget.used('bob'), budget.used('cy')]).toEqual([0, 4, 30]);
+  });
+
   it('I28.1 a caller who never comes back is swept: one caller looked at per admit, round the table', () => {
     const budget = new CallerBudget(100);
     budget.admit('ann', 'a', 10, 5);

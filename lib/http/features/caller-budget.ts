@@ -70,13 +70,7 @@ export class CallerBudget {
       const first = firstUntil(use);
       return first === Infinity ? 1 : Math.max(1, first - now);
     }
-    if (old !== undefined) {
-      old.bytes = bytes;
-      old.until = until;
-      use!.bytes = base + bytes;
-      this.#hand = old;
-      return 0;
-    }
+    // A claim admitted again replaces its entry: its old bytes are already out of `base`.
     use ??= this.#join(caller);
     use.bytes = base + bytes;
     const claim: Claim = { id, use, bytes, until };
