@@ -11,7 +11,7 @@ local kinds = ARGV[1]
 local nxget = redis.REDIS_VERSION_NUM ~= nil
 local a = 2
 for i, key in ipairs(KEYS) do
-  if string.byte(kinds, i) == 99 then
+  if string.byte(kinds, i) == 99 then -- 'c', a claim
     if nxget then
       out[i] = redis.pcall('SET', key, ARGV[a], 'NX', 'GET', 'PX', ARGV[a + 1])
     else

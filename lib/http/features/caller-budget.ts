@@ -119,7 +119,8 @@ export class CallerBudget {
 
   /** Takes the caller's claims whose lease has run out at `now` out of the count. */
   #lapseClaims(use: CallerUse, now: number): void {
-    for (const claim of [...use.claims.values()]) if (claim.until <= now) this.#forget(claim);
+    // A Map may lose the entry being visited: the iteration goes on with the next.
+    for (const claim of use.claims.values()) if (claim.until <= now) this.#forget(claim);
   }
 
   #join(caller: string): CallerUse {
