@@ -119,7 +119,9 @@ describe('I27.3 versions by URI', () => {
     const ok = (doc.paths['/v1/orders']!.get!.responses as Record<string, { headers: object }>)[
       '200'
     ]!;
-    expect(Object.keys(ok.headers)).toEqual(expect.arrayContaining(['Deprecation', 'Sunset']));
+    expect(Object.keys(ok.headers)).toEqual(
+      expect.arrayContaining(['Deprecation', 'Sunset', 'Link']),
+    );
   });
 
   it('I27.3 a replayed idempotent answer carries the deprecation headers too', async () => {

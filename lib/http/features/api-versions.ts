@@ -233,6 +233,13 @@ function describe(record: RouteRecord, op: OperationSink): void {
         schema: { type: 'string' },
         example: d.sunset.toUTCString(),
       });
+    if (d.link !== undefined)
+      op.header(status, 'Link', {
+        description: 'RFC 9745 §3: where to read about the deprecation (rel="deprecation")',
+        required: true,
+        schema: { type: 'string' },
+        example: deprecationHeaders(d).find(([name]) => name === 'link')![1],
+      });
   }
 }
 
