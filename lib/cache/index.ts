@@ -25,10 +25,10 @@ export {
 export { CacheError, CACHE_ERRORS } from './errors';
 export type { CacheErrorCode } from './errors';
 export { CodedError, type ErrorRow } from '../errors';
-// PgStore: a space on Postgres, able to run atomic idempotent routes (issue 23).
+// PgStore: a space on Postgres, able to run atomic idempotent routes.
 export { PgStore } from './pg-store';
 export type { PgStoreOptions, PgPool, PgPoolClient } from './pg-store';
-// The store contract may answer at once; which answers a space keeps (issue 28 §1, issue 23 §4).
+// The store contract may answer at once; which answers a space keeps.
 export type { Answer } from './store';
 export type { KeepMode } from './space';
 export { DEFAULT_KEY_DOCS } from './space';

@@ -29,7 +29,7 @@ export type { Scope } from './scope';
 export { RETRY_ON, retryAfterMs } from './retry-policy';
 export type { RetryOptions } from './retry-policy';
 
-// The typed client (issue 27 §1)
+// The typed client
 export { clientOf } from './client-of';
 export type { ClientOfOptions, ClientDocument } from './client-of';
 export { SERVER_SIDE } from './server-side';

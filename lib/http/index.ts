@@ -1,8 +1,16 @@
-// The public door of `fw`. Nothing outside lib/http reaches into its other files.
+// The public door of `fw`. Nothing outside lib/http reaches into its other files. Grouped as the
+// guide is: the app, routes and their arguments, answers, failures, idempotency, who is calling,
+// realtime, operating it, and the parts a program's own capability is made of.
 import 'reflect-metadata';
 
+// The app: building, serving, testing without a socket, and work outside a request.
 export { type AppOptions, type Middleware } from './app/app';
 export { App } from './app/defaults';
+export type { ErrorInfo } from './app/app';
+export type { InjectOptions, InjectResult } from './app/inject';
+export { Run } from './request/run';
+
+// Controllers, routes and their arguments.
 export {
   Controller,
   Get,
@@ -22,12 +30,27 @@ export {
   Authorization,
   type RouteOptions,
 } from './route/decorators';
+export { Ctx, type Resolvable } from './request/ctx';
+// Around the handler: c.route, c.log, beforeHead and finished hooks.
+export type { RouteInfo, Finished } from './request/ctx';
+export { RequestLog } from './core/request-log';
+export type { Credentials, BearerCredentials, BasicCredentials } from './core/authorization';
+export { Bound } from './core/bound';
+export { BodyStream } from './request/body-stream';
+// Standard Schema bodies, queries and answers: `@Body(schema)`, `@Query(schema)`, `@Returns(schema)`.
+export type { Infer, StandardSchema, StandardIssue } from './core/standard-schema';
+export type { InferInput, SchemaSide } from './core/standard-schema';
+export type { JsonSchemaOf } from './core/standard-schema';
+// Uploads and body limits.
+export { FormFile, BodyLimit, type FileOptions } from './route/upload-decorators';
 export {
-  Idempotent,
-  IDEMPOTENT,
-  type IdempotentMark,
-} from './features/idempotency/idempotent-mark';
-export { RateLimit, RATE, type RateMark } from './features/rate-limit';
+  UploadedFile,
+  StreamedFile,
+  UPLOAD_DEFAULTS,
+  type UploadLimits,
+} from './request/uploaded-file';
+
+// Answers: the contracts `@Returns` declares, and how JSON is spelled.
 export {
   Status,
   Optional,
@@ -49,25 +72,9 @@ export {
   type Contract,
   type ContractLike,
 } from './core/answers';
-export { Ctx, type Resolvable } from './request/ctx';
-export { Run } from './request/run';
-export { fail } from './core/fail';
-export { Failure, HttpError, RefusalError, HTTP_ERRORS, type HttpErrorCode } from './core/errors';
-export { CodedError, type ErrorRow } from '../errors';
-export type { FailureShape } from './core/error-mapping';
-export type { Credentials, BearerCredentials, BasicCredentials } from './core/authorization';
-export type { InjectOptions, InjectResult } from './app/inject';
-export type { RouteRecord, ArgRecord } from './route/route-record';
-export type { OpenApiDocument, OpenApiOptions, DocsOptions } from './features/openapi';
-export { logger, type LoggerOptions } from './features/logger';
-export { cors, type CorsOptions } from './features/cors';
+export { NoContent } from './core/answers';
+export { Page, type PageOf } from './core/page';
 export { Versioned, type Version, type VersionedValue } from './features/versioned';
-export { BodyStream } from './request/body-stream';
-export { Dir, type DirOptions } from './features/files/dir';
-export { FileBody, type FileBodyInit } from './features/files/file-body';
-export type { SendFileOptions } from './features/files/send-file';
-export type { CompressOptions } from './features/compress';
-export type { StaticOptions, EmbeddedOptions, EmbeddedEntry } from './features/static/static-tree';
 export {
   Json,
   jsonEnum,
@@ -78,36 +85,36 @@ export {
   type UnionType,
   type UnitVariant,
 } from '../json';
-export { Bound } from './core/bound';
-export { EventStream, type ServerEvent } from './request/events';
-export { Session, type SessionOptions, type SessionValue } from './features/sessions';
-export type { CookieOptions } from './core/cookies';
-export type { HealthOptions } from './features/health';
-export {
-  WebSocketRoute,
-  UPGRADE,
-  WEBSOCKET_DEFAULTS,
-  type WebSocketOptions,
-  type OriginRule,
-  type UpgradeMark,
-  type UpgradeLoop,
-  type WebSocketLimits,
-} from './features/websocket';
-export type { LogLevel, LevelSetting, Logger as FwLogger } from './core/log';
-export type { ErrorInfo } from './app/app';
+// Files and static trees.
+export { Dir, type DirOptions } from './features/files/dir';
+export { FileBody, type FileBodyInit } from './features/files/file-body';
+export type { SendFileOptions } from './features/files/send-file';
+export type { CompressOptions } from './features/compress';
+export type { StaticOptions, EmbeddedOptions, EmbeddedEntry } from './features/static/static-tree';
 
-// API versions and deprecation
-export { ApiVersion, Deprecated } from './features/api-versions';
-export type { VersionsOptions, DeprecatedOptions } from './features/api-versions';
-// Uploads and body limits (issue 25)
-export { FormFile, BodyLimit, type FileOptions } from './route/upload-decorators';
+// Failures: codes, details, the failure shape (RFC 9457's among them) and what a route declares.
+export { fail } from './core/fail';
+export { Failure, HttpError, RefusalError, HTTP_ERRORS, type HttpErrorCode } from './core/errors';
+export { CodedError, type ErrorRow } from '../errors';
+export type { FailureShape } from './core/error-mapping';
+export { Problem } from './core/problem';
+export type { FailureFacts } from './core/error-mapping';
+export type { FailureDetails, FailureInit } from './core/errors';
+export { Fails, type FailsEntry } from './features/declared-failures';
+
+// Idempotency and rate limits. Atomic routes on a PgStore: the claim, the handler's writes (its
+// `Tx`) and the kept answer in one transaction.
 export {
-  UploadedFile,
-  StreamedFile,
-  UPLOAD_DEFAULTS,
-  type UploadLimits,
-} from './request/uploaded-file';
-// Who is calling (issue 26): JWT bearer resolvers and guards.
+  Idempotent,
+  IDEMPOTENT,
+  type IdempotentMark,
+} from './features/idempotency/idempotent-mark';
+export { Tx } from './features/tx';
+export type { TxClient, TxResult, TxPool, TxPoolClient, Isolation } from './features/tx';
+export { IdempotencyInfo } from './request/idempotency-info';
+export { RateLimit, RATE, type RateMark } from './features/rate-limit';
+
+// Who is calling: JWT bearer resolvers and guards.
 export {
   Bearer,
   JwtCaller,
@@ -119,10 +126,7 @@ export {
 export { JWKS_DEFAULTS, type RemoteKeyOptions } from './features/jwt/remote-key-options';
 export { Guard, Requires, GUARD, type GuardMark, type GuardEntry } from './features/guards';
 export type { SecurityDeclaration } from './route/extensions';
-// Around the handler (issue 26): c.route, c.log, beforeHead and finished hooks.
-export type { RouteInfo, Finished } from './request/ctx';
-export { RequestLog } from './core/request-log';
-// Browser-facing defaults (issue 26): security headers and the CSRF check of cookie-session routes.
+// Browser-facing defaults: security headers and the CSRF check of cookie-session routes.
 export {
   securityHeaders,
   SecurityHeaders,
@@ -134,22 +138,38 @@ export {
   type SecurityHeadersOptions,
   type BrowserMark,
 } from './features/browser-defaults';
-// The declaration is the wire (issue 24): structured failures and the RFC 9457 shape.
-export { Problem } from './core/problem';
-export type { FailureFacts } from './core/error-mapping';
-export type { FailureDetails, FailureInit } from './core/errors';
-export { NoContent } from './core/answers';
-export { Fails, type FailsEntry } from './features/declared-failures';
-export { Page, type PageOf } from './core/page';
-export type { Infer, StandardSchema, StandardIssue } from './core/standard-schema';
-// Atomic idempotent routes on a PgStore: the claim, the handler's writes and the kept answer in one transaction (issue 23).
-export { Tx } from './features/tx';
-export type { TxClient, TxResult, TxPool, TxPoolClient, Isolation } from './features/tx';
-export { IdempotencyInfo } from './request/idempotency-info';
-// The typed client (issue 27 §1): the brand a typed client reads to leave server-filled parameters out.
+export { Session, type SessionOptions, type SessionValue } from './features/sessions';
+export type { CookieOptions } from './core/cookies';
+
+// Realtime: event streams and WebSockets.
+export { EventStream, type ServerEvent } from './request/events';
+export {
+  WebSocketRoute,
+  UPGRADE,
+  WEBSOCKET_DEFAULTS,
+  type WebSocketOptions,
+  type OriginRule,
+  type UpgradeMark,
+  type UpgradeLoop,
+  type WebSocketLimits,
+} from './features/websocket';
+
+// Operating it: logs, CORS, health, the OpenAPI document, API versions and deprecation.
+export { logger, type LoggerOptions } from './features/logger';
+export type { LogLevel, LevelSetting, Logger as FwLogger } from './core/log';
+export { cors, type CorsOptions } from './features/cors';
+export type { HealthOptions } from './features/health';
+export type { OpenApiDocument, OpenApiOptions, DocsOptions } from './features/openapi';
+export { ApiVersion, Deprecated } from './features/api-versions';
+export type { VersionsOptions, DeprecatedOptions } from './features/api-versions';
+
+// The typed client (fw-http/fetch's `clientOf`) reads this brand to leave the parameters the
+// server fills out of its methods.
 export { SERVER_SIDE, type ServerSide } from '../fetch/server-side';
-// A public capability API (issue 28 §2): what fw's own capabilities are made of, for a program's
-// own. A capability (an object) is added with `app.use(capability)`; docs/guide.md, "Your own capability".
+
+// A program's own capability is made of what fw's own are: a capability (an object) is added with
+// `app.use(capability)`; docs/guide.md, "Your own capability".
+export type { RouteRecord, ArgRecord } from './route/route-record';
 export { MarkKey, RouteMarks } from './route/mark-key';
 export { markRoute } from './route/decorators';
 export { builtInRecord, type BuiltInRoute } from './route/route-record';
@@ -167,6 +187,3 @@ export type {
   Encoder,
   EncoderExtensions,
 } from './route/extensions';
-// Standard Schema answers and queries: `@Returns(schema)`, `@Query(schema)` (issue 24 §5).
-export type { InferInput, SchemaSide } from './core/standard-schema';
-export type { JsonSchemaOf } from './core/standard-schema';

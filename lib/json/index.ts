@@ -28,6 +28,6 @@ export { compileWriter, spell, type Spell } from './writer';
 export { unspell, type Unspell } from './reader';
 export { reachesMarker } from './fields';
 
-// Declared fields only (issue 24): what fw-http's declared writer reads of a class.
+// Declared fields only: what fw-http's declared writer reads of a class.
 export { blank, declaredFields } from './fields';
 export { transformerStorage } from './transformer';

@@ -424,7 +424,7 @@ export class App {
     return this;
   }
 
-  /** Where an undeclared field left out of an answer is told (issue 24 §1), or null: not looked for. */
+  /** Where an undeclared field left out of an answer is told, or null: not looked for. */
   #droppedFields(): ((label: string, field: string) => void) | null {
     if (!(this.options.logDroppedFields ?? process.env.NODE_ENV !== 'production')) return null;
     return (label, field) =>

@@ -398,7 +398,7 @@ Redirect.with = <H extends ReturnedHeaders>(
 
 /**
  * The contract of a route that answers nothing: 204, no body. An `async` handler without a
- * `@Returns` is refused at startup; this declares that it resolves to nothing (issue 24 §4).
+ * `@Returns` is refused at startup; this declares that it resolves to nothing.
  * @example @Post('/ping') @Returns(NoContent) async ping(): Promise<void> { await this.db.ping(); }
  */
 export const NoContent: Contract<void | null | undefined> = typed({ kind: 'void' });

@@ -157,7 +157,7 @@ function unlabelled(message: string, label: string): string {
 /** Room a custom failure shape has around its message; a shape needing more falls back to the default. */
 export const ENVELOPE_ROOM = 256;
 
-/** Everything a failure answer says, handed to the failure shape (issue 24 §2). */
+/** Everything a failure answer says, handed to the failure shape. */
 export interface FailureFacts {
   readonly status: number;
   readonly message: string;

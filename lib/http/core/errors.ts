@@ -102,7 +102,7 @@ export const HTTP_ERRORS = {
     status: 413,
     doc: 'a multipart form past one of its limits (maxBytes of a file, count, maxFiles, maxFields, maxFieldBytes, maxParts, maxPartHeaderBytes, maxTotalBytes); the message names the limit',
   },
-  // Who is calling (issue 26): JWT resolvers and guards.
+  // Who is calling: JWT resolvers and guards.
   JwksUnavailable: {
     status: 503,
     doc: "a JWT resolver could not fetch its issuer's keys (JWKS or discovery document unreachable, too slow, too large or not a key set); the cause is in the log line",
@@ -133,7 +133,7 @@ export const MALFORMED_CODES: ReadonlySet<string> = new Set([
   'SyntaxError',
 ]);
 
-/** Details a failure carries for the client to act on: a plain object, sent as it is (issue 24 §2). */
+/** Details a failure carries for the client to act on: a plain object, sent as it is. */
 export type FailureDetails = Readonly<Record<string, unknown>>;
 
 /** An error raised by `fw`, with a stable `code` and the status it answers. Its message is ours, so it is safe to send. */

@@ -16,7 +16,7 @@ const make =
 /**
  * Failures to `throw` from a handler, resolver, `by` function or any helper they call. Each takes a
  * message (with `util.format` arguments) or `{ message, code, details }`: a stable `code` clients can
- * branch on and `details` sent with it (issue 24 §2).
+ * branch on and `details` sent with it.
  * @example throw fail.notFound('order %s', id)
  * @example throw fail.unprocessable({ code: 'InsufficientFunds', message: 'balance too low', details: { balance } })
  */

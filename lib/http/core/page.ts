@@ -13,7 +13,7 @@ const pages = new WeakMap<Function, new () => PageOf<unknown>>();
 /**
  * A generic envelope without a hand-written class: `@Returns(Page(Order))` answers
  * `{ items: Order[], total, next }`, documented as the component `PageOfOrder` and typed
- * `PageOf<Order>` for the handler (issue 24 §6). One class per item class.
+ * `PageOf<Order>` for the handler. One class per item class.
  * @example @Get() @Returns(Page(Order)) list(): PageOf<Order> { return { items, total, next: null }; }
  */
 export function Page<T>(item: abstract new (...args: never[]) => T): new () => PageOf<T> {

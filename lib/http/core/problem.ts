@@ -8,7 +8,7 @@ const MEMBERS = new Set(['type', 'title', 'status', 'detail', 'instance', 'code'
  * The RFC 9457 failure shape: `app.failures(Problem)` answers every failure as
  * `application/problem+json` with `type` (`about:blank`), `title` (the status phrase), `status`,
  * `detail` (the message), `instance` (the request path), and as extension members the failure's
- * `code`, the `requestId` and each of its details (issue 24 §2).
+ * `code`, the `requestId` and each of its details.
  *
  * @example
  * app.failures(Problem);

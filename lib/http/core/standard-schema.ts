@@ -2,7 +2,7 @@ import { Failure } from './errors';
 /**
  * The Standard Schema v1 interface (standardschema.dev), as fw reads it: any library's schema (zod 4,
  * valibot, arktype) validates a body through `~standard.validate`, and documents itself through
- * `~standard.jsonSchema` (Standard JSON Schema) where the library offers it (issue 24 §5).
+ * `~standard.jsonSchema` (Standard JSON Schema) where the library offers it.
  */
 export interface StandardSchema<Input = unknown, Output = Input> {
   readonly '~standard': {

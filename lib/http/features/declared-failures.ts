@@ -15,7 +15,7 @@ const byController = new WeakMap<Function, DeclaredFailures>();
 
 /**
  * Declares failures a route (or every route of a controller) can answer beyond those fw works out
- * itself, with the codes each may carry, for the OpenAPI document (issue 24 §3). Records only: what
+ * itself, with the codes each may carry, for the OpenAPI document. Records only: what
  * is thrown is still up to the handler.
  * @example @Post() @Fails(403, { 422: ['InsufficientFunds', 'AccountFrozen'] }) transfer(...) { … }
  * @example @Controller('/accounts') @Fails(403) class AccountsController { … }

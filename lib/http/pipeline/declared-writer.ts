@@ -5,8 +5,8 @@ import { writtenFields, type ValueShape } from '../schema';
 import type { ShapeWriter } from './shape-writer';
 
 /**
- * The writer of a `@Returns(Class)` answer, compiled at build from what the class declares (issue
- * 24 §1), like fast-json-stringify: its class-validator properties (their kinds, nested classes,
+ * The writer of a `@Returns(Class)` answer, compiled at build from what the class declares,
+ * like fast-json-stringify: its class-validator properties (their kinds, nested classes,
  * arrays, `Union`s, `@IsOptional`), the fields a `new Class()` has, class-transformer's `@Expose`
  * less its `@Exclude`, spelled as `@Json` says. It writes those fields, in declaration order, and
  * nothing else: a `passwordHash` on the returned row, a getter the class does not declare, a

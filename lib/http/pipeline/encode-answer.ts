@@ -168,7 +168,7 @@ function jsonEncoder(
   if (type === Object)
     return (c, v, status, own) =>
       c.write(status, JSON_TYPE, JSON.stringify(spell(v)) ?? 'null', own);
-  // Only declared fields leave the server (issue 24 §1): the class's own writer.
+  // Only declared fields leave the server: the class's own writer.
   const declared = declaredWriter(type, {
     label,
     dropped: dropped === null ? null : (field) => dropped(label, field),

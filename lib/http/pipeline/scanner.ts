@@ -181,7 +181,7 @@ const erasedRead = (where: string, decorator: string, t: unknown): string =>
  * returns a value must declare what. An `async` handler may resolve to anything (its
  * `design:returntype` is `Promise` whatever it holds, and an inferred return type leaves none), so
  * it declares either what it answers or that it answers nothing (`@Returns(NoContent)`), unless it
- * answers through the Ctx (issue 24 §4). `void` and `undefined` pass; the value of a sync handler
+ * answers through the Ctx. `void` and `undefined` pass; the value of a sync handler
  * whose return type is inferred is still a 500 at run time.
  */
 function checkUndeclared(record: RouteRecord, handler: Function, problems: string[]): void {
@@ -202,7 +202,7 @@ function checkUndeclared(record: RouteRecord, handler: Function, problems: strin
 /** An `async` function or method, as the engine sees it (tsc and SWC targets from ES2017 keep `async`). */
 const isAsync = (f: Function): boolean => f.constructor?.name === 'AsyncFunction';
 
-/** `@Body(schema)`: a Standard Schema reads the body (issue 24 §5); anything else is refused. */
+/** `@Body(schema)`: a Standard Schema reads the body; anything else is refused. */
 function schemaBody(schema: unknown, where: string, problems: string[]): ArgRecord {
   if (!isStandardSchema(schema))
     problems.push(
@@ -211,7 +211,7 @@ function schemaBody(schema: unknown, where: string, problems: string[]): ArgReco
   return { kind: 'body', type: Object, schema: schema as StandardSchema };
 }
 
-/** `@Query(schema)`: a Standard Schema reads the whole query (issue 24 §5); anything else is refused. */
+/** `@Query(schema)`: a Standard Schema reads the whole query; anything else is refused. */
 function schemaQuery(schema: unknown, where: string, problems: string[]): ArgRecord {
   if (!isStandardSchema(schema))
     problems.push(

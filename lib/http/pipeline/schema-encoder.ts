@@ -6,7 +6,7 @@ import type { Encoder } from '../route/extensions';
 import { shapeWriter } from './shape-writer';
 
 /**
- * The writer of a `@Returns(schema)` answer (issue 24 §5): the returned value goes through the
+ * The writer of a `@Returns(schema)` answer: the returned value goes through the
  * schema's `~standard.validate`, and what it gives back (its output) is what is written. The
  * declaration is the wire as for a class: zod's `z.object` and valibot's `v.object` leave out keys
  * they do not declare, so a `passwordHash` on the returned row never leaves; a schema that keeps

@@ -18,7 +18,7 @@ import {
 } from '../schema';
 
 /**
- * `@Query(schema)` (issue 24 §5): the query's values, converted as the schema types them, validated
+ * `@Query(schema)`: the query's values, converted as the schema types them, validated
  * by the schema; 400 naming the first failing path (`query.qty: …`), 400 `TooManyParams` past
  * `maxParams`.
  */

@@ -1,6 +1,6 @@
 /**
  * Writes one route's answers as JSON text, the same text `JSON.stringify(v) ?? 'null'` gives,
- * cheaper on the shape the route keeps returning (issue 18 §4: V8's generic walk is most of what a
+ * cheaper on the shape the route keeps returning (V8's generic walk is most of what a
  * small answer costs fw). A route's answers are instances of one class: an object answer gives the
  * shape (its own enumerable keys, in order); an object of that shape whose values are printable-ASCII
  * strings without `"` or `\`, numbers, booleans, null or arrays of those is written by concatenation,

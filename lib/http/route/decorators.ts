@@ -104,7 +104,7 @@ const param =
 /**
  * The JSON request body, read into the parameter's class and validated with its class-validator
  * decorators; or, given a Standard Schema (zod 4, valibot, arktype), validated by it and typed
- * `Infer<typeof schema>` (issue 24 §5).
+ * `Infer<typeof schema>`.
  * @example create(@Body(NewOrder) o: Infer<typeof NewOrder>) { … }   // const NewOrder = z.object({ … })
  */
 export const Body = (schema?: StandardSchema): ParameterDecorator =>
@@ -127,7 +127,7 @@ export function Form(
 /**
  * `@Query()` reads the query string into the parameter's class; `@Query('qty')` reads one value,
  * converted to the parameter's type. Given a Standard Schema, the whole query is validated by it
- * and typed `Infer<typeof schema>` (issue 24 §5): each value is converted first as the schema's
+ * and typed `Infer<typeof schema>`: each value is converted first as the schema's
  * JSON Schema types it (integer, number, boolean, arrays of those), so `z.number()` reads `?qty=3`.
  * @example list(@Query(Search) q: Infer<typeof Search>)   // const Search = z.object({ q: z.string() })
  */

@@ -115,7 +115,7 @@ export interface OperationSink {
   ): this;
   /** Lists a failure answer (the app's failure shape), with a reason added to its description. */
   failure(status: number, reason?: string, headers?: Record<string, HeaderObject>): this;
-  /** Codes a failure of `status` may carry: an enum on the failure shape's `code` (issue 24 §3). */
+  /** Codes a failure of `status` may carry: an enum on the failure shape's `code`. */
   codes(status: number, codes: readonly string[]): this;
   /** Adds a response header to the answer of `status`. */
   header(status: number, name: string, header: HeaderObject): this;

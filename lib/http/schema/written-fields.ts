@@ -19,7 +19,7 @@ const cache = new WeakMap<Function, WrittenFields>();
 
 /**
  * The one rule for which fields of a class an answer carries, read by both the declared writer
- * and the class's OpenAPI component, so the two cannot disagree (issue 24 §1): the fields a
+ * and the class's OpenAPI component, so the two cannot disagree: the fields a
  * `new Class()` has (field initializers, constructor assignments, and under tsc's ES2022 class
  * fields a bare `note!: string` too), then the class-validator declared ones, then class-
  * transformer's `@Expose`d ones, less the `@Exclude`d (unless `toClassOnly`); in that order.

@@ -35,5 +35,5 @@ export const describeIdempotent = (record: RouteRecord, op: OperationSink): void
     'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
   });
   op.failure(422, 'Idempotency-Key was used for a different request');
-  op.failure(503, 'the idempotency store cannot be reached or has no room'); // issue 24 §3
+  op.failure(503, 'the idempotency store cannot be reached or has no room'); // any idempotent route
 };

@@ -24,7 +24,7 @@ export interface HandlerExtension {
 /**
  * Adds `x-fw-handler` to the operation of a program's route: the controller and handler names, the
  * place of each argument and the declared answers. Types cannot see decorators, so a typed client
- * built from the controller's types alone reads the positions from here (issue 27 §1).
+ * built from the controller's types alone reads the positions from here.
  */
 export function describeHandler(record: RouteRecord, op: OperationBuilder): void {
   if (record.builtIn) return;

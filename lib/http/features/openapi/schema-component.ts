@@ -16,7 +16,7 @@ const named = new WeakMap<
 const DEFS = '#/$defs/';
 
 /**
- * A Standard Schema as a named component (issue 24 §5), with its `$ref`. Its name: the schema's
+ * A Standard Schema as a named component, with its `$ref`. Its name: the schema's
  * own (zod's `.meta({ id })`, which zod writes as a `$defs` entry, or a `title`), else `fallback`
  * (`OrdersController.create.Body`, `OrdersController.create.201`). The library's `$defs` become
  * components of their own and its `#/$defs/X` references point at them, as a reference inside a
