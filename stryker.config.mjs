@@ -1,5 +1,5 @@
 // Mutation testing: `npm run mutate` (not part of `npm test`: slow on two cores).
-// Scope (issue 28 §1): the idempotency step (lib/http/features/idempotency/, its kept-answer cache
+// Scope: the idempotency step (lib/http/features/idempotency/, its kept-answer cache
 // and caller budget). The stores' shared code has a run of its own, `npm run mutate:stores`
 // (stryker.stores.mjs), against the cache specs: each mutant runs every spec file of its run, so
 // two short lists finish sooner than one long one. RedisStore's and PgStore's own drivers are
