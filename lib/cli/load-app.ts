@@ -8,6 +8,11 @@ export interface DescribedApp {
     readonly path: string;
     readonly label: string;
     readonly builtIn: boolean;
+    /** The capabilities' marks, read by their keys' names (the app may be another copy of fw). */
+    readonly marks?: {
+      keys(): Iterable<{ readonly name: string }>;
+      get(key: never): unknown;
+    };
   }[];
 }
 

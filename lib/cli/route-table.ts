@@ -7,9 +7,9 @@ interface Operation {
 }
 
 /**
- * The app's routes as an aligned text table: method, path, handler, whether it is idempotent, its
- * guards (security schemes with their scopes) and its version, read from the OpenAPI document the
- * routes also serve, so the table says what clients are told.
+ * The app's routes as an aligned text table: method, path, handler, whether it is idempotent (and
+ * atomic), its guards (security schemes with their scopes) and its version, read from the OpenAPI
+ * document the routes also serve, so the table says what clients are told.
  */
 export function routeTable(app: DescribedApp): string {
   const doc = app.document() as { paths?: Record<string, Record<string, Operation>> };
@@ -19,7 +19,7 @@ export function routeTable(app: DescribedApp): string {
       r.method,
       r.path,
       handlerOf(r.label),
-      idempotent(op),
+      idempotent(op, r),
       guards(op),
       op['x-fw-version'] ?? '-',
     ];
@@ -39,10 +39,27 @@ export function routeTable(app: DescribedApp): string {
 /** `POST /orders (OrdersController.create)` → `OrdersController.create`. */
 const handlerOf = (label: string) => /\(([^)]*)\)$/.exec(label)?.[1] ?? label;
 
-const idempotent = (op: Operation) =>
-  op.parameters?.some((p) => p.in === 'header' && p.name?.toLowerCase() === 'idempotency-key')
-    ? 'yes'
-    : 'no';
+/** `atomic` (claim, writes and answer commit in one Postgres transaction), `yes` or `no`. */
+function idempotent(op: Operation, route: DescribedApp['routes'][number]): string {
+  const keyed = op.parameters?.some(
+    (p) => p.in === 'header' && p.name?.toLowerCase() === 'idempotency-key',
+  );
+  if (!keyed) return 'no';
+  return atomicMark(route) ? 'atomic' : 'yes';
+}
+
+// Found by the mark key's name rather than by fw's IDEMPOTENT key: the entry may have loaded its own
+// copy of fw-http, whose keys are other objects. The build refused `atomic: true` off a PgStore.
+function atomicMark(route: DescribedApp['routes'][number]): boolean {
+  const marks = route.marks;
+  if (marks === undefined) return false;
+  for (const key of marks.keys()) {
+    if (key.name !== 'idempotent') continue;
+    const mark = marks.get(key as never) as { readonly atomic?: unknown } | undefined;
+    return mark?.atomic === true;
+  }
+  return false;
+}
 
 function guards(op: Operation): string {
   const all = (op.security ?? []).flatMap((req) =>

@@ -14,7 +14,7 @@ const USAGE = `usage: fw-http <command> <entry> [options]
 
   openapi <entry> [-o file]        write the app's OpenAPI document (to stdout without -o)
   check <entry> --against file     exit 1, printing the differences, when file is not the app's document
-  routes <entry>                   print the route table
+  routes <entry>                   print the route table (IDEMPOTENT: yes, atomic or no)
 
 <entry> is a built JavaScript module exporting the app, or a function making it, as its default
 export or as \`app\`; it must not call listen().`;
@@ -30,7 +30,9 @@ export async function run(argv: readonly string[], io: Output = stdio): Promise<
   const [command, entry, ...rest] = argv;
   if (command === '--help' || command === '-h') return say(io.out, USAGE, 0);
   const flags = parseFlags(rest);
-  if (!command || !entry || !(command in COMMANDS) || flags === null) return say(io.err, USAGE, 2);
+  // Own names only: `in` would also find `toString`, `constructor` … on the object's prototype.
+  if (!command || !entry || !Object.hasOwn(COMMANDS, command) || flags === null)
+    return say(io.err, USAGE, 2);
   try {
     return await COMMANDS[command as keyof typeof COMMANDS](entry, flags, io);
   } catch (e) {
@@ -80,11 +82,18 @@ function say(to: (text: string) => void, text: string, code: number): number {
   return code;
 }
 
+const FLAG_NAMES: Readonly<Record<string, string>> = {
+  '-o': 'o',
+  '--out': 'o',
+  '--against': 'against',
+};
+
 /** `-o file` and `--against file`; anything else is a usage error (null). */
 function parseFlags(args: readonly string[]): Flags | null {
   const flags: Record<string, string> = {};
   for (let i = 0; i < args.length; i += 2) {
-    const name = { '-o': 'o', '--out': 'o', '--against': 'against' }[args[i]!];
+    const word = args[i]!;
+    const name = Object.hasOwn(FLAG_NAMES, word) ? FLAG_NAMES[word] : undefined;
     const value = args[i + 1];
     if (name === undefined || value === undefined) return null;
     flags[name] = value;

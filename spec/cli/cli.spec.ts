@@ -73,6 +73,21 @@ describe('fw-http command line', () => {
     ]);
   });
 
+  it('routes says which idempotent routes are atomic: IDEMPOTENT is atomic, yes or no', async () => {
+    const { code, out } = await cli('routes', path.join(__dirname, 'fixtures', 'atomic-entry.ts'));
+    expect(code).toBe(0);
+    const rows = out
+      .trimEnd()
+      .split('\n')
+      .slice(1)
+      .map((r) => r.split(/\s+/).slice(0, 4));
+    expect(rows).toEqual([
+      ['POST', '/payments', 'Ledger.pay', 'atomic'],
+      ['POST', '/notes', 'Ledger.note', 'yes'],
+      ['POST', '/pings', 'Ledger.ping', 'no'],
+    ]);
+  });
+
   it('I27.4 an entry without an app, a missing entry and bad words exit 2 saying why', async () => {
     const none = await cli('routes', path.join(__dirname, 'fixtures', 'not-an-app.ts'));
     expect(none.code).toBe(2);
@@ -82,4 +97,15 @@ describe('fw-http command line', () => {
     expect((await cli('nonsense', ENTRY)).code).toBe(2);
     expect((await cli('openapi', ENTRY, '--weird', 'x')).code).toBe(2);
   });
+
+  it.each(['toString', 'constructor', 'valueOf', '__proto__', 'hasOwnProperty'])(
+    'a command named like an object property (%s) is a usage error: exit 2, no stack trace',
+    async (word) => {
+      const { code, err } = await cli(word, ENTRY);
+      expect(code).toBe(2);
+      expect(err).toMatch(/^usage: fw-http/);
+      expect(err).not.toMatch(/\n\s+at /);
+      expect((await cli('openapi', ENTRY, word, 'x')).code).toBe(2);
+    },
+  );
 });
