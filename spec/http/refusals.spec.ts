@@ -197,6 +197,24 @@ describe('Refusals: @Idempotent', () => {
   });
 });
 
+describe('Refusals: path parameters', () => {
+  it('a path naming its parameter as :id (Express style) is refused saying fw writes {id}, with the corrected path', () => {
+    @Controller('/orders')
+    class C {
+      @Get(':id') @Returns(Booking) one(@Param('id') id: number) {
+        return { id };
+      }
+      @Get('/:shop/items/:sku') @Returns(Booking) item(@Param('sku') sku: string) {
+        return { id: sku.length };
+      }
+    }
+    expect(refusals([C])).toEqual([
+      "GET /orders/:id (C.one): @Param('id') names no {id} segment of the path: fw writes path parameters as {id}, not :id (the route's path is then /orders/{id})",
+      "GET /orders/:shop/items/:sku (C.item): @Param('sku') names no {sku} segment of the path: fw writes path parameters as {sku}, not :sku (the route's path is then /orders/{shop}/items/{sku})",
+    ]);
+  });
+});
+
 describe('Refusals: what a controller is built from', () => {
   it('REF-33 a controller constructor parameter that is not provided is refused even when every handler is fine', () => {
     class Db {}

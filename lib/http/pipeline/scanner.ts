@@ -127,7 +127,11 @@ function checkRecord(record: RouteRecord, handler: Function, scope: ScanScope): 
   checkPathNames(record, problems);
   checkNested(record, problems);
   if (record.contract) checkContract(record.contract, label, problems);
-  if (record.contract?.kind === 'events' && !record.args.some((a) => a.kind === 'ctx')) {
+  if (
+    record.contract?.kind === 'events' &&
+    record.contract.data === null &&
+    !record.args.some((a) => a.kind === 'ctx')
+  ) {
     problems.push(
       `${label}: @Returns(EventStream) answers through c.events(): take a Ctx parameter`,
     );
@@ -359,9 +363,21 @@ function checkPathNames(record: RouteRecord, problems: string[]): void {
       problems.push(`${record.label}: path segment {${n}} has no @Param('${n}') parameter`);
   for (const p of params)
     if (!names.includes(p))
-      problems.push(`${record.label}: @Param('${p}') names no {${p}} segment of the path`);
+      problems.push(
+        `${record.label}: @Param('${p}') names no {${p}} segment of the path${colonHint(record.path, p)}`,
+      );
   if (new Set(names).size !== names.length)
     problems.push(`${record.label}: a path segment name is used twice`);
+}
+
+/**
+ * The fix when the path names the parameter as Express and Nest do (`/orders/:id`): fw writes
+ * path parameters as `{id}`, and `:id` would be matched as those three characters.
+ */
+function colonHint(path: string, name: string): string {
+  if (!path.split('/').includes(`:${name}`)) return '';
+  const fixed = path.replace(/(^|\/):([^/]+)/g, '$1{$2}');
+  return `: fw writes path parameters as {${name}}, not :${name} (the route's path is then ${fixed})`;
 }
 
 /** What a nested contract sits inside, for the checks that care (Versioned, EventStream); null past a Versioned. */
@@ -418,6 +434,7 @@ function checkContract(
         problems.push(
           `${label}: EventStream stands alone: c.events() always answers 200 (not inside ${under === 'status' ? 'Status' : under === 'reply' ? 'Reply' : 'Optional'})`,
         );
+      checkEventData(contract, label, problems);
       break;
     case 'self':
       checkSelfWriting(contract.type, label, problems);
@@ -427,6 +444,24 @@ function checkContract(
   }
   const here = UNDER[contract.kind] ?? null;
   for (const inner of innerContracts(contract)) checkContract(inner, label, problems, here);
+}
+
+/** `EventStream.of(T, { event })`: data a class or a Standard Schema, an event type on one line. */
+function checkEventData(
+  contract: Extract<Contract, { kind: 'events' }>,
+  label: string,
+  problems: string[],
+): void {
+  const data = contract.data;
+  if (data !== null && data.kind !== 'json' && data.kind !== 'schema')
+    problems.push(
+      `${label}: EventStream.of takes a class or a Standard Schema for each event's data (JSON), not a ${data.kind} contract`,
+    );
+  const event = contract.event;
+  if (event !== null && (event === '' || /[\r\n\0]/.test(event)))
+    problems.push(
+      `${label}: EventStream.of({ event: ${JSON.stringify(event)} }): an event type is a non-empty line`,
+    );
 }
 
 /** `Versioned(inner)`: stands outside Status and Reply, and versions a value that is there. */
