@@ -277,6 +277,51 @@ describe("log lines in pino's shape", () => {
     expect(await silent.logged()).toEqual([]);
   });
 
+  describe('FW_LOG: the level when the app sets none', () => {
+    const before = process.env.FW_LOG;
+    afterEach(() => {
+      if (before === undefined) delete process.env.FW_LOG;
+      else process.env.FW_LOG = before;
+    });
+
+    it('LOG-06 FW_LOG=warn quiets the request lines of an app that sets no level; warnings and errors stay', async () => {
+      process.env.FW_LOG = 'warn';
+      const quiet = make();
+      quiet.app.use(logger);
+      quiet.app.log('warning: something odd');
+      await quiet.app.inject({ url: '/e/ok' });
+      await quiet.app.inject({ url: '/e/cause' });
+      const lines = await quiet.logged();
+      expect(lines.map((l) => l.level)).toEqual([40, 50]);
+      expect(lines[1]!.err?.message).toBe('database connection lost to db-7');
+      process.env.FW_LOG = 'silent';
+      const silent = make();
+      silent.app.use(logger.with({ format: 'text' }));
+      await silent.app.inject({ url: '/e/cause' });
+      expect(await silent.logged()).toEqual([]);
+    });
+
+    it('LOG-06 the app’s own level wins over FW_LOG', async () => {
+      process.env.FW_LOG = 'silent';
+      const { app, logged } = make({ level: 'info' });
+      app.use(logger);
+      await app.inject({ url: '/e/ok' });
+      expect((await logged()).map((l) => l.msg.replace(/\d+µs/, 'Nµs'))).toEqual([
+        'GET /e/ok 200 Nµs',
+      ]);
+    });
+
+    it('an unknown FW_LOG or level is refused at build, naming the setting and the levels', () => {
+      process.env.FW_LOG = 'quiet';
+      expect(() => make().app.build()).toThrow(
+        'FW_LOG: "quiet" is not a log level: use one of trace, debug, info, warn, error, fatal, silent',
+      );
+      expect(() => make({ level: 'loud' as 'info' }).app.build()).toThrow(
+        'new App({ level }): "loud" is not a log level',
+      );
+    });
+  });
+
   it('LOG-07 new App({ logger }) writes through a pino logger, in the same shape', async () => {
     const out: string[] = [];
     const stream = new Writable({

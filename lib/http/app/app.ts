@@ -58,7 +58,13 @@ export interface AppOptions {
    * @example new App({ logger: pino({ level: 'info' }) })
    */
   readonly logger?: Logger | undefined;
-  /** The least level written: `'debug'`, `'info'` (default), `'warn'`, `'error'` or `'silent'`. */
+  /**
+   * The least level written: `'debug'`, `'info'`, `'warn'`, `'error'` or `'silent'` (also `'trace'`
+   * and `'fatal'`). Default: the `FW_LOG` environment variable, else `'info'`; `FW_LOG=warn` quiets
+   * the request logger's lines (info) under test and keeps warnings and errors. An unknown name is
+   * refused at build.
+   * @example new App({ level: 'warn' })
+   */
   readonly level?: LevelSetting | undefined;
   /**
    * What `listen()` does when the store of a provided space does not answer: `'warn'` (default)
@@ -233,6 +239,8 @@ export class App {
         : undefined,
     );
     this.#logs = new AppLog(sink, options);
+    const levelProblem = this.#logs.problem;
+    if (levelProblem !== null) this.#atBuild.push((problems) => problems.push(levelProblem));
     // Plain data fields, written by the app when they change: the request path reads them on every
     // answer, and a getter there is a call where a field is a load.
     this.#core = {

@@ -51,6 +51,25 @@ export interface LogOptions {
 }
 
 /**
+ * The least level written: the app's `level`, else the `FW_LOG` environment variable (so a test run
+ * can quiet the request lines of an app it does not configure: `FW_LOG=warn npx jest`), else info.
+ * An unknown name is a problem for the app's Refusals; until then lines are written from info up.
+ */
+export function leastLevel(
+  level: string | undefined,
+  env: string | undefined,
+): { readonly level: LevelSetting; readonly problem: string | null } {
+  const [setting, named] =
+    level !== undefined ? [level, 'new App({ level })'] : [env || undefined, 'FW_LOG'];
+  if (setting === undefined) return { level: 'info', problem: null };
+  if (Object.hasOwn(LEVELS, setting)) return { level: setting as LevelSetting, problem: null };
+  return {
+    level: 'info',
+    problem: `${named}: ${JSON.stringify(setting)} is not a log level: use one of ${Object.keys(LEVELS).join(', ')}`,
+  };
+}
+
+/**
  * The app's writer. Without a `logger`, lines are written in pino's shape
  * (`{"level":30,"time":…,"pid":…,"hostname":…,…fields,"msg":…}`) to the sink, batched; with one,
  * each line is a call `logger.info(fields, msg)` and pino (or the program's own logger) writes it.
@@ -63,10 +82,15 @@ export class AppLog implements LogWriter {
   readonly #heads: Record<LogLevel, string>;
   readonly #tail: string;
 
+  /** Why the level setting was not taken (an unknown name), for the app's Refusals; else null. */
+  readonly problem: string | null;
+
   constructor(sink: LogSink, options: LogOptions) {
     this.#sink = sink;
     this.#logger = options.logger ?? null;
-    this.#least = LEVELS[options.level ?? 'info'];
+    const least = leastLevel(options.level, process.env.FW_LOG);
+    this.#least = LEVELS[least.level];
+    this.problem = least.problem;
     this.#heads = {
       debug: '{"level":20',
       info: '{"level":30',
