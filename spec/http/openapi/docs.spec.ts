@@ -34,7 +34,7 @@ describe('GET /docs in Debian chromium', () => {
     await app?.close();
   });
 
-  it("lists the sample's operations, loading nothing from outside the app", async () => {
+  it("lists every operation of the sample's OpenAPI 3.2 document, loading nothing from outside the app", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     const outside: string[] = [];
@@ -49,9 +49,15 @@ describe('GET /docs in Debian chromium', () => {
     page.on('requestfailed', (r) => failed.push(r.url()));
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
+    // Chromium reports what the page's Content-Security-Policy blocked on the console.
+    const blocked: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) blocked.push(m.text());
+    });
 
     const res = await page.goto(`${url}/docs`);
     expect(res?.status()).toBe(200);
+    expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
     await page.waitForSelector('.opblock-summary-path', { timeout: 20_000 });
     const listed = await page.$$eval('.opblock', (blocks) =>
       blocks.map(
@@ -69,10 +75,19 @@ describe('GET /docs in Debian chromium', () => {
       ]),
     );
     expect(listed).not.toContain('GET /openapi.json');
+    // Every operation of the OpenAPI 3.2 document is rendered, the typed event stream's included
+    // (swagger-ui shows its media type; it does not draw an itemSchema).
+    const operations = Object.entries(app.document().paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect([...listed].sort()).toEqual([...operations].sort());
+    expect(listed).toContain('GET /events');
+    expect(await page.textContent('.info')).toContain('OAS 3.2');
     expect(await page.textContent('.info .title')).toContain('fw sample shop');
     expect(outside).toEqual([]);
     expect(failed).toEqual([]);
     expect(errors).toEqual([]);
+    expect(blocked).toEqual([]);
     await context.close();
   }, 60_000);
 
@@ -82,6 +97,10 @@ describe('GET /docs in Debian chromium', () => {
     page.setDefaultTimeout(15_000);
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
+    const blocked: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) blocked.push(m.text());
+    });
     // What the page sends to GET /orders, to see the token go out.
     const sent: (string | undefined)[] = [];
     page.on('request', (r) => {
@@ -107,6 +126,7 @@ describe('GET /docs in Debian chromium', () => {
     expect((await status.textContent())?.trim()).toBe('200');
     expect(sent).toEqual(['Bearer alice-token']);
     expect(errors).toEqual([]);
+    expect(blocked).toEqual([]);
     await context.close();
   }, 60_000);
 });

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IsInt, IsString } from 'class-validator';
-import { App, Body, Controller, Get, Post, Returns, Status } from 'fw-http';
+import { App, Body, Controller, Get, Post, Returns, Status, securityHeaders } from 'fw-http';
 
 class NewNote {
   @IsString() text!: string;
@@ -68,7 +68,7 @@ describe('serving and writing the document', () => {
     app.build();
     const text = readFileSync(file, 'utf8');
     expect(text).toBe(JSON.stringify(JSON.parse(text), null, 2) + '\n');
-    expect(text.split('\n')[1]).toBe('  "openapi": "3.1.0",');
+    expect(text.split('\n')[1]).toBe('  "openapi": "3.2.0",');
     expect(JSON.parse(text).info.title).toBe('notes');
   });
 
@@ -77,7 +77,7 @@ describe('serving and writing the document', () => {
     writeFileSync(file, '{"old":true}\n');
     new App().controllers(NotesController).openapi({ path: file }).build();
     const fresh = readFileSync(file, 'utf8');
-    expect(JSON.parse(fresh).openapi).toBe('3.1.0');
+    expect(JSON.parse(fresh).openapi).toBe('3.2.0');
     const stamp = new Date(Math.floor(statSync(file).mtimeMs / 1000) * 1000 - 60_000);
     utimesSync(file, stamp, stamp);
     const stamped = statSync(file).mtimeMs;
@@ -127,6 +127,36 @@ describe('the docs page', () => {
     expect(page.body).toContain('<link rel="stylesheet" href="/docs/swagger-ui.css">');
     expect(page.body).toContain('<title>notes &#60;&#38;&#62; API reference</title>');
     expect(page.body).not.toMatch(/https?:\/\//);
+  });
+
+  it('GET /docs carries a strict Content-Security-Policy: scripts, styles and fetches from the app only, nothing inline', async () => {
+    const app = new App({ log: () => {} })
+      .use(securityHeaders())
+      .controllers(NotesController)
+      .openapi()
+      .docs();
+    const page = await app.inject({ url: '/docs' });
+    const policy = new Map(
+      String(page.headers['content-security-policy'])
+        .split(/;\s*/)
+        .map((d) => [d.split(' ')[0]!, d.split(' ').slice(1).join(' ')]),
+    );
+    // The style elements Swagger UI's scripts add (the logo's colours) are allowed by hash only.
+    expect(policy.get('style-src')).toMatch(/^'self'( 'sha256-[A-Za-z0-9+/]{43}=')+$/);
+    policy.delete('style-src');
+    expect(Object.fromEntries(policy)).toEqual({
+      'default-src': "'none'",
+      'script-src': "'self'",
+      'img-src': "'self' data:",
+      'connect-src': "'self'",
+      'base-uri': "'none'",
+      'form-action': "'none'",
+      'object-src': "'none'",
+      'frame-ancestors': "'none'",
+    });
+    // The app's other answers keep securityHeaders()' own policy.
+    const doc = await app.inject({ url: '/openapi.json' });
+    expect(doc.headers['content-security-policy']).toBe("frame-ancestors 'none'");
   });
 
   it('serves the Swagger UI files from swagger-ui-dist byte for byte, and an initializer pointing at the spec', async () => {

@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Bytes } from '../../core/answers';
+import { Bytes, headers } from '../../core/answers';
 import { HttpError } from '../../core/errors';
 import { addHiddenRoute, cacheFor, versionDocumentPath } from './serve';
 import { versionsIn } from '../api-versions';
@@ -26,6 +27,7 @@ const ASSETS: readonly Asset[] = [
 
 // Read once per process, on the first `app.docs()`: about 2 MB that every app of the process shares.
 let loaded: Map<string, Buffer> | null = null;
+let policy: string | null = null;
 function assets(): Map<string, Buffer> {
   if (loaded === null) {
     const dir = swaggerUiDir();
@@ -51,6 +53,44 @@ function swaggerUiDir(): string {
       'app.docs() needs swagger-ui-dist, an optional peer dependency of fw-http: npm install swagger-ui-dist',
     );
   }
+}
+
+/**
+ * The page's Content-Security-Policy: nothing but what the self-hosted Swagger UI loads, all from
+ * the app (no inline script, no eval); `data:` images are the icons its CSS embeds; `connect-src
+ * 'self'` lets it fetch the document and "Try it out" against this app only. `frame-ancestors`
+ * stays as `securityHeaders()` sends it by default, since this header replaces the app's own.
+ * The scripts add `<style>` elements of fixed text (the top bar's logo colours): each is allowed
+ * by its hash, read from the files served, so a newer swagger-ui-dist keeps working.
+ */
+function docsPolicy(files: ReadonlyMap<string, Buffer>): string {
+  if (policy !== null) return policy;
+  const styles = [...files.values()].flatMap((f) => inlineStyleHashes(f.toString('latin1')));
+  return (policy = [
+    "default-src 'none'",
+    "script-src 'self'",
+    ['style-src', "'self'", ...new Set(styles)].join(' '),
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "object-src 'none'",
+    "frame-ancestors 'none'",
+  ].join('; '));
+}
+
+/** `'sha256-…'` of each `createElement("style",null,"…")` text of a bundle (CSP Level 3 §8.4). */
+function inlineStyleHashes(script: string): string[] {
+  const found = script.matchAll(/createElement\("style",null,("(?:[^"\\\n]|\\.)*")\)/g);
+  return [...found].flatMap((m) => {
+    let text: string;
+    try {
+      text = JSON.parse(Buffer.from(m[1]!, 'latin1').toString('utf8')) as string;
+    } catch {
+      return []; // a JavaScript-only escape: that style stays blocked, which only drops its colours
+    }
+    return [`'sha256-${createHash('sha256').update(text).digest('base64')}'`];
+  });
 }
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
@@ -91,12 +131,13 @@ export function addDocsRoutes(app: Host, options: DocsOptions): void {
   // validatorUrl: null keeps Swagger UI from sending the document to validator.swagger.io. With
   // API versions the page offers a document per version (a top-bar switch); which versions there
   // are is known once the app is built, so the script is made on its first request.
+  const pageHeaders = headers.of([{ name: 'Content-Security-Policy', value: docsPolicy(files) }]);
   let init: Buffer | null = null;
   const initScript = () => (init ??= Buffer.from(initText(spec, versionsIn(app.routes))));
   addHiddenRoute(app, {
     path,
     name: 'docs',
-    answer: () => new Bytes(page, 'text/html; charset=utf-8'),
+    answer: () => new Bytes(page, 'text/html; charset=utf-8', pageHeaders),
   });
   addHiddenRoute(app, {
     path: `${base}/init.js`,
