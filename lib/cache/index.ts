@@ -17,7 +17,6 @@ export {
   RateTable,
   RATE_ADMITTED,
   RATE_OVER,
-  RATE_FULL,
   type RateVerdict,
   type RateTableOptions,
   type RateStanding,

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { CacheError } from './errors';
-import { RATE_ADMITTED, RATE_OVER, RateTable } from './rate-table';
+import { RATE_ADMITTED, RateTable } from './rate-table';
 import { validRule, type RateCount, type RateRule, type RateStore } from './rate-store';
 
 /** Keys a `MemoryRateStore` keeps windows for per rule, unless the rule's `maxKeys` says otherwise. */
@@ -8,9 +8,9 @@ export const RATE_MAX_KEYS = 100_000;
 
 /**
  * A `RateStore` in this process: one bounded `RateTable` per rule name (at most the rule's
- * `maxKeys` keys; a new key past it is refused with `CacheError` `Full`, never by forgetting an
- * older key). It counts for this process only: for one allowance across instances, use a
- * `RedisStore`. `@RateLimit` without a store counts the same way without this wrapper.
+ * `maxKeys` keys; a new key past it takes the place of the least recently seen one, and `count`
+ * says so in `evicted`). It counts for this process only: for one allowance across instances, use
+ * a `RedisStore`. `@RateLimit` without a store counts the same way without this wrapper.
  *
  * @example
  * const rates = new MemoryRateStore();
@@ -39,25 +39,22 @@ export class MemoryRateStore implements RateStore {
 
   /** `count` answered at once, at `now` (the clock `take` takes). */
   countAt(rule: RateRule, key: string, now: number): RateCount {
-    const waitMs = this.take(rule, key, now);
-    if (waitMs > 0) return { waitMs, remaining: 0, resetMs: waitMs };
-    const { remaining, resetMs } = this.#tableOf(rule).standing(key, now);
-    return { waitMs, remaining, resetMs };
+    const table = this.#tableOf(rule);
+    const before = table.evictions;
+    const waitMs = table.take(key, now) === RATE_ADMITTED ? 0 : table.waitMs(now);
+    const evicted = table.evictions - before;
+    let counted: RateCount = { waitMs, remaining: 0, resetMs: waitMs };
+    if (waitMs === 0) {
+      const { remaining, resetMs } = table.standing(key, now);
+      counted = { waitMs, remaining, resetMs };
+    }
+    return evicted === 0 ? counted : { ...counted, evicted };
   }
 
   /** `hit` answered at once, at `now` (`performance.now()`'s clock, or any that does not go back). */
   take(rule: RateRule, key: string, now: number): number {
-    if (this.#closed)
-      throw new CacheError('Unavailable', `MemoryRateStore: closed (rule "${rule.name}")`);
     const table = this.#tableOf(rule);
-    const verdict = table.take(key, now);
-    if (verdict === RATE_ADMITTED) return 0;
-    const wait = table.waitMs(now);
-    if (verdict === RATE_OVER) return wait;
-    throw new CacheError(
-      'Full',
-      `MemoryRateStore: rule "${rule.name}" keeps windows for as many keys as it may (${table.maxKeys}); a new one fits in ${wait} ms`,
-    );
+    return table.take(key, now) === RATE_ADMITTED ? 0 : table.waitMs(now);
   }
 
   /** Drops every window; later calls fail `Unavailable`, like the other stores after `close()`. */
@@ -67,6 +64,8 @@ export class MemoryRateStore implements RateStore {
   }
 
   #tableOf(rule: RateRule): RateTable {
+    if (this.#closed)
+      throw new CacheError('Unavailable', `MemoryRateStore: closed (rule "${rule.name}")`);
     const held = this.#tables.get(rule.name);
     if (held !== undefined && (held.rule === rule || sameRule(held.rule, rule))) return held.table;
     if (!validRule(rule))

@@ -17,7 +17,10 @@ export interface RateRule {
   /** The window's length, in whole milliseconds. */
   readonly windowMs: number;
   readonly window: RateWindow;
-  /** Keys a store in this process keeps windows for at once, per rule (default 100,000); a store over the network ignores it. */
+  /**
+   * Keys a store in this process keeps windows for at once, per rule (default 100,000); past it a
+   * new key takes the least recently seen key's place. A store over the network ignores it.
+   */
   readonly maxKeys?: number;
 }
 
@@ -38,13 +41,18 @@ export interface RateCount {
   readonly remaining: number;
   /** Milliseconds until the window's count starts afresh. */
   readonly resetMs: number;
+  /**
+   * Windows of other keys forgotten before they ended to make room for this one (a store in this
+   * process at its rule's `maxKeys`); absent or 0 otherwise.
+   */
+  readonly evicted?: number;
 }
 
 export interface RateStore {
   /**
    * Counts one request of `key`: resolves 0 when it is admitted, else the milliseconds (at least
    * 1) until it may be. Rejects with `CacheError` `Unavailable` when the store cannot be reached,
-   * `Full` when it keeps as many keys as it may and this one is new.
+   * `Full` when it has no room for a new key (a Redis at `maxmemory` that evicts nothing).
    */
   hit(rule: RateRule, key: string): Promise<number>;
   /**

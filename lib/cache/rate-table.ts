@@ -4,16 +4,14 @@ import type { RateWindow } from './rate-store';
 export const RATE_ADMITTED = 0;
 /** The key has used its allowance: 429 until `retryAt`. */
 export const RATE_OVER = 1;
-/** The key is new and the table holds `maxKeys` live windows: refused until `retryAt`, when the oldest ends. */
-export const RATE_FULL = 2;
-export type RateVerdict = typeof RATE_ADMITTED | typeof RATE_OVER | typeof RATE_FULL;
+export type RateVerdict = typeof RATE_ADMITTED | typeof RATE_OVER;
 
 export interface RateTableOptions {
   /** Requests one key may make in a window. */
   readonly max: number;
   /** The window's length. */
   readonly spanMs: number;
-  /** Windows held at once. */
+  /** Windows held at once; past it a new key takes the least recently seen key's place. */
   readonly maxKeys: number;
   /** `'fixed'` (default) or `'sliding'` (see `RateWindow`). */
   readonly window?: RateWindow;
@@ -49,16 +47,17 @@ const EXPIRE_PER_INSERT = 2;
  * Windows per key, at most `maxKeys` of them, with constant work per request: what `@RateLimit`
  * counts with in this process, and what `MemoryRateStore` keeps per rule.
  *
- * An entry is (re)inserted when its window starts, and every window of a table has the same
- * length (and, sliding, starts on the same clock-aligned boundaries), so the Map's insertion order
- * is the order in which entries end: the first is always the next to end. Ended entries are
+ * Entries sit in a Map in the order their keys were last seen: every request of a key, admitted
+ * or not, moves it to the back, as nginx's `limit_req` zones keep theirs. Ended windows are
  * dropped from the front, a couple per new window, never by a scan of the table. A sliding entry
  * lives two windows (its count weighs on the next window).
  *
- * At the bound a new key is refused rather than an older window dropped: dropping would hand
- * anyone who can vary their address (an IPv6 /64 holds 2^64) a fresh allowance for a known
- * address each time they push it out, which is exactly what the limit is there to prevent. A
- * refused client is told to come back when the oldest window ends.
+ * At the bound a new key takes the place of the least recently seen one, and that key's window is
+ * forgotten (an eviction, counted in `evictions`, when it had not ended). So a new client is
+ * always served by a window of its own: refusing new keys instead would let anyone who can send
+ * from 100,000 addresses (seconds of work) lock every new client out until the oldest window ends.
+ * What forgetting costs: a client gets a fresh allowance only after `maxKeys` other keys were seen
+ * since its own last request, that many requests from as many addresses per reset.
  */
 export class RateTable {
   readonly max: number;
@@ -67,6 +66,8 @@ export class RateTable {
   readonly sliding: boolean;
   /** When a refused key may try again (same clock as `now`); set by `take` when it refuses. */
   retryAt = 0;
+  /** Windows forgotten before they ended, to make room for a new key, since the table was made. */
+  evictions = 0;
   /** How long an entry matters after its `start`. */
   readonly #life: number;
   readonly #windows = new Map<string, Window>();
@@ -117,27 +118,22 @@ export class RateTable {
     return wholeMs(this.retryAt - now, this.#life);
   }
 
-  /** Counts one request of `key` at `now` (a clock that does not go back, not below 0). */
+  /**
+   * Counts one request of `key` at `now` (a clock that does not go back, not below 0). A new key
+   * is always admitted: past `maxKeys` it takes the least recently seen key's place.
+   */
   take(key: string, now: number): RateVerdict {
     if (this.sliding) return this.#slide(key, now);
-    const windows = this.#windows;
-    let w = windows.get(key);
-    if (w !== undefined && now - w.start < this.spanMs) {
-      if (++w.count <= this.max) return RATE_ADMITTED;
-      this.retryAt = w.start + this.spanMs;
-      return RATE_OVER;
-    }
-    // A new window for this key: drop some ended ones first (this key's own among them, if it
-    // is at the front), then make room or refuse.
-    if (w !== undefined) this.#leave(key, now);
-    else if (!this.#room(now)) return RATE_FULL;
-    if (w === undefined) w = { start: now, count: 1, prev: 0 };
-    else {
+    const w = this.#entry(key, now, now);
+    if (now - w.start >= this.spanMs) {
+      // The key's window ended: a new one, in the same entry.
       w.start = now;
-      w.count = 1;
+      w.count = 0;
+      this.#expire(now, EXPIRE_PER_INSERT);
     }
-    windows.set(key, w);
-    return RATE_ADMITTED;
+    if (++w.count <= this.max) return RATE_ADMITTED;
+    this.retryAt = w.start + this.spanMs;
+    return RATE_OVER;
   }
 
   /**
@@ -148,26 +144,19 @@ export class RateTable {
   #slide(key: string, now: number): RateVerdict {
     const span = this.spanMs;
     const start = now - (now % span);
-    const windows = this.#windows;
-    let w = windows.get(key);
-    if (w === undefined || w.start < start - span) {
-      // New, or nothing counted in this window or the last: a fresh entry, at the back.
-      if (w !== undefined) this.#leave(key, now);
-      else if (!this.#room(now)) return RATE_FULL;
-      if (w === undefined) w = { start, count: 0, prev: 0 };
-      else {
-        w.start = start;
-        w.count = 0;
-        w.prev = 0;
-      }
-      windows.set(key, w);
+    const w = this.#entry(key, now, start);
+    if (w.start < start - span) {
+      // Nothing counted in this window or the last: a fresh count.
+      w.start = start;
+      w.count = 0;
+      w.prev = 0;
+      this.#expire(now, EXPIRE_PER_INSERT);
     } else if (w.start < start) {
-      // The next window: what it counted becomes the weighed past; it moves to the back.
+      // The next window: what it counted becomes the weighed past.
       w.prev = w.count;
       w.count = 0;
       w.start = start;
-      this.#leave(key, now);
-      windows.set(key, w);
+      this.#expire(now, EXPIRE_PER_INSERT);
     }
     const max = this.max;
     const c = w.count;
@@ -180,36 +169,40 @@ export class RateTable {
     return RATE_OVER;
   }
 
-  /** Takes a known key out to put it back at the back, dropping some ended windows on the way. */
-  #leave(key: string, now: number): void {
-    this.#windows.delete(key);
-    this.#expire(now, EXPIRE_PER_INSERT);
-  }
-
-  /** Drops ended windows; false (with `retryAt` set) when the table is still full. */
-  #room(now: number): boolean {
-    this.#expire(now, EXPIRE_PER_INSERT);
-    if (this.#windows.size >= this.maxKeys && !this.#expire(now, 1)) {
-      this.retryAt = this.#oldestStart() + this.#life;
-      return false;
+  /**
+   * The key's entry, moved to the back (seen now); or a new one starting at `start`, there, after
+   * dropping some ended windows and, at the bound, the least recently seen entry.
+   */
+  #entry(key: string, now: number, start: number): Window {
+    const windows = this.#windows;
+    const held = windows.get(key);
+    if (held !== undefined) {
+      windows.delete(key);
+      windows.set(key, held);
+      return held;
     }
-    return true;
+    this.#expire(now, EXPIRE_PER_INSERT);
+    if (windows.size >= this.maxKeys) this.#evict(now);
+    const fresh: Window = { start, count: 0, prev: 0 };
+    windows.set(key, fresh);
+    return fresh;
   }
 
-  /** Drops up to `n` ended windows from the front; true when it dropped any. */
-  #expire(now: number, n: number): boolean {
-    let dropped = false;
+  /** Drops the least recently seen entry; one whose window still mattered is an eviction. */
+  #evict(now: number): void {
     for (const [key, w] of this.#windows) {
-      if (n-- === 0 || now - w.start < this.#life) break;
       this.#windows.delete(key);
-      dropped = true;
+      if (now - w.start < this.#life) this.evictions++;
+      return;
     }
-    return dropped;
   }
 
-  #oldestStart(): number {
-    for (const w of this.#windows.values()) return w.start;
-    return 0;
+  /** Drops up to `n` ended windows from the front. */
+  #expire(now: number, n: number): void {
+    for (const [key, w] of this.#windows) {
+      if (n-- === 0 || now - w.start < this.#life) return;
+      this.#windows.delete(key);
+    }
   }
 }
 

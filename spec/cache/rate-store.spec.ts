@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { CacheError, MemoryRateStore, RedisStore, type RateStore } from 'fw-http/cache';
+import { MemoryRateStore, RedisStore, type RateStore } from 'fw-http/cache';
 import { startRedis, type RedisServer } from '../support/redis';
 import { describeRateStoreContract, rule, sleep } from './rate-store-contract';
 
@@ -51,19 +51,21 @@ describe('MemoryRateStore', () => {
     });
   });
 
-  it('FAIL-27 keeps at most maxKeys keys per rule: a new one past it is refused Full, known ones still counted', async () => {
+  it("keeps at most maxKeys keys per rule: a new one past it is admitted in the least recently seen key's place, and count says evicted", async () => {
     const store = new MemoryRateStore();
-    const r = rule({ max: 2, maxKeys: 2 });
+    const r = rule({ max: 1, maxKeys: 2 });
     expect(await store.hit(r, 'a')).toBe(0);
     expect(await store.hit(r, 'b')).toBe(0);
-    const err = await store.hit(r, 'c').catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(CacheError);
-    expect((err as CacheError).code).toBe('Full');
-    expect((err as CacheError).message).toMatch(
-      /rule "rule-\d+" keeps windows for as many keys as it may \(2\)/,
-    );
-    expect(await store.hit(r, 'a')).toBe(0);
     expect(await store.hit(r, 'a')).toBeGreaterThan(0);
+    expect(await store.count(r, 'c')).toMatchObject({ waitMs: 0, remaining: 0, evicted: 1 });
+    expect(await store.count(r, 'a')).toEqual({
+      waitMs: expect.any(Number),
+      remaining: 0,
+      resetMs: expect.any(Number),
+    });
+    expect((await store.count(r, 'c')).waitMs).toBeGreaterThan(0);
+    // 'b' was forgotten: it starts afresh, in the place of 'a'.
+    expect(await store.count(r, 'b')).toMatchObject({ waitMs: 0, evicted: 1 });
   });
 
   it('take answers at once at a given time; a sliding rule at its edge', () => {

@@ -1,22 +1,25 @@
 import * as door from 'fw-http/cache';
-import { RateTable, RATE_ADMITTED, RATE_FULL, RATE_OVER } from '../../lib/cache/rate-table';
+import { RateTable, RATE_ADMITTED, RATE_OVER } from '../../lib/cache/rate-table';
 
 // The table behind @RateLimit, on its own: the route keys it by the socket's address, which tests
 // over loopback can vary only a little (spec/http/limits.spec.ts does, with 127.0.0.x), so the
 // bound is tested here with as many keys as it takes.
 
 describe('RateTable', () => {
-  it('I28.3 is public: the door exports the table and its three verdicts, as the guide uses them', () => {
+  it('I28.3 is public: the door exports the table and its two verdicts, as the guide uses them', () => {
     expect(door.RateTable).toBe(RateTable);
-    expect([door.RATE_ADMITTED, door.RATE_OVER, door.RATE_FULL]).toEqual([0, 1, 2]);
+    expect([door.RATE_ADMITTED, door.RATE_OVER]).toEqual([0, 1]);
+    expect('RATE_FULL' in door).toBe(false);
     const messages = new door.RateTable({ max: 2, spanMs: 1000, maxKeys: 1, window: 'sliding' });
     expect([messages.take('p', 0), messages.take('p', 1), messages.take('p', 2)]).toEqual([
       door.RATE_ADMITTED,
       door.RATE_ADMITTED,
       door.RATE_OVER,
     ]);
-    expect(messages.take('q', 3)).toBe(door.RATE_FULL);
-    expect(messages.retryAt).toBeGreaterThan(3);
+    expect(messages.retryAt).toBeGreaterThan(2);
+    // Past maxKeys a new peer takes the place of the least recently seen one.
+    expect(messages.take('q', 3)).toBe(door.RATE_ADMITTED);
+    expect(messages.evictions).toBe(1);
   });
 
   it('FAIL-27 admits max requests per key in a window, then refuses until the window ends', () => {
@@ -34,25 +37,38 @@ describe('RateTable', () => {
     expect(t.retryAt).toBe(2_000);
   });
 
-  it('holds exactly maxKeys live windows; a new key past the bound is refused (full) until the oldest window ends', () => {
-    const t = new RateTable({ max: 5, spanMs: 1_000, maxKeys: 3 });
+  it('holds maxKeys windows; a new key past the bound is admitted in the place of the least recently seen key, and the eviction is counted', () => {
+    const t = new RateTable({ max: 1, spanMs: 1_000, maxKeys: 3 });
     expect([t.take('a', 0), t.take('b', 100), t.take('c', 200)]).toEqual([
       RATE_ADMITTED,
       RATE_ADMITTED,
       RATE_ADMITTED,
     ]);
-    expect(t.size).toBe(3);
-    expect(t.take('d', 300)).toBe(RATE_FULL);
-    expect(t.retryAt).toBe(1_000);
-    expect(t.size).toBe(3);
-    // Keys already in the table are still counted, full or not: a flood of new keys cannot reset them.
-    expect(t.take('a', 400)).toBe(RATE_ADMITTED);
-    expect(t.take('d', 999)).toBe(RATE_FULL);
-    // The oldest window ends: its slot goes to the new key; the others are still full.
+    // 'a' is refused, and being seen moves it to the back: 'b' is now the least recently seen.
+    expect(t.take('a', 300)).toBe(RATE_OVER);
+    expect([t.size, t.evictions]).toEqual([3, 0]);
+    // maxKeys + 1 keys: the new one gets a window of its own, never a refusal for being new.
+    expect(t.take('d', 400)).toBe(RATE_ADMITTED);
+    expect([t.size, t.evictions]).toEqual([3, 1]);
+    expect(t.standing('b', 400).remaining).toBe(1);
+    // Those still held go on being counted.
+    expect(t.take('a', 500)).toBe(RATE_OVER);
+    expect(t.take('c', 500)).toBe(RATE_OVER);
+    expect(t.take('d', 500)).toBe(RATE_OVER);
+    // The forgotten key starts afresh (the price of serving every new client), pushing out 'a'.
+    expect(t.take('b', 600)).toBe(RATE_ADMITTED);
+    expect([t.size, t.evictions]).toEqual([3, 2]);
+    expect(t.take('b', 700)).toBe(RATE_OVER);
+  });
+
+  it('a full table of ended windows drops them without counting evictions', () => {
+    const t = new RateTable({ max: 1, spanMs: 1_000, maxKeys: 2 });
+    t.take('a', 0);
+    t.take('b', 0);
+    expect(t.take('c', 1_000)).toBe(RATE_ADMITTED);
     expect(t.take('d', 1_000)).toBe(RATE_ADMITTED);
-    expect(t.take('e', 1_001)).toBe(RATE_FULL);
-    expect(t.retryAt).toBe(1_100);
-    expect(t.size).toBe(3);
+    expect(t.take('e', 1_500)).toBe(RATE_ADMITTED);
+    expect([t.size, t.evictions]).toEqual([2, 1]);
   });
 
   it('never holds more than maxKeys after many distinct keys over many windows', () => {
@@ -66,6 +82,7 @@ describe('RateTable', () => {
     expect(most).toBe(1_000);
     // One new key per millisecond and a 1 s window: every key fits once the first windows end.
     expect(admitted).toBe(50_000);
+    expect(t.evictions).toBe(0);
   });
 
   it('drops ended windows a few at a time from the front, never by scanning the whole table', () => {
@@ -78,13 +95,16 @@ describe('RateTable', () => {
     expect(t.size).toBe(4_999);
   });
 
-  it('a key whose window ended starts a new one at the back, so the front is always the oldest', () => {
+  it('every request moves its key to the back, admitted or not: the front is the least recently seen', () => {
     const t = new RateTable({ max: 1, spanMs: 1_000, maxKeys: 2 });
     t.take('a', 0);
     t.take('b', 500);
     expect(t.take('a', 1_000)).toBe(RATE_ADMITTED);
-    expect(t.take('c', 1_200)).toBe(RATE_FULL);
-    expect(t.retryAt).toBe(1_500);
+    // 'b' (seen at 500) goes, not 'a' (seen at 1,000).
+    expect(t.take('c', 1_200)).toBe(RATE_ADMITTED);
+    expect(t.take('a', 1_300)).toBe(RATE_OVER);
+    expect(t.take('c', 1_400)).toBe(RATE_OVER);
+    expect(t.evictions).toBe(1);
   });
 
   it('refuses settings that are not positive whole numbers', () => {
@@ -123,18 +143,16 @@ describe('RateTable, sliding window', () => {
     expect(burst.filter((n) => sliding.take('a', n) === RATE_ADMITTED)).toEqual([0, 990, 991, 992]);
   });
 
-  it('holds maxKeys entries for two windows each; a rolled key moves to the back, so the front is the next to end', () => {
-    const t = new RateTable({ max: 5, spanMs: 1_000, maxKeys: 2, window: 'sliding' });
+  it("I35.5 holds maxKeys entries for two windows each; past the bound a new key takes the least recently seen one's place", () => {
+    const t = new RateTable({ max: 1, spanMs: 1_000, maxKeys: 2, window: 'sliding' });
     expect(t.take('a', 0)).toBe(RATE_ADMITTED);
     expect(t.take('b', 500)).toBe(RATE_ADMITTED);
-    // Both still weigh on the next window: a new key is refused until the first ends (0 + 2 × 1,000).
-    expect(t.take('c', 1_500)).toBe(RATE_FULL);
-    expect(t.retryAt).toBe(2_000);
-    expect(t.take('a', 1_600)).toBe(RATE_ADMITTED);
-    expect(t.take('c', 2_000)).toBe(RATE_ADMITTED);
-    expect(t.take('d', 2_001)).toBe(RATE_FULL);
-    expect(t.retryAt).toBe(3_000);
-    expect(t.size).toBe(2);
+    // Both still weigh on the next window: 'c' takes the place of 'a', which is forgotten.
+    expect(t.take('c', 1_500)).toBe(RATE_ADMITTED);
+    expect([t.size, t.evictions]).toEqual([2, 1]);
+    expect(t.take('b', 1_600)).toBe(RATE_OVER);
+    expect(t.take('a', 1_700)).toBe(RATE_ADMITTED);
+    expect([t.size, t.evictions]).toEqual([2, 2]);
   });
 
   it('never holds more than maxKeys after many distinct keys over many windows', () => {
@@ -146,9 +164,10 @@ describe('RateTable, sliding window', () => {
       most = Math.max(most, t.size);
     }
     expect(most).toBe(1_000);
-    // An entry lives two windows, so one new key a millisecond fills the table: half are refused.
-    expect(admitted).toBeGreaterThan(20_000);
-    expect(admitted).toBeLessThan(30_000);
+    // An entry lives two windows, so one new key a millisecond fills the table: every new key is
+    // still admitted, in the place of one whose entry still mattered.
+    expect(admitted).toBe(50_000);
+    expect(t.evictions).toBeGreaterThan(20_000);
   });
 
   it('refuses a window that is neither fixed nor sliding', () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { App, Controller, Ctx, Get, Post, RateLimit, fail, Returns } from 'fw-http';
 import { connect } from 'node:net';
-import { post } from '../support/post';
+import { post, send } from '../support/post';
 import { exchange, parseResponses, raw } from '../support/raw';
 
 class Problem {
@@ -153,26 +153,28 @@ class BoundedRateController {
 }
 
 describe('rate-limit table bound', () => {
-  it('FAIL-27 OPEN-49 over real sockets: maxAddresses windows are kept; a new address past them is 503 with Retry-After, a known one still 429', async () => {
+  it('FAIL-27 OPEN-49 over real sockets: after maxAddresses + 1 clients, a new client is served by a window of its own; the least recently seen is forgotten, the others still 429', async () => {
     const app = new App({ log: () => {} }).controllers(BoundedRateController);
     const { port } = await app.listen();
     try {
       expect((await post(port, '/signin', '127.0.0.1')).status).toBe(200);
       expect((await post(port, '/signin', '127.0.0.2')).status).toBe(200);
-      const full = await post(port, '/signin', '127.0.0.3');
-      expect(full.status).toBe(503);
-      expect(Number(full.retryAfter)).toBeGreaterThanOrEqual(59);
-      expect(JSON.parse(full.body)).toEqual({
-        error: 'POST /signin is rate-limiting as many addresses as it keeps (2); try again later',
-        status: 503,
-      });
-      const over = await post(port, '/signin', '127.0.0.1');
-      expect([over.status, JSON.parse(over.body)]).toEqual([
-        429,
-        { error: 'at most 1 requests per 60 s', status: 429 },
-      ]);
-      expect(Number(over.retryAfter)).toBeGreaterThanOrEqual(59);
-      expect((await post(port, '/signin', '127.0.0.2')).status).toBe(429);
+      // The table holds 2: the third client takes the place of the first, never a 503.
+      const third = await send(port, '/signin', { localAddress: '127.0.0.3' });
+      expect([third.status, third.headers['ratelimit']]).toEqual([200, '"default";r=0;t=60']);
+      for (const known of ['127.0.0.2', '127.0.0.3']) {
+        const over = await post(port, '/signin', known);
+        expect([over.status, JSON.parse(over.body)]).toEqual([
+          429,
+          { error: 'at most 1 requests per 60 s', status: 429 },
+        ]);
+        expect(Number(over.retryAfter)).toBeGreaterThanOrEqual(59);
+      }
+      // A fourth new client is served too, in the place of 127.0.0.2 (seen least recently now).
+      expect((await post(port, '/signin', '127.0.0.4')).status).toBe(200);
+      // The forgotten first client starts afresh: what serving every new client costs.
+      expect((await post(port, '/signin', '127.0.0.1')).status).toBe(200);
+      expect((await post(port, '/signin', '127.0.0.4')).status).toBe(429);
     } finally {
       await app.close();
     }

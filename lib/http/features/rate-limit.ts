@@ -6,7 +6,6 @@ import type { OperationSink } from '../route/extensions';
 import {
   RateTable,
   RATE_ADMITTED,
-  RATE_OVER,
   type RateCount,
   type RateRule,
   type RateStore,
@@ -16,6 +15,8 @@ import type { Ctx } from '../request/ctx';
 import type { RouteRecord } from '../route/route-record';
 import { MarkKey } from '../route/mark-key';
 import { markRoute } from '../route/decorators';
+import { clientPrefix, RATE_IPV6_PREFIX_BITS } from './client-prefix';
+import { EvictionNotice } from './eviction-notice';
 
 /** Client addresses one rate-limited route keeps windows for, unless `maxAddresses` says otherwise. */
 export const RATE_MAX_ADDRESSES = 100_000;
@@ -25,10 +26,18 @@ export interface RateMark {
   readonly max: number;
   readonly perSeconds: number;
   /**
-   * Client addresses the route keeps windows for at once in this process (default 100,000); a new
-   * address past it is 503. A rate store over the network keeps as many as it has room for.
+   * Clients the route keeps windows for at once in this process (default 100,000); past it a new
+   * client takes the place of the least recently seen one, whose window is forgotten (counted in
+   * `fw.rate_limit.evictions`, logged at most once a minute). A rate store over the network keeps
+   * as many as it has room for.
    */
   readonly maxAddresses?: number;
+  /**
+   * How many leading bits of an IPv6 address name one client (default 64: a host is routinely
+   * given a whole /64); 128 counts every address apart. IPv4 addresses, IPv4-mapped IPv6 among
+   * them, are counted one by one.
+   */
+  readonly ipv6PrefixBits?: number;
   /** `'fixed'` (default): a window per address from its first request; `'sliding'`: see `RateWindow`. */
   readonly window?: RateWindow;
   /**
@@ -46,9 +55,12 @@ export const RATE = new MarkKey<RateMark>('rate');
 export const RATE_STORE: unique symbol = Symbol('fw.rateStore');
 
 /**
- * Allows at most `max` requests per `perSeconds` per client address (429 with `Retry-After` beyond),
- * in a `'fixed'` or `'sliding'` window. Counted in this process unless the app has a rate store
- * (`new App({ rateStore: redisStore })`): then one allowance across every instance sharing it.
+ * Allows at most `max` requests per `perSeconds` per client (429 with `Retry-After` beyond), in a
+ * `'fixed'` or `'sliding'` window; a client is an IPv4 address or an IPv6 /64 (`ipv6PrefixBits`).
+ * Counted in this process unless the app has a rate store (`new App({ rateStore: redisStore })`):
+ * then one allowance across every instance sharing it.
+ * @example
+ * @Post('/login') @RateLimit({ max: 5, perSeconds: 60 }) login(@Body(Login) body: Login) { … }
  */
 export function RateLimit(options: RateMark): MethodDecorator {
   return markRoute(RATE, options);
@@ -58,16 +70,17 @@ export function RateLimit(options: RateMark): MethodDecorator {
 const STORE_DOWN_RETRY_S = '1';
 
 /**
- * `@RateLimit({ max, perSeconds, maxAddresses?, window?, storeDown? })`: at most `max` requests per
- * client address per `perSeconds`; beyond it 429 with `Retry-After` in whole seconds.
+ * `@RateLimit({ max, perSeconds, maxAddresses?, ipv6PrefixBits?, window?, storeDown? })`: at most
+ * `max` requests per client per `perSeconds`; beyond it 429 with `Retry-After` in whole seconds.
  *
  * Without a rate store the route counts in a bounded table of its own, synchronously: at most
- * `maxAddresses` addresses (default 100,000); past that a new address is shed with 503 and
- * `Retry-After` until the oldest window ends, while addresses already counted go on as before
- * (why refusing beats forgetting: see `RateTable`). With one, each request is one `hit` on it.
+ * `maxAddresses` clients (default 100,000); past that a new client takes the least recently seen
+ * one's place (why forgetting beats refusing: see `RateTable`). With one, each request is one
+ * `count` (or `hit`) on it.
  *
- * The key is `c.ip`: the socket's peer, or behind proxies the app trusts (`new App({ trustProxy })`)
- * the client they name; an untrusted peer's `X-Forwarded-For` is never read.
+ * The client is `c.ip` (the socket's peer, or behind proxies the app trusts, `new App({ trustProxy
+ * })`, the client they name; an untrusted peer's `X-Forwarded-For` is never read), an IPv6 one cut
+ * to its first `ipv6PrefixBits` bits.
  */
 const around: AroundFactory = (record, services) => {
   const mark = record.marks.get(RATE);
@@ -83,6 +96,11 @@ const around: AroundFactory = (record, services) => {
   if (window !== 'fixed' && window !== 'sliding')
     throw new TypeError(
       `${label}: @RateLimit window must be 'fixed' or 'sliding', got ${String(window)}`,
+    );
+  const bits = mark.ipv6PrefixBits ?? RATE_IPV6_PREFIX_BITS;
+  if (!Number.isSafeInteger(bits) || bits < 1 || bits > 128)
+    throw new TypeError(
+      `${label}: @RateLimit ipv6PrefixBits must be a whole number from 1 to 128, got ${String(bits)}`,
     );
   const storeDown = mark.storeDown ?? 'open';
   if (storeDown !== 'open' && storeDown !== 'closed')
@@ -101,6 +119,8 @@ const around: AroundFactory = (record, services) => {
       `${label}: @RateLimit max and perSeconds × 1000 must be positive whole numbers, got ${String(mark.max)} and ${String(spanMs)}`,
     );
   const route = `${record.method} ${record.path}`;
+  const keyOf = (c: Ctx): string => clientPrefix(c.ip || 'unknown', bits);
+  const evictions = new Evictions(route, maxKeys);
   const store = services.get(RATE_STORE) as RateStore | undefined;
   if (store !== undefined) {
     if (typeof store.hit !== 'function')
@@ -108,18 +128,55 @@ const around: AroundFactory = (record, services) => {
         `${label}: the app's rateStore has no hit(rule, key) method (a RedisStore or a MemoryRateStore has one)`,
       );
     const rule: RateRule = { name: route, max: mark.max, windowMs: spanMs, window, maxKeys };
-    return overStore(store, rule, mark, storeDown === 'closed');
+    return overStore({ store, rule, mark, closed: storeDown === 'closed', keyOf, evictions });
   }
-  return inProcess(new RateTable({ max: mark.max, spanMs, maxKeys, window }), mark, route);
+  const table = new RateTable({ max: mark.max, spanMs, maxKeys, window });
+  return inProcess({ table, mark, keyOf, evictions });
 };
 
+/** What a limit's step is made of, beside its table or store. */
+interface StepParts {
+  readonly mark: RateMark;
+  /** The client a request counts for. */
+  readonly keyOf: (c: Ctx) => string;
+  readonly evictions: Evictions;
+}
+
+/** A route's forgotten windows: counted in `fw.rate_limit.evictions`, logged at most once a minute. */
+class Evictions {
+  readonly #notice = new EvictionNotice();
+  readonly #route: string;
+  readonly #maxKeys: number;
+
+  constructor(route: string, maxKeys: number) {
+    this.#route = route;
+    this.#maxKeys = maxKeys;
+  }
+
+  /** `n` windows were forgotten to make room for this request's client. */
+  add(c: Ctx, n: number): void {
+    if (c.telemetry !== null)
+      for (let i = 0; i < n; i++) c.telemetry.note('rate_limit_eviction', 'evicted');
+    const count = this.#notice.add(n, performance.now());
+    if (count === 0) return;
+    c.core.logs.write(
+      'warn',
+      { route: this.#route, evictions: count, maxAddresses: this.#maxKeys },
+      `${this.#route} counts as many clients as it keeps (${this.#maxKeys}): ${count} least recently seen window(s) forgotten to serve new clients since the last line (at most one a minute); raise maxAddresses if this is ordinary traffic`,
+    );
+  }
+}
+
 /** The step counting in this process: synchronous, with the RateLimit headers on every answer. */
-function inProcess(table: RateTable, mark: RateMark, route: string): Around {
+function inProcess(parts: StepParts & { readonly table: RateTable }): Around {
+  const { table, mark, keyOf, evictions } = parts;
   const policy = policyOf(mark);
   return (c, proceed) => {
     const now = performance.now();
-    const key = c.ip || 'unknown';
+    const key = keyOf(c);
+    const before = table.evictions;
     const verdict = table.take(key, now);
+    if (table.evictions !== before) evictions.add(c, table.evictions - before);
     c.putHeader('ratelimit-policy', policy);
     const { remaining, resetMs } = table.standing(key, now);
     // Admitted: the window's end. Refused: when a request is let in again, which a sliding window
@@ -128,16 +185,8 @@ function inProcess(table: RateTable, mark: RateMark, route: string): Around {
     c.putHeader('ratelimit', `"default";r=${verdict === RATE_ADMITTED ? remaining : 0};t=${reset}`);
     if (verdict === RATE_ADMITTED) return proceed();
     c.setHeader('retry-after', String(reset));
-    if (c.telemetry !== null)
-      c.telemetry.note('rate_limit', verdict === RATE_OVER ? 'over_limit' : 'table_full');
-    if (verdict === RATE_OVER)
-      throw fail.tooManyRequests('at most %d requests per %d s', mark.max, mark.perSeconds);
-    throw fail.status(
-      503,
-      '%s is rate-limiting as many addresses as it keeps (%d); try again later',
-      route,
-      table.maxKeys,
-    );
+    if (c.telemetry !== null) c.telemetry.note('rate_limit', 'over_limit');
+    throw fail.tooManyRequests('at most %d requests per %d s', mark.max, mark.perSeconds);
   };
 }
 
@@ -159,15 +208,18 @@ const policyOf = (mark: RateMark): string => `"default";q=${mark.max};w=${mark.p
 const outages = new WeakMap<RateStore, { down: boolean }>();
 
 /**
- * The step over a rate store: one `hit` per request; a store that fails is an outage, met as the
- * route declares. The rule is named after the route (`GET /path`), which its messages name.
+ * The step over a rate store: one `count` (or `hit`) per request; a store that fails is an
+ * outage, met as the route declares. The rule is named after the route (`GET /path`), which its
+ * messages name.
  */
 function overStore(
-  store: RateStore,
-  rule: RateRule,
-  mark: RateMark,
-  closed: boolean,
+  parts: StepParts & {
+    readonly store: RateStore;
+    readonly rule: RateRule;
+    readonly closed: boolean;
+  },
 ): (c: Ctx, proceed: () => unknown) => Promise<unknown> {
+  const { store, rule, mark, closed, keyOf, evictions } = parts;
   const route = rule.name;
   let seen = outages.get(store);
   if (seen === undefined) outages.set(store, (seen = { down: false }));
@@ -175,7 +227,7 @@ function overStore(
   return async (c, proceed) => {
     let counted: RateCount;
     try {
-      const key = c.ip || 'unknown';
+      const key = keyOf(c);
       counted =
         store.count !== undefined
           ? await store.count(rule, key)
@@ -199,6 +251,7 @@ function overStore(
       state.down = false;
       c.core.logs.write('info', null, 'rate-limit store answers again: counting resumed');
     }
+    if ((counted.evicted ?? 0) > 0) evictions.add(c, counted.evicted!);
     c.putHeader('ratelimit-policy', policyOf(mark));
     const wait = counted.waitMs;
     if (wait === 0) {
@@ -220,7 +273,7 @@ function overStore(
 
 /**
  * A rate-limited route lists 429 with the Retry-After it sends, and 503 with it when it fails
- * closed (a declared answer to an outage). The 503 of a full table is shedding, which no route lists.
+ * closed (a declared answer to an outage).
  */
 const describe = (record: RouteRecord, op: OperationSink): void => {
   const mark = record.marks.get(RATE);

@@ -21,12 +21,13 @@ interface Instruments {
   readonly active: UpDownCounter;
   readonly shed: Counter;
   readonly rateLimited: Counter;
+  readonly rateEvictions: Counter;
   readonly idempotency: Counter;
   readonly deprecated: Counter;
 }
 
-function instruments(meter: Meter, provided: readonly unknown[]): Instruments {
-  // The memory stores provided, and those under provided spaces (as a shop provides them): each once.
+/** Byte gauges of the memory stores provided, and of those under provided spaces (as a shop provides them): each once. */
+function observeStores(meter: Meter, provided: readonly unknown[]): void {
   const stores = [
     ...new Set(
       provided.flatMap((p) =>
@@ -52,6 +53,10 @@ function instruments(meter: Meter, provided: readonly unknown[]): Instruments {
       })
       .addCallback((r) => stores.forEach((s, i) => r.observe(s.bytes, { 'fw.store': i })));
   }
+}
+
+function instruments(meter: Meter, provided: readonly unknown[]): Instruments {
+  observeStores(meter, provided);
   return {
     duration: meter.createHistogram('http.server.request.duration', {
       description: 'Duration of HTTP server requests',
@@ -67,8 +72,14 @@ function instruments(meter: Meter, provided: readonly unknown[]): Instruments {
       unit: '{request}',
     }),
     rateLimited: meter.createCounter('fw.rate_limit.refused', {
-      description: 'Requests refused by @RateLimit (429 over the limit, 503 table full)',
+      description:
+        'Requests refused by @RateLimit (429 over the limit, 503 while a fail-closed store is down)',
       unit: '{request}',
+    }),
+    rateEvictions: meter.createCounter('fw.rate_limit.evictions', {
+      description:
+        "Clients' windows a @RateLimit forgot before they ended, to serve new clients past maxAddresses",
+      unit: '{window}',
     }),
     deprecated: meter.createCounter('fw.deprecated.requests', {
       description: 'Requests to @Deprecated routes',
@@ -185,11 +196,18 @@ class RequestWatch implements RequestTelemetry {
     span.setAttribute('http.route', route);
   }
 
-  note(feature: 'idempotency' | 'rate_limit' | 'deprecated', outcome: string): void {
+  note(
+    feature: 'idempotency' | 'rate_limit' | 'rate_limit_eviction' | 'deprecated',
+    outcome: string,
+  ): void {
     const i = this.#owner.instruments;
     const route = this.#route ?? '';
     if (feature === 'deprecated') {
       i?.deprecated.add(1, { 'http.route': route });
+      return;
+    }
+    if (feature === 'rate_limit_eviction') {
+      i?.rateEvictions.add(1, { 'http.route': route });
       return;
     }
     if (feature === 'idempotency') {

@@ -78,8 +78,14 @@ export interface RequestTelemetry {
   readonly context: Context | null;
   /** The request was routed to `route` (`POST /orders/{id}/cancel`). */
   routed(route: string): void;
-  /** An fw feature's outcome on this request (`idempotency`: `replayed`, `stored`, …). */
-  note(feature: 'idempotency' | 'rate_limit' | 'deprecated', outcome: string): void;
+  /**
+   * An fw feature's outcome on this request (`idempotency`: `replayed`, `stored`, …;
+   * `rate_limit_eviction`: a client's window was forgotten to make room for this one's).
+   */
+  note(
+    feature: 'idempotency' | 'rate_limit' | 'rate_limit_eviction' | 'deprecated',
+    outcome: string,
+  ): void;
   /** A thrown value became the answer `status` (or failed after answering). */
   failed(err: unknown, status: number): void;
 }
