@@ -27,6 +27,14 @@ export const HTTP_ERRORS = {
   AlreadySent: { status: 500, doc: 'a second answer on one request' },
   TooManyHeaders: { status: 500, doc: 'more than 8 headers on a returned value' },
   BadRedirect: { status: 500, doc: 'a redirect status outside 301, 302, 303, 307, 308' },
+  BodyNotAllowed: {
+    status: 500,
+    doc: 'a body (or a stream) sent with 1xx, 204, 205 or 304, which have none (RFC 9110 §15): answer with c.empty(status)',
+  },
+  BadStatus: {
+    status: 500,
+    doc: 'c.empty(status) with a status that is not a whole number from 200 to 599',
+  },
   UndeclaredAnswer: {
     status: 500,
     doc: 'a handler answered what its @Returns does not declare: a Reply status not in its map or list, a bare value from a Reply route, a value from a route with no @Returns',

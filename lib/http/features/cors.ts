@@ -45,7 +45,7 @@ export function cors(options: CorsOptions): Middleware {
       if (asked) c.setHeader('access-control-allow-headers', asked);
       if (options.maxAge !== undefined)
         c.setHeader('access-control-max-age', String(options.maxAge));
-      c.write(204, null, null, null);
+      c.empty(204);
       return;
     }
     return next();

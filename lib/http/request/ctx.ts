@@ -600,6 +600,7 @@ export class Ctx implements Scope {
 
   #startStream(status: number, contentType: string, length: number | null): BodyStream {
     this.ownAnswer();
+    if (!hasContent(status)) throw bodyNotAllowed(status, 'a stream');
     checkValue('content-type', contentType);
     if (this.#status !== 0)
       throw new HttpError(
@@ -698,6 +699,22 @@ export class Ctx implements Scope {
     return this.core.sendFile(this, options);
   }
 
+  /**
+   * Answers `status` with no body: no `Content-Length` on 204 and 304 (RFC 9110 §8.6 forbids it on
+   * a 204, and on a 304 it would have to be the representation's), `Content-Length: 0` on others
+   * so the connection stays usable. The headers set so far go with it.
+   * @example app.use((c, next) => (c.method === 'OPTIONS' ? c.empty(204) : next()))
+   */
+  empty(status: number): void {
+    this.ownAnswer();
+    if (!Number.isInteger(status) || status < 200 || status > 599)
+      throw new HttpError(
+        'BadStatus',
+        `c.empty(${status}): the status of an answer is a whole number from 200 to 599`,
+      );
+    this.write(status, null, null, null);
+  }
+
   /** A redirect decided at run time: `Location` and no body. */
   redirect(status: RedirectStatus, location: string): void {
     this.ownAnswer();
@@ -762,6 +779,10 @@ export class Ctx implements Scope {
   ): void {
     const bytes = this.#asciiBytes;
     this.#asciiBytes = -1;
+    if (body !== null && !hasContent(status)) {
+      if (body.length > 0) throw bodyNotAllowed(status, 'a body');
+      body = null; // '' is no body: sent as one, with no Content-Length
+    }
     if (this.capture) {
       if (this.captured !== null)
         throw new HttpError(
@@ -791,7 +812,7 @@ export class Ctx implements Scope {
             ? bytes
             : Buffer.byteLength(payload),
       );
-    else if (status !== 204 && status !== 304 && !(status < 200)) bag['content-length'] = '0';
+    else if (hasLength(status)) bag['content-length'] = '0';
     this.head(status, bag);
     if (payload === null) this.res.end();
     else if (typeof payload === 'string' || payload.length > ONE_PIECE_BYTES) this.res.end(payload);
@@ -806,6 +827,8 @@ export class Ctx implements Scope {
     // Node writes `Connection: keep-alive` on every kept HTTP/1.1 answer; the spec sends nothing there.
     // (HTTP/1.0 clients being kept still get `keep-alive`; closing answers get `close`.)
     if (res.shouldKeepAlive && this.req.httpVersionMinor === 1) res.removeHeader('connection');
+    // Whoever built the bag (a file's 304, a kept answer), a head without content has no length.
+    if (!hasLength(status)) delete bag['content-length'];
     try {
       res.writeHead(status, bag);
     } catch (e) {
@@ -863,6 +886,22 @@ export class Ctx implements Scope {
     return this.#out;
   }
 }
+
+/** False for the statuses whose answers never carry content: 1xx, 204, 205, 304 (RFC 9110 §15). */
+const hasContent = (status: number): boolean =>
+  status >= 200 && status !== 204 && status !== 205 && status !== 304;
+
+/**
+ * False where `Content-Length` must not be written: 1xx and 204 (RFC 9110 §8.6), and 304, where it
+ * could only repeat the representation's length, which fw does not send. A 205 has `0`.
+ */
+const hasLength = (status: number): boolean => status >= 200 && status !== 204 && status !== 304;
+
+const bodyNotAllowed = (status: number, what: string): HttpError =>
+  new HttpError(
+    'BodyNotAllowed',
+    `${what} with ${status}: a ${status} answer has no content: answer with c.empty(${status})`,
+  );
 
 /** @internal */
 export function isThenable<T>(v: unknown): v is PromiseLike<T> {
