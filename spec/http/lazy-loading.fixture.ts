@@ -105,6 +105,19 @@ class Uploads {
   }
 }
 
+class Signup {
+  @IsString() name!: string;
+}
+
+@Controller()
+class Forms {
+  @Post('/signup')
+  @Returns(Status(201, Object))
+  signup(@Form() s: Signup) {
+    return { name: s.name };
+  }
+}
+
 const json = { 'content-type': 'application/json' };
 
 /** POSTs a one-file multipart form to /upload: its status and body. */
@@ -245,12 +258,22 @@ export async function run(scenario: string): Promise<{ seen: unknown[]; loaded: 
           });
         return resolve(request, ...rest);
       };
-      const logged: string[] = [];
-      const app = new App({ log: (l) => void logged.push(l) }).controllers(Uploads).build();
-      seen.push(...(await upload(app)));
-      await new Promise((f) => setTimeout(f, 50)); // the error's log line follows its answer
-      seen.push(logged.join('\n'));
-      await app.close();
+      // build() refuses the upload route, naming the command; a form-only app still builds.
+      try {
+        new App({ log: () => {} }).controllers(Uploads).build();
+        seen.push('built');
+      } catch (e) {
+        seen.push((e as Error).name, (e as Error).message);
+      }
+      const forms = new App({ log: () => {} }).controllers(Forms).build();
+      const r = await forms.inject({
+        method: 'POST',
+        url: '/signup',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'name=ann',
+      });
+      seen.push(r.status, r.body);
+      await forms.close();
       break;
     }
     case 'redis store': {

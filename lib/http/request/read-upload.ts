@@ -7,7 +7,9 @@ import type { IncomingMessage } from 'node:http';
 import type BusboyType from 'busboy';
 import { Failure, HttpError } from '../core/errors';
 import type { Params } from '../schema';
+import { loadBusboy } from './busboy-peer';
 import { PartHeaderWatch } from './part-header-watch';
+import { PartHeads } from './part-heads';
 import {
   PART_HEADER_CEILING,
   StreamedFile,
@@ -51,28 +53,6 @@ const BOUNDARY = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;]{1,70}))/i;
 export const isMultipart = (req: IncomingMessage): boolean =>
   MULTIPART.test(req.headers['content-type'] ?? '');
 
-type Busboy = typeof BusboyType;
-let busboy: Busboy | null = null;
-
-/**
- * busboy, loaded on the first multipart form: it is an optional peer dependency, installed by
- * apps that take uploads, so its absence is said here with the command that fixes it.
- */
-function loadBusboy(): Busboy {
-  if (busboy !== null) return busboy;
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first upload only
-    busboy = require('busboy') as Busboy;
-  } catch (e) {
-    if ((e as { code?: unknown }).code !== 'MODULE_NOT_FOUND') throw e;
-    throw new HttpError(
-      'PeerMissing',
-      'a multipart @Form needs busboy, an optional peer dependency of fw-http: npm install busboy',
-    );
-  }
-  return busboy;
-}
-
 /** Reads `req`'s multipart body into temp files and fields; every temp file goes when `res` closes. */
 export function readUpload(
   req: IncomingMessage,
@@ -81,6 +61,15 @@ export function readUpload(
 ): Promise<ReadUpload> {
   const reading = new UploadReading(req, res, plan);
   return reading.start();
+}
+
+/** A file part on its way: its name and types as sent, and its place among its field's files. */
+interface Part {
+  readonly name: string;
+  readonly type: string;
+  readonly declaredType: string | null;
+  readonly list: (UploadedFile | StreamedFile)[];
+  readonly index: number;
 }
 
 interface FileSink {
@@ -105,6 +94,7 @@ class UploadReading {
   readonly #started = new Map<string, number>();
   readonly #digest = createHash('sha256');
   #bb: BusboyType.Busboy | null = null;
+  #heads: PartHeads | null = null;
   #total = 0;
   #parts = 0;
   #fieldCount = 0;
@@ -160,16 +150,20 @@ class UploadReading {
         headers: req.headers,
         // One byte over the bound: a value of exactly maxFieldBytes is whole, one longer is refused.
         limits: { fieldSize: limits.maxFieldBytes + 1, fileSize: Infinity },
+        // Browsers send names and file names as raw UTF-8 (RFC 7578 §4.2 rules out `filename*`).
+        defParamCharset: 'utf8',
       });
     } catch (e) {
       this.#fail(e instanceof HttpError ? e : new Failure(400, `form: ${String(e)}`));
       return done;
     }
     this.#bb = bb;
+    const boundary = (m[1] ?? m[2])!;
+    this.#heads = PartHeads.follow(bb, boundary, PART_HEADER_CEILING);
     // busboy stops at its own 16 KiB; only a lower bound needs the bytes looked at a second time.
     const watch =
       limits.maxPartHeaderBytes < PART_HEADER_CEILING
-        ? new PartHeaderWatch((m[1] ?? m[2])!, limits.maxPartHeaderBytes)
+        ? new PartHeaderWatch(boundary, limits.maxPartHeaderBytes)
         : null;
     this.#listen(bb, watch);
     return done;
@@ -257,23 +251,28 @@ class UploadReading {
       return this.#fail(tooLarge(`form.${name}: more than ${field.count} files (count)`));
     }
     const type = info.mimeType.toLowerCase();
-    if (field.types !== null && !field.types.includes(type)) {
+    const declaredType = this.#declaredType(name, type);
+    const refused = typeRefusal(field, declaredType);
+    if (refused !== null) {
       stream.resume();
-      return this.#fail(
-        new Failure(415, `form.${name}: type ${type} is not accepted (${field.types.join(', ')})`),
-      );
+      return this.#fail(refused);
     }
-    const part = { name: info.filename ?? '', type, list, index: started - 1 };
+    const part = { name: info.filename ?? '', type, declaredType, list, index: started - 1 };
     if (field.stream) this.#stream(field, stream, part);
     else this.#write(field, stream, part);
   }
 
+  /**
+   * The type the part declared, or null: busboy reads a part without one as `text/plain` (RFC
+   * 7578 §4.4), so that type alone is checked against the part's own header block.
+   */
+  #declaredType(name: string, type: string): string | null {
+    const head = this.#heads?.next(name);
+    return type === 'text/plain' && head !== undefined && head.declaredType === null ? null : type;
+  }
+
   /** Streams one file to a 0600 temp file, hashing and counting it as it passes. */
-  #write(
-    field: FileField,
-    stream: Readable,
-    part: { name: string; type: string; list: (UploadedFile | StreamedFile)[]; index: number },
-  ): void {
+  #write(field: FileField, stream: Readable, part: Part): void {
     const dir = this.#limits.tmpDir ?? tmpdir();
     const path = join(dir, `fw-upload-${randomBytes(12).toString('hex')}`);
     const out = createWriteStream(path, {
@@ -318,11 +317,7 @@ class UploadReading {
    * Hands the form over now, with this file as a stream: counted and hashed as the handler reads
    * it, refused (413) past its bound; reading slowly holds busboy and so the socket.
    */
-  #stream(
-    field: FileField,
-    stream: Readable,
-    part: { name: string; type: string; list: (UploadedFile | StreamedFile)[]; index: number },
-  ): void {
+  #stream(field: FileField, stream: Readable, part: Part): void {
     const hash = createHash('sha256');
     let size = 0;
     const out = new Transform({
@@ -351,6 +346,7 @@ class UploadReading {
       field: field.name,
       name: part.name,
       type: part.type,
+      declaredType: part.declaredType,
       stream: out,
       done,
     });
@@ -359,7 +355,7 @@ class UploadReading {
 
   #finished(
     field: FileField,
-    part: { name: string; type: string },
+    part: Part,
     got: { path: string; size: number; hash: Hash; head: Buffer | null },
   ): UploadedFile {
     const sha256 = got.hash.digest('hex');
@@ -368,6 +364,7 @@ class UploadReading {
       field: field.name,
       name: part.name,
       type: part.type,
+      declaredType: part.declaredType,
       sniffed: got.head === null ? null : sniff(got.head),
       size: got.size,
       sha256,
@@ -421,6 +418,19 @@ function malformed(e: unknown): Failure {
     why === 'Malformed part header'
       ? `form: malformed multipart body (a part's headers are malformed or larger than ${PART_HEADER_CEILING} bytes: maxPartHeaderBytes)`
       : `form: malformed multipart body (${why})`,
+  );
+}
+
+/** The 415 of a part whose type the field's `types` does not list; a part that declared none is refused too. */
+function typeRefusal(field: FileField, declaredType: string | null): Failure | null {
+  if (field.types === null || (declaredType !== null && field.types.includes(declaredType)))
+    return null;
+  const accepted = field.types.join(', ');
+  return new Failure(
+    415,
+    declaredType === null
+      ? `form.${field.name}: the part declares no Content-Type (accepted: ${accepted})`
+      : `form.${field.name}: type ${declaredType} is not accepted (${accepted})`,
   );
 }
 

@@ -11,8 +11,13 @@ export class UploadedFile {
   readonly field: string;
   /** The file name the client gave (its last path segment), or `''`. */
   readonly name: string;
-  /** The content type the client declared for the part (`application/octet-stream` when none). */
+  /**
+   * The part's content type: as declared, or `text/plain` when it declared none (RFC 7578 §4.4's
+   * default). `declaredType` tells the two apart.
+   */
   readonly type: string;
+  /** The content type the part declared (`type/subtype`, lower case), or null when it declared none. */
+  readonly declaredType: string | null;
   /** The type its first bytes show (PNG, JPEG, GIF, WebP, PDF, ZIP, gzip), or null when none of those. */
   readonly sniffed: string | null;
   /** Its size in bytes. */
@@ -27,6 +32,7 @@ export class UploadedFile {
     this.field = parts.field;
     this.name = parts.name;
     this.type = parts.type;
+    this.declaredType = parts.declaredType;
     this.sniffed = parts.sniffed;
     this.size = parts.size;
     this.sha256 = parts.sha256;
@@ -43,7 +49,10 @@ export class UploadedFile {
 export class StreamedFile {
   readonly field: string;
   readonly name: string;
+  /** As `UploadedFile.type`: declared, or `text/plain` when the part declared none. */
   readonly type: string;
+  /** As `UploadedFile.declaredType`: null when the part declared no type. */
+  readonly declaredType: string | null;
   /** The file's bytes. Read it to the end (or destroy it) before answering. */
   readonly stream: Readable;
   /** Its size and SHA-256 (hex), once the stream has ended; rejects as the stream fails. */
@@ -54,6 +63,7 @@ export class StreamedFile {
     this.field = parts.field;
     this.name = parts.name;
     this.type = parts.type;
+    this.declaredType = parts.declaredType;
     this.stream = parts.stream;
     this.done = parts.done;
   }
@@ -65,7 +75,10 @@ export interface FileField {
   readonly name: string;
   /** Largest file, in bytes. */
   readonly maxBytes: number;
-  /** Content types accepted (the part's declared type, parameters left out); null: any. */
+  /**
+   * Content types accepted (the part's declared type, parameters left out); a part that declared
+   * none is refused. Null: any, declared or not.
+   */
   readonly types: readonly string[] | null;
   readonly required: boolean;
   /** Most files under this name (1 for an `UploadedFile`, `count` or `maxFiles` for a list). */

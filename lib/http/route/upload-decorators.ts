@@ -12,7 +12,10 @@ const FILES = Symbol('fw.files');
 export interface FileOptions {
   /** Largest file, in bytes (past it: 413 naming the field). Default: the app's `uploads.maxFileBytes` (10 MiB). */
   readonly maxBytes?: number;
-  /** Content types accepted, as the part declares them (another: 415 naming the field). Default: any. */
+  /**
+   * Content types accepted, as the part declares them (another: 415 naming the field; so is a part
+   * that declares none, which RFC 7578 reads as `text/plain`). Default: any, declared or not.
+   */
   readonly types?: readonly string[];
   /** A missing file is 400 naming the field. Default true (false: the property is null, or `[]` for a list). */
   readonly required?: boolean;

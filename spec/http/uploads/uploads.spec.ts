@@ -37,6 +37,7 @@ const seen = (f: UploadedFile) => ({
   field: f.field,
   name: f.name,
   type: f.type,
+  declaredType: f.declaredType,
   sniffed: f.sniffed,
   size: f.size,
   sha256: f.sha256,
@@ -152,6 +153,7 @@ describe('I25 uploads: @Form with @FormFile', () => {
         field: 'image',
         name: 'me.png',
         type: 'image/png',
+        declaredType: 'image/png',
         sniffed: 'image/png',
         size: png.length,
         sha256: createHash('sha256').update(png).digest('hex'),
@@ -192,6 +194,64 @@ describe('I25 uploads: @Form with @FormFile', () => {
       error: 'form.image: type image/gif is not accepted (image/png, text/plain)',
       status: 415,
     });
+  });
+
+  it('a UTF-8 file name arrives as the browser sent it (café.png), not read as latin1', async () => {
+    const res = await send('/avatars', [
+      { name: 'caption', value: 'çà' },
+      { ...image(png), filename: 'café ☕.png' },
+    ]);
+    expect(res.status).toBe(201);
+    expect(res.json<{ caption: string; image: { name: string } }>()).toMatchObject({
+      caption: 'çà',
+      image: { name: 'café ☕.png' },
+    });
+  });
+
+  it('a part that declares no Content-Type is text/plain (RFC 7578 §4.4) with declaredType null; a declared one keeps it', async () => {
+    const doc = (i: number, type?: string) => ({
+      name: 'docs',
+      filename: `d${i}.txt`,
+      data: `d${i}`,
+      ...(type === undefined ? {} : { type }),
+    });
+    const res = await send('/docs', [
+      doc(1),
+      doc(2, 'text/plain'),
+      doc(3),
+      doc(4, 'Text/CSV; charset=utf-8'),
+    ]);
+    expect(res.status).toBe(201);
+    expect(
+      res
+        .json<{ docs: { type: string; declaredType: string | null }[] }>()
+        .docs.map((d) => [d.type, d.declaredType]),
+    ).toEqual([
+      ['text/plain', null],
+      ['text/plain', 'text/plain'],
+      ['text/plain', null],
+      ['text/csv', 'text/csv'],
+    ]);
+  });
+
+  it('types refuses a part that declares no Content-Type (415), even when it lists text/plain', async () => {
+    const untyped = await send('/avatars', [
+      { name: 'caption', value: 'me' },
+      { name: 'image', filename: 'a.txt', data: 'a,b\n' },
+    ]);
+    expect(untyped.status).toBe(415);
+    expect(untyped.json()).toEqual({
+      error: 'form.image: the part declares no Content-Type (accepted: image/png, text/plain)',
+      status: 415,
+    });
+    const declared = await send('/avatars', [
+      { name: 'caption', value: 'me' },
+      image('a,b\n', 'text/plain'),
+    ]);
+    expect(declared.status).toBe(201);
+    expect(declared.json<{ image: { declaredType: string } }>().image.declaredType).toBe(
+      'text/plain',
+    );
   });
 
   it('I25 per-file maxBytes: exactly the limit is read, one byte more is 413 naming it', async () => {
