@@ -142,7 +142,13 @@ export { Session, type SessionOptions, type SessionValue } from './features/sess
 export type { CookieOptions } from './core/cookies';
 
 // Realtime: event streams and WebSockets.
-export { EventStream, type ServerEvent } from './request/events';
+export {
+  EventStream,
+  type ServerEvent,
+  type EventStreamOptions,
+  type EventItem,
+  type EventItems,
+} from './request/events';
 export {
   WebSocketRoute,
   UPGRADE,
@@ -182,6 +188,7 @@ export type {
   Services,
   OperationSink,
   HeaderObject,
+  MediaTypeObject,
   ParameterObject,
   AnswerCompressor,
   Encoder,

@@ -15,6 +15,15 @@ export class EventsQuery {
   @IsOptional() @IsInt() @Min(1) @Max(100) count?: number;
 }
 
+/** One event of `GET /events`: its data is `{"n":i}`. */
+export class Tick {
+  @IsInt() n!: number;
+
+  static of(n: number): Tick {
+    return Object.assign(new Tick(), { n });
+  }
+}
+
 /** Sends back every message as it came: text as text, binary as binary. */
 const echo: UpgradeLoop<null> = (ws) => {
   ws.on('message', (data, binary) => ws.send(data, { binary }));
@@ -32,11 +41,9 @@ const sameService = (origin: string, at: { readonly port: number }): boolean =>
 export class LiveController {
   /** `count` events `data: {"n":i}`, i = 1..count, then the stream ends. */
   @Get('/events', { summary: 'server-sent events: count events {"n":i}, then the end' })
-  @Returns(EventStream)
-  async events(@Query() q: EventsQuery, c: Ctx): Promise<void> {
-    const events = c.events();
-    for (let n = 1; n <= (q.count ?? 3); n++) await events.send({ data: { n } });
-    events.close();
+  @Returns(EventStream.of(Tick))
+  async *events(@Query() q: EventsQuery): AsyncGenerator<Tick> {
+    for (let n = 1; n <= (q.count ?? 3); n++) yield Tick.of(n);
   }
 
   @WebSocketRoute('/ws/echo', {

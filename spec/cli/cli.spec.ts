@@ -25,7 +25,7 @@ describe('fw-http command line', () => {
     const written = await cli('openapi', ENTRY, '-o', file);
     expect(written.code).toBe(0);
     const doc = JSON.parse(readFileSync(file, 'utf8'));
-    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.openapi).toBe('3.2.0');
     expect(Object.keys(doc.paths)).toEqual(['/orders']);
     const printed = await cli('openapi', ENTRY);
     expect(JSON.parse(printed.out)).toEqual(doc);

@@ -135,7 +135,7 @@ describe('I27.3 versions by URI', () => {
     expect(again.headers.get('sunset')).toBe(first.headers.get('sunset'));
   });
 
-  it('I27.3 the version documents validate as OpenAPI 3.1', async () => {
+  it('I27.3 the version documents validate as OpenAPI 3.2', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fw-versions-'));
     try {
       const file = join(dir, 'v1.json');

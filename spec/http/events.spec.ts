@@ -136,11 +136,24 @@ describe('a declared event stream: @Returns(EventStream)', () => {
     expect(await readAll(res)).toBe('data: {"n":1}\n\n');
   });
 
-  it('is described in the OpenAPI document as a 200 text/event-stream', () => {
+  it('is described in the OpenAPI document as a 200 text/event-stream whose items (OpenAPI 3.2 itemSchema) carry event, data, id, retry', () => {
     const op = app.document().paths['/ticks'].get as { responses: Record<string, unknown> };
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200']));
     expect(op.responses['200']).toMatchObject({
-      content: { 'text/event-stream': { schema: { type: 'string' } } },
+      content: {
+        'text/event-stream': {
+          itemSchema: {
+            type: 'object',
+            required: ['data'],
+            properties: {
+              event: { type: 'string' },
+              data: { type: 'string' },
+              id: { type: 'string' },
+              retry: { type: 'integer', minimum: 0 },
+            },
+          },
+        },
+      },
     });
     expect(JSON.stringify(op.responses['200'])).not.toContain('application/json');
   });

@@ -297,7 +297,7 @@ describe('I24.5 @Returns(schema) and Reply({ 201: schema })', () => {
     });
   });
 
-  it('I24.5 the document with schema components validates as OpenAPI 3.1', () => {
+  it('I24.5 the document with schema components validates as OpenAPI 3.2', () => {
     const out = execFileSync(
       process.execPath,
       [

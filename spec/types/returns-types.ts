@@ -150,6 +150,18 @@ export class EveryContract {
   @Returns(Status(201, Csv)) rows201() {
     return [['a']];
   }
+  // @ts-expect-error EventStream.of(Booking): each yielded event must be a Booking
+  @Returns(EventStream.of(Booking)) async *strings() {
+    yield 'not a booking';
+  }
+  // @ts-expect-error EventStream.of(Booking, { ids: true }): items are { id, data }, not bare data
+  @Returns(EventStream.of(Booking, { ids: true })) async *bare() {
+    yield new Booking(1, 'ada');
+  }
+  // @ts-expect-error EventStream.of(Booking): a single Booking is not its events
+  @Returns(EventStream.of(Booking)) one() {
+    return new Booking(1, 'ada');
+  }
 }
 
 // ---- Headers: a plain object is checked, names and values strings, at most 8 (REF-21).
@@ -277,6 +289,15 @@ export class Accepted {
   // what the checker cannot see (JSON.parse gives any) the app checks at run time
   @Returns(Reply({ 200: Booking })) parsed(text: string) {
     return JSON.parse(text);
+  }
+  @Returns(EventStream.of(Booking)) async *typedEvents() {
+    yield new Booking(1, 'ada');
+  }
+  @Returns(EventStream.of(Booking, { ids: true, event: 'booked' })) async *withIds() {
+    yield { id: '1', data: new Booking(1, 'ada') };
+  }
+  @Returns(EventStream.of(Booking)) eventList(): Booking[] {
+    return [new Booking(1, 'ada')];
   }
   @Returns(EventStream) async events(c: Ctx): Promise<void> {
     c.events().close();

@@ -110,7 +110,7 @@ export class App extends AppCore {
   }
 
   /**
-   * Describes the app as an OpenAPI 3.1.0 document, built at `build()` from the same route records
+   * Describes the app as an OpenAPI 3.2.0 document, built at `build()` from the same route records
    * that serve requests: written to `path` when given (directories are made), served at `serve`
    * (default `/openapi.json`; `false` for none). The serving route is not in the document.
    * @example app.openapi({ path: 'openapi/openapi.json' })

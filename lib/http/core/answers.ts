@@ -152,7 +152,18 @@ export type ContractNode =
   | { readonly kind: 'redirect'; readonly status: number }
   | { readonly kind: 'versioned'; readonly inner: Contract }
   | { readonly kind: 'file' }
-  | { readonly kind: 'events' }
+  /**
+   * A server-sent event stream: untyped (`data` null, answered through `c.events()`), or typed
+   * (`EventStream.of(T)`: the handler returns the events, each one's data written as `data` says).
+   */
+  | {
+      readonly kind: 'events';
+      readonly data: Contract | null;
+      /** The `event:` line every event carries, or null for none (the client's `onmessage`). */
+      readonly event: string | null;
+      /** True when each item is `{ id, data }` and its `id:` line is sent. */
+      readonly ids: boolean;
+    }
   | { readonly kind: 'self'; readonly type: Shape };
 
 /**

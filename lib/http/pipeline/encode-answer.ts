@@ -14,6 +14,7 @@ import type { Encoder, EncoderExtensions } from '../route/extensions';
 import { shapeWriter } from './shape-writer';
 import { declaredWriter } from './declared-writer';
 import { schemaEncoder } from './schema-encoder';
+import { eventEncoder } from './event-encoder';
 
 /** The status a contract answers when nothing wraps it. */
 export function baseStatus(contract: Contract): number {
@@ -78,7 +79,9 @@ export function compileEncoder(
     case 'redirect':
       return redirectEncoder(contract.status);
     case 'events':
-      return noEventStream(label);
+      return contract.data === null
+        ? noEventStream(label)
+        : eventEncoder(contract, label, dropped);
     case 'versioned':
     case 'file': {
       const make = extensions[contract.kind];

@@ -127,7 +127,11 @@ function checkRecord(record: RouteRecord, handler: Function, scope: ScanScope): 
   checkPathNames(record, problems);
   checkNested(record, problems);
   if (record.contract) checkContract(record.contract, label, problems);
-  if (record.contract?.kind === 'events' && !record.args.some((a) => a.kind === 'ctx')) {
+  if (
+    record.contract?.kind === 'events' &&
+    record.contract.data === null &&
+    !record.args.some((a) => a.kind === 'ctx')
+  ) {
     problems.push(
       `${label}: @Returns(EventStream) answers through c.events(): take a Ctx parameter`,
     );
@@ -430,6 +434,7 @@ function checkContract(
         problems.push(
           `${label}: EventStream stands alone: c.events() always answers 200 (not inside ${under === 'status' ? 'Status' : under === 'reply' ? 'Reply' : 'Optional'})`,
         );
+      checkEventData(contract, label, problems);
       break;
     case 'self':
       checkSelfWriting(contract.type, label, problems);
@@ -439,6 +444,24 @@ function checkContract(
   }
   const here = UNDER[contract.kind] ?? null;
   for (const inner of innerContracts(contract)) checkContract(inner, label, problems, here);
+}
+
+/** `EventStream.of(T, { event })`: data a class or a Standard Schema, an event type on one line. */
+function checkEventData(
+  contract: Extract<Contract, { kind: 'events' }>,
+  label: string,
+  problems: string[],
+): void {
+  const data = contract.data;
+  if (data !== null && data.kind !== 'json' && data.kind !== 'schema')
+    problems.push(
+      `${label}: EventStream.of takes a class or a Standard Schema for each event's data (JSON), not a ${data.kind} contract`,
+    );
+  const event = contract.event;
+  if (event !== null && (event === '' || /[\r\n\0]/.test(event)))
+    problems.push(
+      `${label}: EventStream.of({ event: ${JSON.stringify(event)} }): an event type is a non-empty line`,
+    );
 }
 
 /** `Versioned(inner)`: stands outside Status and Reply, and versions a value that is there. */

@@ -1,5 +1,13 @@
 import type { ServerResponse } from 'node:http';
-import { OWN_CONTRACT, tag, type Contract } from '../core/answers';
+import {
+  OWN_CONTRACT,
+  tag,
+  toContract,
+  typed,
+  type AnswerOf,
+  type Contract,
+  type ContractLike,
+} from '../core/answers';
 import { HttpError, clientGone } from '../core/errors';
 import { waitForDrain } from '../../streams';
 
@@ -16,16 +24,66 @@ export interface ServerEvent {
 
 const LINE_BREAK = /\r\n|\r|\n/;
 
+/** How the events of `EventStream.of(T, options)` are sent. */
+export interface EventStreamOptions {
+  /**
+   * The type every event carries (`event:` line). A browser's `EventSource` hears such events with
+   * `addEventListener(event, …)`, not `onmessage`. Default: none.
+   */
+  readonly event?: string;
+  /**
+   * Each item the handler yields is `{ id, data }`, and its `id` is sent (`id:` line), so a
+   * reconnecting client sends the last one back as `Last-Event-ID`. Default: false, items are the data.
+   */
+  readonly ids?: boolean;
+}
+
+/** One item of a typed stream: the data itself, or `{ id, data }` under `ids: true`. */
+export type EventItem<T, O extends EventStreamOptions = EventStreamOptions> = O extends {
+  readonly ids: true;
+}
+  ? { readonly id: string; readonly data: T }
+  : T;
+
+/** What the handler of `EventStream.of(T)` returns: the events, usually from an `async *` method. */
+export type EventItems<I> = AsyncIterable<I> | Iterable<I>;
+
 /**
  * A server-sent event stream (`c.events()`): `text/event-stream`, never buffered and never
  * compressed. Each `send` is written to the socket at once; it resolves when the socket can take
  * more and rejects (`Canceled`) once the client has gone. `@Returns(EventStream)` declares a route
- * that answers through `c.events()`.
+ * that answers through `c.events()`; `@Returns(EventStream.of(T))` declares a typed stream whose
+ * handler returns its events.
  * @example const events = c.events(); await events.send({ data: { n: 1 } }); events.close();
  */
 export class EventStream {
   /** @internal `@Returns(EventStream)` stands for the event-stream contract */
-  static readonly [OWN_CONTRACT]: Contract = tag({ kind: 'events' });
+  static readonly [OWN_CONTRACT]: Contract = tag({
+    kind: 'events',
+    data: null,
+    event: null,
+    ids: false,
+  });
+
+  /**
+   * A typed event stream: the handler returns its events (an `async *` method yields them), each
+   * checked against `data` (a class or a Standard Schema) and written by its declared writer, so
+   * only declared fields leave. The document describes each event with OpenAPI 3.2's `itemSchema`,
+   * and the typed client (`clientOf`) reads the stream as an async iterable of `T`. The stream ends
+   * when the events do; a client that leaves ends the iteration (the generator's `finally` runs).
+   * @example @Get('/ticks') @Returns(EventStream.of(Tick)) async *ticks() { for (let n = 1; n <= 3; n++) yield Tick.of(n); }
+   */
+  static of<const C extends ContractLike, const O extends EventStreamOptions = EventStreamOptions>(
+    data: C,
+    options?: O,
+  ): Contract<EventItems<EventItem<AnswerOf<C>, O>>> {
+    return typed({
+      kind: 'events',
+      data: toContract(data),
+      event: options?.event ?? null,
+      ids: options?.ids === true,
+    });
+  }
   readonly #res: ServerResponse;
   #open = true;
   readonly #closed: Promise<void>;

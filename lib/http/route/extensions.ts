@@ -57,6 +57,14 @@ export interface HeaderObject {
   readonly example?: string;
 }
 
+/**
+ * How one media type of an answer is described: `schema` the whole body, or (OpenAPI 3.2) for a
+ * sequential media type such as `text/event-stream`, `itemSchema` each item of it.
+ */
+export type MediaTypeObject =
+  | { readonly schema: JsonSchema; readonly itemSchema?: JsonSchema }
+  | { readonly schema?: JsonSchema; readonly itemSchema: JsonSchema };
+
 /** A path, query or header parameter. */
 export interface ParameterObject {
   readonly name: string;
@@ -78,7 +86,7 @@ export interface SecurityDeclaration {
 }
 
 /**
- * What a capability may add to a route's OpenAPI operation: every member of an OpenAPI 3.1
+ * What a capability may add to a route's OpenAPI operation: every member of an OpenAPI 3.2
  * operation but `operationId` (the route's), `callbacks` and `servers` (an `x-` member can carry
  * anything else a tool reads).
  */
@@ -109,7 +117,7 @@ export interface OperationSink {
     status: number,
     response?: {
       description?: string;
-      content?: Record<string, { schema: JsonSchema }>;
+      content?: Record<string, MediaTypeObject>;
       headers?: Record<string, HeaderObject>;
     },
   ): this;
@@ -123,7 +131,7 @@ export interface OperationSink {
   deprecated(): this;
   /** Sets an `x-` member of the operation (a value JSON can write). */
   extension(name: `x-${string}`, value: unknown): this;
-  /** Requires a security scheme, with the scopes (OpenAPI 3.1: roles for a non-OAuth scheme) it needs. */
+  /** Requires a security scheme, with the scopes (since OpenAPI 3.1: roles for a non-OAuth scheme) it needs. */
   security(scheme: 'bearer' | 'basic' | SecurityDeclaration, scopes?: readonly string[]): this;
 }
 

@@ -12,7 +12,7 @@ export type {
 export { MAX_DEPTH, compileReader } from './compile-reader';
 export type { Read, ReaderOptions, ReadSource } from './compile-reader';
 export { writtenFields, type WrittenField, type WrittenFields } from './written-fields';
-export { schemaOf, scalarSchema, valueSchema } from './schema-of';
+export { inlineSchemaOf, schemaOf, scalarSchema, valueSchema } from './schema-of';
 export type { JsonSchema } from './schema-of';
 export { NOT_CONVERTED, convertQueryScalar } from './query-value';
 export { MAX_PARAMS, TOO_MANY, declaredNames, firstParam, readParams } from './read-params';

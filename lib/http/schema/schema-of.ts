@@ -1,9 +1,9 @@
-import { IS_ENUM } from 'class-validator';
+import { IS_ENUM } from '../../json/validator-names';
 import { classSpelling, enumSpelling, unionOf, type UnionSpelling } from '../../json';
 import type { PropertyShape, ValueShape } from './read-shape';
 import { writtenFields } from './written-fields';
 
-/** A JSON Schema (2020-12, the OpenAPI 3.1 dialect) as plain data. */
+/** A JSON Schema (2020-12, the dialect of OpenAPI 3.1 and 3.2) as plain data. */
 export type JsonSchema = { [keyword: string]: unknown };
 
 // Which class (or union variant) got which component name, per components map: the map is the
@@ -26,6 +26,16 @@ export function schemaOf(cls: Function, components: Map<string, object>): { $ref
   return component(cls, cls.name, components, () =>
     union === null ? objectSchema(cls, components) : unionSchema(union, components),
   );
+}
+
+/**
+ * A class's schema itself rather than a reference to it (nested classes are still components):
+ * for a place that stands alone, such as an event's `contentSchema`, where a reader should not have
+ * to resolve a reference to see the fields.
+ */
+export function inlineSchemaOf(cls: Function, components: Map<string, object>): JsonSchema {
+  const union = unionOf(cls);
+  return union === null ? objectSchema(cls, components) : unionSchema(union, components);
 }
 
 function component(

@@ -212,8 +212,8 @@ describe('the OpenAPI document', () => {
     new App({ title: 'items', version: '2.1.0' }).controllers(ItemsController, MovesController),
   );
 
-  it('OAS-01 is OpenAPI 3.1.0 with info from the app options (defaults fw app / 0.0.0)', () => {
-    expect(doc.openapi).toBe('3.1.0');
+  it('OAS-01 is OpenAPI 3.2.0 with info from the app options (defaults fw app / 0.0.0)', () => {
+    expect(doc.openapi).toBe('3.2.0');
     expect(doc.info).toEqual({ title: 'items', version: '2.1.0' });
     const bare = new App().controllers(MovesController).document();
     expect(bare.info).toEqual({ title: 'fw app', version: '0.0.0' });

@@ -110,7 +110,7 @@ describe('I24.3 every failure a route can give is in its operation', () => {
     try {
       writeFileSync(join(dir, 'doc.json'), JSON.stringify(build(true)));
       const root = process.cwd();
-      // Valid OpenAPI 3.1 for the validator the sample's document is checked with (an ES module).
+      // Valid OpenAPI 3.2 for the validator the sample's document is checked with (an ES module).
       const validated = execFileSync(
         process.execPath,
         [

@@ -20,7 +20,7 @@ describe("the sample shop's OpenAPI document", () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('OAS-01 is valid OpenAPI 3.1 for @seriousme/openapi-schema-validator', async () => {
+  it('OAS-01 is valid OpenAPI 3.2 for @seriousme/openapi-schema-validator', async () => {
     // The validator is an ES module; it runs in its own node process.
     const script = `
       import { Validator } from '@seriousme/openapi-schema-validator';
@@ -33,14 +33,19 @@ describe("the sample shop's OpenAPI document", () => {
     });
     const result = JSON.parse(stdout) as { valid: boolean; version: string; errors?: unknown };
     expect(result.errors).toBeUndefined();
-    expect(result).toMatchObject({ valid: true, version: '3.1' });
+    expect(result).toMatchObject({ valid: true, version: '3.2' });
   });
 
   it('the validator does catch a broken document (the check above can fail)', async () => {
     const broken = join(dir, 'broken.json');
+    // 3.2 lets a response leave out its description; a media type member 3.2 does not know is wrong.
+    const media = { 'text/event-stream': { itemSchemas: { type: 'object' } } };
     writeFileSync(
       broken,
-      JSON.stringify({ ...doc, paths: { '/x': { get: { responses: { 200: { content: {} } } } } } }),
+      JSON.stringify({
+        ...doc,
+        paths: { '/x': { get: { responses: { 200: { description: 'ok', content: media } } } } },
+      }),
     );
     const script = `
       import { Validator } from '@seriousme/openapi-schema-validator';
@@ -82,6 +87,30 @@ describe("the sample shop's OpenAPI document", () => {
     );
     expect((await lint(broken)).totals.errors).toBeGreaterThan(0);
   }, 60_000);
+
+  it('OAS-01 declares the events of GET /events with an OpenAPI 3.2 itemSchema: data is JSON text of { n: integer }', () => {
+    const ok = (doc.paths['/events']!.get as { responses: Record<string, unknown> }).responses[
+      '200'
+    ] as { content: Record<string, { itemSchema?: unknown; schema?: unknown }> };
+    expect(Object.keys(ok.content)).toEqual(['text/event-stream']);
+    expect(ok.content['text/event-stream']).toEqual({
+      itemSchema: {
+        type: 'object',
+        required: ['data'],
+        properties: {
+          data: {
+            type: 'string',
+            contentMediaType: 'application/json',
+            contentSchema: {
+              type: 'object',
+              properties: { n: { type: 'integer' } },
+              required: ['n'],
+            },
+          },
+        },
+      },
+    });
+  });
 
   it("describes the sample's routes: orders, catalog, health, the redirect", () => {
     expect(Object.keys(doc.paths)).toEqual(

@@ -68,7 +68,7 @@ describe('serving and writing the document', () => {
     app.build();
     const text = readFileSync(file, 'utf8');
     expect(text).toBe(JSON.stringify(JSON.parse(text), null, 2) + '\n');
-    expect(text.split('\n')[1]).toBe('  "openapi": "3.1.0",');
+    expect(text.split('\n')[1]).toBe('  "openapi": "3.2.0",');
     expect(JSON.parse(text).info.title).toBe('notes');
   });
 
@@ -77,7 +77,7 @@ describe('serving and writing the document', () => {
     writeFileSync(file, '{"old":true}\n');
     new App().controllers(NotesController).openapi({ path: file }).build();
     const fresh = readFileSync(file, 'utf8');
-    expect(JSON.parse(fresh).openapi).toBe('3.1.0');
+    expect(JSON.parse(fresh).openapi).toBe('3.2.0');
     const stamp = new Date(Math.floor(statSync(file).mtimeMs / 1000) * 1000 - 60_000);
     utimesSync(file, stamp, stamp);
     const stamped = statSync(file).mtimeMs;

@@ -70,7 +70,7 @@ describe('I25 the OpenAPI operation of an upload route', () => {
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['201', '400', '413', '415']));
   });
 
-  it('I25 the document validates (OpenAPI 3.1, @seriousme/openapi-schema-validator)', async () => {
+  it('I25 the document validates (OpenAPI 3.2, @seriousme/openapi-schema-validator)', async () => {
     const script = `
       import { Validator } from '@seriousme/openapi-schema-validator';
       const v = new Validator();
@@ -83,6 +83,6 @@ describe('I25 the OpenAPI operation of an upload route', () => {
     );
     const result = JSON.parse(stdout) as { valid: boolean; errors?: unknown };
     expect(result.errors).toBeUndefined();
-    expect(result).toMatchObject({ valid: true, version: '3.1' });
+    expect(result).toMatchObject({ valid: true, version: '3.2' });
   });
 });

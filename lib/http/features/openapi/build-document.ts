@@ -8,9 +8,9 @@ import { describeRoute } from './describe-route';
 import { describeHandler } from './handler-extension';
 import { Components, OperationBuilder } from './operation-builder';
 
-/** An OpenAPI 3.1 document as plain data (what `app.document()` returns and `/openapi.json` serves). */
+/** An OpenAPI 3.2 document as plain data (what `app.document()` returns and `/openapi.json` serves). */
 export interface OpenApiDocument {
-  readonly openapi: '3.1.0';
+  readonly openapi: '3.2.0';
   readonly info: { readonly title: string; readonly version: string };
   readonly tags: readonly { readonly name: string }[];
   readonly paths: {
@@ -48,7 +48,8 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
- * Builds the OpenAPI 3.1.0 document of a set of route records. Paths, methods, schemas and
+ * Builds the OpenAPI 3.2.0 document of a set of route records (3.2 for `itemSchema`, which
+ * describes each event of a stream; nothing else in it needs more than 3.1). Paths, methods, schemas and
  * security schemes come out sorted and every object's keys in a fixed order, so the same routes
  * always give the same text.
  */
@@ -98,7 +99,7 @@ export function buildDocument(input: DocumentInput): OpenApiDocument {
     );
   }
   const doc = {
-    openapi: '3.1.0' as const,
+    openapi: '3.2.0' as const,
     info: { title: input.info?.title ?? 'fw app', version: input.info?.version ?? '0.0.0' },
     tags,
     paths: pathsJson,

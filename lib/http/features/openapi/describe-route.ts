@@ -5,7 +5,13 @@ import { CHALLENGE } from '../../core/authorization';
 import type { RouteRecord } from '../../route/route-record';
 import { templateNames } from '../../core/router';
 import { EVENT_STREAM, JSON_TYPE, OCTET_STREAM, TEXT_MEDIA_TYPE } from '../../core/media-types';
-import { readShape, scalarSchema, valueSchema, type JsonSchema } from '../../schema';
+import {
+  inlineSchemaOf,
+  readShape,
+  scalarSchema,
+  valueSchema,
+  type JsonSchema,
+} from '../../schema';
 import type { OperationBuilder, SecurityScheme } from './operation-builder';
 import type { OperationSink, SecurityDeclaration } from '../../route/extensions';
 
@@ -292,8 +298,8 @@ export function describeContract(
       break;
     case 'events':
       op.answer(status ?? 200, {
-        description: 'A server-sent event stream (never buffered, never compressed)',
-        content: { [EVENT_STREAM]: { schema: { type: 'string' } } },
+        description: `A server-sent event stream${eventData(contract)} (never buffered, never compressed)`,
+        content: { [EVENT_STREAM]: { itemSchema: eventSchema(contract, op) } },
       });
       break;
     case 'versioned':
@@ -301,6 +307,70 @@ export function describeContract(
       describeContract(contract.inner, op, status);
       break;
   }
+}
+
+/**
+ * One event of a stream, as OpenAPI 3.2 describes `text/event-stream` items: its fields as strings.
+ * A typed stream's `data` is JSON text (`contentMediaType`) whose `contentSchema` is the declared
+ * type; its `event` is the declared one, and `id` is there when each event carries one. An untyped
+ * stream may send any of the four fields.
+ */
+function eventSchema(
+  contract: Extract<Contract, { kind: 'events' }>,
+  op: OperationBuilder,
+): JsonSchema {
+  const data = contract.data;
+  if (data === null)
+    return {
+      type: 'object',
+      required: ['data'],
+      properties: {
+        event: { type: 'string' },
+        data: { type: 'string' },
+        id: { type: 'string' },
+        retry: { type: 'integer', minimum: 0 },
+      },
+    };
+  const contentSchema =
+    data.kind === 'schema'
+      ? schemaComponent(data.schema, 'output', `${op.record.operationId}.Event`, op)
+      : eventDataSchema((data as Extract<Contract, { kind: 'json' }>).type, op);
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  if (contract.event !== null) {
+    properties.event = { type: 'string', const: contract.event };
+    required.push('event');
+  }
+  properties.data = { type: 'string', contentMediaType: JSON_TYPE, contentSchema };
+  required.push('data');
+  if (contract.ids) {
+    properties.id = { type: 'string' };
+    required.push('id');
+  }
+  return { type: 'object', required, properties };
+}
+
+/** What each event's data is, said in the description too: viewers that draw no itemSchema show that. */
+function eventData(contract: Extract<Contract, { kind: 'events' }>): string {
+  const data = contract.data;
+  if (data === null) return '';
+  const type = data.kind === 'json' ? data.type : null;
+  const name = typeof type === 'function' && type !== Object ? type.name : '';
+  const named = contract.event === null ? 'each event' : `each ${contract.event} event`;
+  return `: ${named}'s data is ${name === '' ? 'JSON' : `a ${name} as JSON`}`;
+}
+
+/** A class's fields written out where the event is described (its nested classes stay references). */
+function eventDataSchema(type: Shape | readonly [Shape], op: OperationBuilder): JsonSchema {
+  if (
+    typeof type !== 'function' ||
+    type === Object ||
+    type === String ||
+    type === Number ||
+    type === Boolean
+  )
+    return jsonSchema(type, op);
+  return inlineSchemaOf(type, op.schemas);
 }
 
 /** A redirect: no body, a Location header. */

@@ -1,4 +1,4 @@
-// Internal door of lib/http/openapi: the OpenAPI 3.1 document built from route records, the
+// Internal door of lib/http/openapi: the OpenAPI 3.2 document built from route records, the
 // route serving it and the docs page. The public bits are re-exported by lib/http/index.ts.
 export {
   buildDocument,

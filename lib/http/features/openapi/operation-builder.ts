@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type {
   HeaderObject,
+  MediaTypeObject,
   OperationSink,
   ParameterObject,
   SecurityDeclaration,
@@ -16,7 +17,7 @@ import { schemaOf, type JsonSchema } from '../../schema';
 export interface ResponseObject {
   readonly description: string;
   readonly headers?: Readonly<Record<string, HeaderObject>>;
-  readonly content?: Readonly<Record<string, { readonly schema: JsonSchema }>>;
+  readonly content?: Readonly<Record<string, MediaTypeObject>>;
 }
 
 export type SecurityScheme = 'bearer' | 'basic';
@@ -45,7 +46,7 @@ interface Response {
   description: string;
   reasons: string[];
   headers: Map<string, HeaderObject>;
-  content: Record<string, { schema: JsonSchema }> | null;
+  content: Record<string, MediaTypeObject> | null;
   failure: boolean;
   /** A contract answer that a failure shares its status with. */
   mixed?: boolean;
@@ -172,7 +173,7 @@ export class OperationBuilder implements OperationSink {
     status: number,
     response: {
       description?: string;
-      content?: Record<string, { schema: JsonSchema }>;
+      content?: Record<string, MediaTypeObject>;
       headers?: Record<string, HeaderObject>;
     } = {},
   ): this {
@@ -240,9 +241,9 @@ export class OperationBuilder implements OperationSink {
         },
       ],
     };
-    const content: Record<string, { schema: JsonSchema }> = {};
+    const content: Record<string, MediaTypeObject> = {};
     for (const [type, c] of Object.entries(r.content)) {
-      const oneOf = c.schema.oneOf as JsonSchema[] | undefined;
+      const oneOf = c.schema?.oneOf as JsonSchema[] | undefined;
       if (c.schema === FAILURE_REF) content[type] = { schema: narrowed };
       else if (oneOf?.includes(FAILURE_REF))
         content[type] = { schema: { oneOf: oneOf.map((s) => (s === FAILURE_REF ? narrowed : s)) } };
