@@ -6,10 +6,11 @@ import { isThenable, type Ctx } from '../request/ctx';
 import type { EventStream, ServerEvent } from '../request/events';
 import type { Encoder } from '../route/extensions';
 import { declaredWriter } from './declared-writer';
-import type { DroppedField } from './encode-answer';
 import { shapeWriter } from './shape-writer';
 
 type EventsContract = Extract<Contract, { kind: 'events' }>;
+/** Told each undeclared field an event left out (encode-answer's `DroppedField`). */
+type DroppedField = (label: string, field: string) => void;
 /** The JSON text of one event's data, as its declaration writes it (async for an async schema). */
 type DataText = (v: unknown) => string | Promise<string>;
 
