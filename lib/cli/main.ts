@@ -1,8 +1,13 @@
 #!/usr/bin/env node
-import 'reflect-metadata';
-import { run } from './index';
+import { enableCompileCache } from './compile-cache';
 
-// The package's `bin`: `fw-http openapi|check|routes <entry>` (see ./run).
-void run(process.argv.slice(2)).then((code) => {
-  process.exitCode = code;
-});
+// Before fw and the app are loaded, so that their modules are the ones cached: the rest is
+// imported only after this line has run.
+enableCompileCache();
+
+void (async () => {
+  await import('reflect-metadata');
+  const { run } = await import('./index');
+  // The package's `bin`: `fw-http openapi|check|routes <entry>` (see ./run).
+  process.exitCode = await run(process.argv.slice(2));
+})();
