@@ -2,8 +2,12 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, generateKeyPair, type JWK, type KeyLike } from 'jose';
 
-/** What the key-set server answers: the keys, nothing ever, non-JSON, a huge body, or a redirect elsewhere. */
-export type JwksMode = 'keys' | 'hang' | 'junk' | 'huge' | 'redirect' | 'hang-body' | 'no-keys';
+/**
+ * What the key-set server answers: the keys, nothing ever, non-JSON, a huge body, a redirect
+ * elsewhere, or (`hold`) the keys once the test calls `release()`.
+ */
+export type JwksMode =
+  'keys' | 'hang' | 'junk' | 'huge' | 'redirect' | 'hang-body' | 'no-keys' | 'hold';
 
 /** A real key-set server on 127.0.0.1 counting the requests it gets. */
 export interface JwksServer {
@@ -14,11 +18,21 @@ export interface JwksServer {
   hits: number;
   /** An OpenID discovery document at /.well-known/openid-configuration naming this issuer. */
   issuer: string;
+  /** Answers every held request (mode `hold`) with the keys as they are now. */
+  release(): void;
+  /** Resolves once the key set has been asked for `n` times in all. */
+  hitsReach(n: number): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function jwksServer(keys: JWK[]): Promise<JwksServer> {
   const hanging = new Set<ServerResponse>();
+  const held: ServerResponse[] = [];
+  const waiting: { n: number; resolve: () => void }[] = [];
+  const answer = (res: ServerResponse) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ keys: state.keys }));
+  };
   const state: JwksServer = {
     url: '',
     origin: '',
@@ -26,6 +40,12 @@ export async function jwksServer(keys: JWK[]): Promise<JwksServer> {
     keys,
     hits: 0,
     issuer: '',
+    release: () => held.splice(0).forEach(answer),
+    hitsReach: (n) =>
+      new Promise<void>((resolve) => {
+        if (state.hits >= n) resolve();
+        else waiting.push({ n, resolve });
+      }),
     close: () =>
       new Promise<void>((resolve) => {
         for (const r of hanging) r.destroy();
@@ -40,10 +60,17 @@ export async function jwksServer(keys: JWK[]): Promise<JwksServer> {
       return;
     }
     state.hits++;
+    for (const w of waiting.filter((w) => state.hits >= w.n)) {
+      waiting.splice(waiting.indexOf(w), 1);
+      w.resolve();
+    }
     switch (state.mode) {
       case 'keys':
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ keys: state.keys }));
+        answer(res);
+        return;
+      case 'hold':
+        held.push(res);
+        hanging.add(res);
         return;
       case 'no-keys':
         res.end(JSON.stringify({ keys: 'none' }));

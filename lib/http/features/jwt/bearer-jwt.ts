@@ -7,7 +7,8 @@ import type { Ctx } from '../../request/ctx';
 import type { SecurityDeclaration } from '../../route/extensions';
 import { joseApi, type JoseApi } from './jose-peer';
 import { RemoteKeys, fetchJson } from './remote-keys';
-import { JWKS_DEFAULTS, type RemoteKeyOptions } from './remote-key-options';
+import { remoteKeyOptions, type RemoteKeyOptions } from './remote-key-options';
+import { canonicalSegments, issuedAtProblem } from './token-checks';
 
 /** The claims of a verified token (RFC 7519 §4.1, and `scope`/`scp` of RFC 8693 §4.2 and common use). */
 export interface JwtClaims {
@@ -32,7 +33,10 @@ export interface JwtOptions<T> {
   readonly issuer: string | ((c: Ctx) => string);
   /** The `aud` a token must name (one of them, when several). */
   readonly audience: string | readonly string[];
-  /** The URL of the issuer's key set (fetched, kept, refetched on an unknown `kid` at most once per cooldown). */
+  /**
+   * The URL of the issuer's key set: fetched once, refetched behind requests once older than
+   * `remote.maxAgeMs`, and for an unknown `kid` at most once per `remote.cooldownMs`.
+   */
   readonly jwks?: string;
   /** A key set held by the program itself (`{ keys: [...] }`). */
   readonly keys?: { readonly keys: readonly object[] };
@@ -44,8 +48,17 @@ export interface JwtOptions<T> {
   readonly discovery?: boolean;
   /** Algorithms accepted. Default `['HS256']` with a secret, `['RS256', 'ES256']` otherwise; `none` never. */
   readonly algorithms?: readonly string[];
-  /** Seconds of clock skew allowed on `exp` and `nbf`. Default 5. */
+  /**
+   * Seconds of clock skew allowed on `exp`, `nbf` and `iat`: a token whose `iat` is later than
+   * now by more than this is refused. Default 5.
+   */
   readonly clockToleranceS?: number;
+  /**
+   * The oldest a token may be, in seconds since its `iat` (which it must then carry), whatever its
+   * `exp` says. Default: none (`exp` alone bounds a token's life).
+   * @example Bearer.jwt({ issuer, audience, jwks, maxTokenAgeS: 3600 })
+   */
+  readonly maxTokenAgeS?: number;
   /** A token longer than this is 401 `invalid_token` before it is parsed. Default 8 KiB. */
   readonly maxTokenBytes?: number;
   /** Fetching the key set (and the discovery document): timeouts, cooldown, sizes. */
@@ -192,6 +205,49 @@ function verifier(jose: JoseApi, o: JwtOptions<unknown>): Verifier {
     throw new TypeError(
       `${where}: give exactly one of jwks, keys, secret, publicKey, discovery (got ${sources.join(', ') || 'none'})`,
     );
+  const algorithms = algorithmsOf(o, where);
+  const { tolerance, maxAge, maxBytes } = lifeLimits(o, where);
+  const { key, keys } = keySource(jose, o, where);
+  const options: Jose.JWTVerifyOptions = {
+    issuer: typeof issuer === 'string' ? issuer : '',
+    audience: audiences,
+    algorithms,
+    clockTolerance: tolerance,
+    requiredClaims: maxAge === undefined ? ['exp'] : ['exp', 'iat'],
+  };
+  return {
+    keys,
+    async check(token, c) {
+      if (token.length > maxBytes) throw invalidToken(`longer than ${maxBytes} bytes`);
+      if (!canonicalSegments(token))
+        throw invalidToken('not three segments of canonical base64url');
+      let claims: JwtClaims;
+      try {
+        const { payload } = await jose.jwtVerify(
+          token,
+          key as Parameters<typeof jose.jwtVerify>[1],
+          typeof issuer === 'string' ? options : { ...options, issuer: issuer(c) },
+        );
+        claims = payload as JwtClaims;
+      } catch (e) {
+        throw e instanceof jose.errors.JOSEError ? invalidToken(reason(jose, e)) : e;
+      } finally {
+        if (keys !== null) sayRefreshFailure(keys, c);
+      }
+      const bounds = {
+        nowS: Math.floor(Date.now() / 1000),
+        toleranceS: tolerance,
+        maxAgeS: maxAge,
+      };
+      const problem = issuedAtProblem(claims.iat, bounds);
+      if (problem !== null) throw invalidToken(problem);
+      return claims;
+    },
+  };
+}
+
+/** The algorithms accepted, checked against the kind of key: HS with a secret, the others with public keys. */
+function algorithmsOf(o: JwtOptions<unknown>, where: string): string[] {
   const symmetric = o.secret !== undefined;
   const algorithms = [...(o.algorithms ?? (symmetric ? ['HS256'] : ['RS256', 'ES256']))];
   for (const alg of algorithms)
@@ -199,36 +255,39 @@ function verifier(jose: JoseApi, o: JwtOptions<unknown>): Verifier {
       throw new TypeError(
         `${where}: algorithm ${alg} cannot be used with ${symmetric ? 'a secret (HS256/384/512 only)' : 'public keys (RS, PS, ES, EdDSA only)'}: mixing them is the HS/RS key confusion`,
       );
+  return algorithms;
+}
+
+/** The settings that bound a token's life and size, checked. */
+function lifeLimits(
+  o: JwtOptions<unknown>,
+  where: string,
+): { tolerance: number; maxAge: number | undefined; maxBytes: number } {
   const tolerance = o.clockToleranceS ?? DEFAULT_TOLERANCE_S;
   const maxBytes = o.maxTokenBytes ?? MAX_TOKEN_BYTES;
+  const maxAge = o.maxTokenAgeS;
   if (!Number.isFinite(tolerance) || tolerance < 0)
     throw new TypeError(`${where}: clockToleranceS must be 0 or more`);
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 1)
     throw new TypeError(`${where}: maxTokenBytes must be a positive whole number`);
-  const { key, keys } = keySource(jose, o, where);
-  const options: Jose.JWTVerifyOptions = {
-    issuer: typeof issuer === 'string' ? issuer : '',
-    audience: audiences,
-    algorithms,
-    clockTolerance: tolerance,
-    requiredClaims: ['exp'],
-  };
-  return {
-    keys,
-    async check(token, c) {
-      if (token.length > maxBytes) throw invalidToken(`longer than ${maxBytes} bytes`);
-      try {
-        const { payload } = await jose.jwtVerify(
-          token,
-          key as Parameters<typeof jose.jwtVerify>[1],
-          typeof issuer === 'string' ? options : { ...options, issuer: issuer(c) },
-        );
-        return payload as JwtClaims;
-      } catch (e) {
-        throw e instanceof jose.errors.JOSEError ? invalidToken(reason(jose, e)) : e;
-      }
-    },
-  };
+  if (maxAge !== undefined && (!Number.isFinite(maxAge) || maxAge <= 0))
+    throw new TypeError(`${where}: maxTokenAgeS must be a number of seconds above 0`);
+  return { tolerance, maxAge, maxBytes };
+}
+
+/**
+ * A refetch behind the held keys failed: one warning, on the request that first sees it (no
+ * request waited on that fetch, so no 503 told of it). The keys go on serving until a refetch works.
+ */
+function sayRefreshFailure(keys: RemoteKeys, c: Ctx): void {
+  const err = keys.takeRefreshFailure();
+  if (err === null) return;
+  const ageS = Math.round((Date.now() - keys.fetchedAt) / 1000);
+  c.core.logs.write(
+    'warn',
+    { err },
+    `the issuer's key set could not be refetched: verifying with the keys fetched ${ageS} s ago until a refetch works`,
+  );
 }
 
 /** What the client is told; jose's own messages name claims in quotes. */
@@ -257,7 +316,7 @@ function keySource(
   if (o.publicKey !== undefined) return { key: createPublicKey(o.publicKey), keys: null };
   if (o.keys !== undefined)
     return { key: jose.createLocalJWKSet(o.keys as Jose.JSONWebKeySet), keys: null };
-  const remote = { ...JWKS_DEFAULTS, ...o.remote };
+  const remote = remoteKeyOptions(o.remote, where);
   const url = o.jwks !== undefined ? checkedUrl(o.jwks, where) : null;
   let found: string | null = null;
   const locate = async (): Promise<string> => {

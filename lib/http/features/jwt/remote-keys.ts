@@ -12,10 +12,13 @@ type KeyLookup = (
 
 /**
  * A key set fetched from one URL fixed at startup, never from anything a token says (its `iss`,
- * `jku` or `x5u`). Keys are kept for `maxAgeMs`; a `kid` not among them refetches at most once per
- * `cooldownMs`, so a flood of made-up `kid`s costs the issuer one request per cooldown. Fetches
- * are shared by concurrent requests, bounded in time and size, and never follow a redirect.
- * A set that cannot be fetched is a 503 `JwksUnavailable` (the cause in the log), not a 401: the
+ * `jku` or `x5u`). Requests wait for a fetch only when no keys are held yet, or for a token whose
+ * `kid` is not among them; keys older than `maxAgeMs` keep serving while a refetch runs behind
+ * them (stale-while-revalidate), so a slow or hanging issuer delays no request whose key is
+ * known. An unknown `kid` refetches at most once per `cooldownMs`, so a flood of made-up `kid`s
+ * costs the issuer one request per cooldown. One fetch at most is in flight, whoever asked for
+ * it; fetches are bounded in time and size, and never follow a redirect. A set that cannot be
+ * fetched when one is needed is a 503 `JwksUnavailable` (the cause in the log), not a 401: the
  * token may well be good.
  */
 export class RemoteKeys {
@@ -26,6 +29,10 @@ export class RemoteKeys {
   #fetchedAt = -Infinity;
   #failedAt = -Infinity;
   #failure: unknown = null;
+  /** When an unknown `kid` last started a fetch: the cooldown runs from there. */
+  #kidFetchAt = -Infinity;
+  /** A refetch behind held keys failed and no request has said so yet. */
+  #unsaid: unknown = null;
   #pending: Promise<void> | null = null;
   /** Fetches started (a test reads it to see refetches bounded). */
   fetches = 0;
@@ -40,29 +47,60 @@ export class RemoteKeys {
   /** The key lookup `jwtVerify` takes. */
   readonly lookup: KeyLookup = async (header, token) => {
     const now = Date.now();
-    if (this.#local === null || now - this.#fetchedAt >= this.#o.maxAgeMs) {
-      try {
-        await this.#reload(now);
-      } catch (e) {
-        // Keys already held keep serving while the issuer is away (a stale set beats none).
-        if (this.#local === null) throw e;
-      }
-    }
+    if (this.#local === null) await this.#load(now);
+    else if (now - this.#fetchedAt >= this.#o.maxAgeMs) this.#refreshBehind(now);
     try {
       return await this.#local!(header, token);
     } catch (e) {
-      const unknownKid = e instanceof this.#jose.errors.JWKSNoMatchingKey;
-      if (!unknownKid || Date.now() - this.#fetchedAt < this.#o.cooldownMs) throw e;
-      await this.#reload(Date.now());
+      if (!(e instanceof this.#jose.errors.JWKSNoMatchingKey) || !(await this.#refetchForKid()))
+        throw e;
       return this.#local!(header, token);
     }
   };
 
-  async #reload(now: number): Promise<void> {
+  /**
+   * The failure of a refetch behind held keys, once (then null): nobody waited on it, so the
+   * verifier logs it on the next request.
+   */
+  takeRefreshFailure(): unknown {
+    const failure = this.#unsaid;
+    this.#unsaid = null;
+    return failure;
+  }
+
+  /** When the held keys were fetched (`Date.now()`'s clock; -Infinity before the first). */
+  get fetchedAt(): number {
+    return this.#fetchedAt;
+  }
+
+  /**
+   * A `kid` not among the held keys: waits on the fetch in flight, or starts one when none has
+   * been started for an unknown `kid` within `cooldownMs`. False when it may not fetch (a 401).
+   */
+  async #refetchForKid(): Promise<boolean> {
+    const now = Date.now();
+    if (this.#pending === null) {
+      if (now - this.#kidFetchAt < this.#o.cooldownMs) return false;
+      this.#kidFetchAt = now;
+    }
+    await this.#load(now);
+    return true;
+  }
+
+  /** Waits on the fetch in flight, or one of its own; within `retryMs` of a failure, the failure. */
+  async #load(now: number): Promise<void> {
     if (this.#pending === null && now - this.#failedAt < this.#o.retryMs)
       throw unavailable(this.#failure);
     this.#pending ??= this.#fetch().finally(() => (this.#pending = null));
     await this.#pending;
+  }
+
+  /** Starts a refetch nobody waits on, unless one is in flight or the last failed within `retryMs`. */
+  #refreshBehind(now: number): void {
+    if (this.#pending !== null || now - this.#failedAt < this.#o.retryMs) return;
+    this.#pending = this.#fetch().finally(() => (this.#pending = null));
+    // The held keys keep serving; the failure is said once, by the next request (see takeRefreshFailure).
+    this.#pending.catch((e: unknown) => (this.#unsaid = e));
   }
 
   async #fetch(): Promise<void> {
