@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { getMetadataStorage, ValidationTypes } from 'class-validator';
 import {
   classSpelling,
   enumSpelling,
@@ -8,6 +7,8 @@ import {
   type UnionSpelling,
 } from './marks';
 import { transformerStorage } from './transformer';
+import { validationRecords, ownType, type ValidationRecord } from './validator';
+import { IS_ARRAY, IS_ENUM, ValidationTypes } from './validator-names';
 
 /** What a property holds, as far as its declaration tells. `null`: nothing the spelling cares about. */
 export type FieldType =
@@ -60,14 +61,10 @@ export function blank(cls: Function): Record<string, unknown> | null {
   }
 }
 
-type Meta = ReturnType<
-  ReturnType<typeof getMetadataStorage>['getTargetValidationMetadatas']
->[number];
-
 function readFields(cls: Function): ReadonlyMap<string, FieldType | null> {
-  const byName = new Map<string, Meta[]>();
+  const byName = new Map<string, ValidationRecord[]>();
   for (const k of Object.keys(blank(cls) ?? {})) byName.set(k, []);
-  for (const m of getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false)) {
+  for (const m of validationRecords(cls)) {
     const list = byName.get(m.propertyName);
     if (list === undefined) byName.set(m.propertyName, [m]);
     else list.push(m);
@@ -77,19 +74,24 @@ function readFields(cls: Function): ReadonlyMap<string, FieldType | null> {
   return out;
 }
 
-function fieldType(cls: Function, name: string, metas: readonly Meta[]): FieldType | null {
+function fieldType(
+  cls: Function,
+  name: string,
+  metas: readonly ValidationRecord[],
+): FieldType | null {
   const design = Reflect.getMetadata('design:type', cls.prototype as object, name) as unknown;
   let declared: unknown;
   try {
-    declared = transformerStorage().findTypeMetadata(cls, name)?.typeFunction();
+    declared =
+      ownType(cls, name) ?? transformerStorage().findTypeMetadata(cls, name)?.typeFunction();
   } catch {
     declared = undefined;
   }
-  const isEnum = metas.find((m) => m.name === 'isEnum');
+  const isEnum = metas.find((m) => m.name === IS_ENUM);
   const each = metas.some(
-    (m) => m.each === true && (m.type === ValidationTypes.NESTED_VALIDATION || m.name === 'isEnum'),
+    (m) => m.each === true && (m.type === ValidationTypes.NESTED_VALIDATION || m.name === IS_ENUM),
   );
-  const isArray = design === Array || each || metas.some((m) => m.name === 'isArray');
+  const isArray = design === Array || each || metas.some((m) => m.name === IS_ARRAY);
   let item: FieldType | null = null;
   const marked =
     isEnum === undefined ? null : enumSpelling((isEnum.constraints as unknown[] | undefined)?.[0]);

@@ -50,7 +50,30 @@ export function transformerStorage(): TransformerStorage {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- already loaded by the program (checked above)
   storage = (require(storagePath) as { defaultMetadataStorage: TransformerStorage })
     .defaultMetadataStorage;
+  giveTypes();
   return storage;
+}
+
+// What fw's own classes would say with `@Type(() => T)` (a Page's items), held until
+// class-transformer is loaded, by the program or by `toInstance`, so `plainToInstance` builds their
+// nested instances as it would had they been decorated.
+let heldTypes: [cls: Function, property: string, type: Function][] = [];
+
+/** Gives `type` to class-transformer as `@Type(() => type)` on `cls`'s `property`, once it is loaded. */
+export function declareType(cls: Function, property: string, type: Function): void {
+  heldTypes.push([cls, property, type]);
+  if (transformerStorage() !== NOTHING_RECORDED) giveTypes();
+}
+
+function giveTypes(): void {
+  if (heldTypes.length === 0) return;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded by now (its storage is)
+  const { Type } = require('class-transformer') as {
+    Type: (f: () => Function) => (target: object, key: string) => void;
+  };
+  for (const [cls, property, type] of heldTypes)
+    Type(() => type)(cls.prototype as object, property);
+  heldTypes = [];
 }
 
 type PlainToInstance = (cls: new () => object, plain: object) => object;
@@ -58,8 +81,11 @@ let plainToInstance: PlainToInstance | null = null;
 
 /** class-transformer's `plainToInstance`, loading the package on first use. */
 export function toInstance(cls: Function, plain: object): object {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred until a value is read the slow way
-  plainToInstance ??= (require('class-transformer') as { plainToInstance: PlainToInstance })
-    .plainToInstance;
+  if (plainToInstance === null) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred until a value is read the slow way
+    plainToInstance = (require('class-transformer') as { plainToInstance: PlainToInstance })
+      .plainToInstance;
+    transformerStorage();
+  }
   return plainToInstance(cls as new () => object, plain);
 }

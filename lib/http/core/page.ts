@@ -1,4 +1,12 @@
-import { IsArray, IsInt, IsOptional, IsString, Min, ValidateNested } from 'class-validator';
+import { declareOwn } from '../../json/validator';
+import {
+  IS_ARRAY,
+  IS_INT,
+  IS_OPTIONAL,
+  IS_STRING,
+  MIN,
+  ValidationTypes,
+} from '../../json/validator-names';
 
 /** One page of a list: its items, how many there are in all, and the cursor of the next page (null on the last). */
 export interface PageOf<T> {
@@ -7,7 +15,6 @@ export interface PageOf<T> {
   next?: string | null;
 }
 
-type Decorate = (target: object, key: string) => void;
 const pages = new WeakMap<Function, new () => PageOf<unknown>>();
 
 /**
@@ -25,22 +32,22 @@ export function Page<T>(item: abstract new (...args: never[]) => T): new () => P
     next?: string | null;
   }
   Object.defineProperty(PageOfItem, 'name', { value: `PageOf${item.name}` });
-  // class-transformer is a dependency but loaded only where used (see lib/json/transformer.ts).
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred until a Page is declared
-  const { Type } = require('class-transformer') as {
-    Type: (f: () => Function) => Decorate;
-  };
-  const on = (key: string, ...decorators: Decorate[]) => {
-    for (const d of decorators) d(PageOfItem.prototype, key);
-  };
-  on(
-    'items',
-    IsArray() as Decorate,
-    ValidateNested({ each: true }) as Decorate,
-    Type(() => item),
-  );
-  on('total', IsInt() as Decorate, Min(0) as Decorate);
-  on('next', IsOptional() as Decorate, IsString() as Decorate);
+  // As `@ValidateNested({ each: true }) @IsArray() @Type(() => item) items`, `@Min(0) @IsInt()
+  // total` and `@IsString() @IsOptional() next` would declare them, with neither class-validator
+  // nor class-transformer loaded for it.
+  declareOwn(PageOfItem, {
+    items: {
+      checks: [{ type: ValidationTypes.NESTED_VALIDATION, each: true }, { name: IS_ARRAY }],
+      type: item,
+    },
+    total: { checks: [{ name: MIN, constraints: [0] }, { name: IS_INT }] },
+    next: {
+      checks: [
+        { name: IS_STRING },
+        { type: ValidationTypes.CONDITIONAL_VALIDATION, name: IS_OPTIONAL },
+      ],
+    },
+  });
   pages.set(item, PageOfItem);
   return PageOfItem;
 }

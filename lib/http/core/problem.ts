@@ -1,4 +1,5 @@
-import { IsInt, IsString } from 'class-validator';
+import { declareOwn } from '../../json/validator';
+import { IS_INT, IS_STRING } from '../../json/validator-names';
 import { phrase, PROBLEM_TYPE, type FailureFacts } from './error-mapping';
 
 /** RFC 9457's members, which a failure's details never replace. */
@@ -19,13 +20,13 @@ const MEMBERS = new Set(['type', 'title', 'status', 'detail', 'instance', 'code'
 export class Problem {
   static readonly contentType = PROBLEM_TYPE;
 
-  @IsString() type!: string;
-  @IsString() title!: string;
-  @IsInt() status!: number;
-  @IsString() detail!: string;
-  @IsString() instance!: string;
-  @IsString() code!: string;
-  @IsString() requestId!: string;
+  type!: string;
+  title!: string;
+  status!: number;
+  detail!: string;
+  instance!: string;
+  code!: string;
+  requestId!: string;
 
   static failure(status: number, message: string, facts: FailureFacts): object {
     const out: Record<string, unknown> = {
@@ -43,3 +44,15 @@ export class Problem {
     return out;
   }
 }
+
+// Declared as `@IsString()`/`@IsInt()` fields would be, without loading class-validator with fw.
+const text = { checks: [{ name: IS_STRING }] };
+declareOwn(Problem, {
+  type: text,
+  title: text,
+  status: { checks: [{ name: IS_INT }] },
+  detail: text,
+  instance: text,
+  code: text,
+  requestId: text,
+});

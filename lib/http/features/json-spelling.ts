@@ -1,4 +1,4 @@
-import { IS_ENUM } from 'class-validator';
+import { IS_ENUM } from '../../json/validator-names';
 import { classSpelling, enumSpelling, unionOf } from '../../json';
 import type { Capability } from '../route/extensions';
 import type { RouteRecord } from '../route/route-record';

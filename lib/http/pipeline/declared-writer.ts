@@ -1,4 +1,4 @@
-import { IS_ENUM } from 'class-validator';
+import { IS_ENUM } from '../../json/validator-names';
 import { classSpelling, enumSpelling, spell, unionOf, type UnionSpelling } from '../../json';
 import { HttpError } from '../core/errors';
 import { writtenFields, type ValueShape } from '../schema';

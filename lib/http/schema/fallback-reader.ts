@@ -1,6 +1,6 @@
-import { validateSync } from 'class-validator';
 import type { ValidationError } from 'class-validator';
 import { toInstance } from '../../json/transformer';
+import { classValidator } from '../../json/validator';
 import { KIND_WHY, REQUIRED, SINGLE_VALUE, pathPart, stripProperty } from './messages';
 import { NOT_CONVERTED, convertQueryScalar } from './query-value';
 import { isKindConstraint, readShape } from './read-shape';
@@ -31,7 +31,10 @@ export function readWithClassValidator(
     plain = converted;
   }
   const instance = toInstance(shape.target, plain);
-  const errors = validateSync(instance, { whitelist: true, forbidUnknownValues: false });
+  const errors = classValidator().validateSync(instance, {
+    whitelist: true,
+    forbidUnknownValues: false,
+  });
   if (errors.length > 0) return firstError(errors[0]!);
   const missing = findMissing(shape, instance as Record<string, unknown>);
   return missing === null

@@ -1,4 +1,4 @@
-import { ARRAY_NOT_EMPTY } from 'class-validator';
+import { ARRAY_NOT_EMPTY } from '../../json/validator-names';
 import type { ValidationArguments } from 'class-validator';
 import type { Constraint, CustomMessage, ValueKind } from './read-shape';
 

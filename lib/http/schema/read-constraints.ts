@@ -19,8 +19,9 @@ import {
   MAX_LENGTH,
   MIN,
   MIN_LENGTH,
-} from 'class-validator';
-import type { MetadataStorage, ValidationArguments } from 'class-validator';
+} from '../../json/validator-names';
+import type { ValidationArguments } from 'class-validator';
+import type { ValidationRecord } from '../../json/validator';
 
 /** A custom `message` given to a class-validator decorator. */
 export type CustomMessage = string | ((args: ValidationArguments) => string);
@@ -47,15 +48,13 @@ export type Constraint = (
 ) & {
   /** The class-validator constraint it came from (`isIn`, `arrayNotEmpty`...). */
   decorator: string;
-  message?: CustomMessage;
+  message?: CustomMessage | undefined;
   /** The decorator's own arguments, for `$constraint1` in custom messages. */
   constraints?: readonly unknown[];
 };
 
-type ValidationMetadata = ReturnType<MetadataStorage['getTargetValidationMetadatas']>[number];
-
 /** The constraints one class-validator decorator stands for (none for pure type checks). */
-export function readConstraints(m: ValidationMetadata): Constraint[] {
+export function readConstraints(m: ValidationRecord): Constraint[] {
   const args: readonly unknown[] = m.constraints ?? [];
   if (m.name === IS_LENGTH) {
     // `@Length(min, max)` becomes two constraints that keep the decorator's own message.
@@ -82,7 +81,7 @@ export function readConstraints(m: ValidationMetadata): Constraint[] {
   return c === null ? [] : [c];
 }
 
-function readConstraint(m: ValidationMetadata, args: readonly unknown[]): Constraint | null {
+function readConstraint(m: ValidationRecord, args: readonly unknown[]): Constraint | null {
   const base = { decorator: m.name!, message: m.message, constraints: args };
   switch (m.name) {
     case MIN_LENGTH:

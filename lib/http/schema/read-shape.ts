@@ -26,10 +26,14 @@ import {
   MAX_LENGTH,
   MIN,
   MIN_LENGTH,
-  getMetadataStorage,
   ValidationTypes,
-} from 'class-validator';
-import type { MetadataStorage } from 'class-validator';
+} from '../../json/validator-names';
+import {
+  constraintClassName,
+  ownType,
+  validationRecords,
+  type ValidationRecord,
+} from '../../json/validator';
 import { PLAIN_TO_CLASS, transformerStorage } from '../../json/transformer';
 import { readConstraints, type Constraint, type CustomMessage } from './read-constraints';
 
@@ -111,10 +115,10 @@ const TYPE_KINDS: Record<string, ValueKind> = {
   [IS_ARRAY]: 'array',
   [IS_OBJECT]: 'object',
 };
-const STRING_HINTS = new Set([MIN_LENGTH, MAX_LENGTH, IS_LENGTH, MATCHES]);
-const NUMBER_HINTS = new Set([MIN, MAX, IS_POSITIVE, IS_NEGATIVE]);
-const ARRAY_HINTS = new Set([ARRAY_MIN_SIZE, ARRAY_MAX_SIZE, ARRAY_NOT_EMPTY]);
-const KNOWN = new Set([
+const STRING_HINTS = new Set<string>([MIN_LENGTH, MAX_LENGTH, IS_LENGTH, MATCHES]);
+const NUMBER_HINTS = new Set<string>([MIN, MAX, IS_POSITIVE, IS_NEGATIVE]);
+const ARRAY_HINTS = new Set<string>([ARRAY_MIN_SIZE, ARRAY_MAX_SIZE, ARRAY_NOT_EMPTY]);
+const KNOWN = new Set<string>([
   ...Object.keys(TYPE_KINDS),
   ...STRING_HINTS,
   ...NUMBER_HINTS,
@@ -124,8 +128,6 @@ const KNOWN = new Set([
   IS_NOT_EMPTY,
   IS_DEFINED,
 ]);
-
-type ValidationMetadata = ReturnType<MetadataStorage['getTargetValidationMetadatas']>[number];
 
 const shapes = new WeakMap<Function, ClassShape>();
 
@@ -147,8 +149,8 @@ export function readShape(cls: Function): ClassShape {
 }
 
 function buildShape(cls: Function): ClassShape {
-  const metas = getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false);
-  const byProperty = new Map<string, ValidationMetadata[]>();
+  const metas = validationRecords(cls);
+  const byProperty = new Map<string, ValidationRecord[]>();
   for (const m of metas) {
     const list = byProperty.get(m.propertyName);
     if (list === undefined) byProperty.set(m.propertyName, [m]);
@@ -235,14 +237,14 @@ interface PropertyMarks {
   conditional: boolean;
   nested: boolean;
   nestedEach: boolean;
-  readonly valueMetas: ValidationMetadata[];
-  readonly eachMetas: ValidationMetadata[];
+  readonly valueMetas: ValidationRecord[];
+  readonly eachMetas: ValidationRecord[];
 }
 
 function readProperty(
   cls: Function,
   at: PropertySite,
-  metas: ValidationMetadata[],
+  metas: ValidationRecord[],
   defaults: Record<string, unknown> | null,
 ): PropertyShape {
   const { name } = at;
@@ -264,7 +266,7 @@ function readProperty(
   });
 }
 
-function sortMarks(at: PropertySite, metas: ValidationMetadata[]): PropertyMarks {
+function sortMarks(at: PropertySite, metas: ValidationRecord[]): PropertyMarks {
   const { name, reasons } = at;
   const marks: PropertyMarks = {
     optional: false,
@@ -303,7 +305,10 @@ function sortMarks(at: PropertySite, metas: ValidationMetadata[]): PropertyMarks
   return marks;
 }
 
-/** The class class-transformer's `@Type` names for a property, if any (and its features fw cannot read). */
+/**
+ * The class class-transformer's `@Type` (or one of fw's own classes) names for a property, if any
+ * (and its features fw cannot read).
+ */
 function typeClassOf(cls: Function, at: PropertySite): Function | undefined {
   const { name, reasons } = at;
   const transformer = transformerStorage();
@@ -313,6 +318,8 @@ function typeClassOf(cls: Function, at: PropertySite): Function | undefined {
       break;
     }
   }
+  const own = ownType(cls, name);
+  if (own !== undefined) return own;
   const typeMeta = transformer.findTypeMetadata(cls, name);
   if (typeMeta?.options?.discriminator !== undefined)
     reasons.push(`@Type discriminator on ${name}`);
@@ -363,11 +370,11 @@ function readPropertyValue(
   });
 }
 
-function constraintName(m: ValidationMetadata): string {
+function constraintName(m: ValidationRecord): string {
   if (m.name !== undefined) return m.name;
-  const cls = m.constraintCls as Function | undefined;
+  const cls = m.constraintCls;
   if (cls === undefined) return '?';
-  return getMetadataStorage().getTargetValidatorConstraints(cls)[0]?.name ?? cls.name;
+  return constraintClassName(cls);
 }
 
 /** Whether a class-validator constraint name checks the JSON type (`isString`, `isInt`...). */
@@ -377,7 +384,7 @@ export function isKindConstraint(name: string): boolean {
 
 function readValue(
   at: PropertySite,
-  metas: ValidationMetadata[],
+  metas: ValidationRecord[],
   type: Function | undefined,
   nested: boolean,
 ): ValueShape {

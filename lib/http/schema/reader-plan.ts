@@ -1,4 +1,5 @@
-import { IS_ENUM } from 'class-validator';
+import { classValidator } from '../../json/validator';
+import { IS_ENUM } from '../../json/validator-names';
 import { classSpelling, enumSpelling, unionOf, type UnionSpelling } from '../../json';
 import {
   KIND_WHY,
@@ -61,6 +62,8 @@ export interface Check {
   readonly re: RegExp | null;
   readonly values: readonly unknown[] | null;
   readonly options: unknown;
+  /** A `format` check's test (class-validator's `isEmail`...), found when the plan is made. */
+  readonly test: FormatTest | null;
   /** Default wording, ready at startup. */
   readonly why: string;
   readonly message: CustomMessage | undefined;
@@ -176,6 +179,9 @@ export function objectPlan(cls: Function, source: ReadSource): ObjectPlan {
   };
   // Cached before its fields are compiled, so a class that refers to itself compiles.
   cache.set(cls, building);
+  // Read through class-validator: loaded now (the program has, if it declared the class with it),
+  // not by the first request.
+  if (building.fallback) classValidator();
   if (source === 'query') refuseNestedInQuery(shape);
   building.fields = Object.freeze(shape.properties.map((p) => fieldPlan(shape, p, source)));
   plan = building;
@@ -320,6 +326,17 @@ const CHECK_CODES: Record<Constraint['check'], number> = {
   defined: C_DEFINED,
 };
 
+/** A format test: class-validator's own, so both readers accept the same values. */
+export type FormatTest = (value: unknown, options: unknown) => boolean;
+
+// A format constraint comes only from a class-validator decorator (`@IsEmail`...), so the program
+// has loaded class-validator by then: asking for it here costs no load, and no request waits.
+function formatTest(format: 'email' | 'uuid' | 'date-time'): FormatTest {
+  const cv = classValidator();
+  const test = format === 'email' ? cv.isEmail : format === 'uuid' ? cv.isUUID : cv.isISO8601;
+  return test as FormatTest;
+}
+
 function constraintCheck(c: Constraint, property: string, target: string): Check {
   let code = CHECK_CODES[c.check];
   if (c.check === 'format')
@@ -330,6 +347,7 @@ function constraintCheck(c: Constraint, property: string, target: string): Check
     re: c.check === 'pattern' ? c.value : null,
     values: c.check === 'enum' ? c.values : null,
     options: c.check === 'format' ? c.options : undefined,
+    test: c.check === 'format' ? formatTest(c.value) : null,
     why: constraintWhy(c),
     message: c.message,
     constraints: c.constraints ?? [],
@@ -349,6 +367,7 @@ export function makeCheck(code: number, why: string, property: string, target: s
     re: null,
     values: null,
     options: undefined,
+    test: null,
     why,
     message: undefined,
     constraints: [],
