@@ -4,7 +4,7 @@
 import 'reflect-metadata';
 
 // The app: building, serving, testing without a socket, and work outside a request.
-export { type AppOptions, type Middleware } from './app/app';
+export { type AppOptions, type Middleware, type ProvideOptions } from './app/app';
 export { App } from './app/defaults';
 export type { ErrorInfo } from './app/app';
 export type { InjectOptions, InjectResult } from './app/inject';
@@ -28,6 +28,7 @@ export {
   Param,
   Header,
   Authorization,
+  Inject,
   type RouteOptions,
 } from './route/decorators';
 export { Ctx, type Resolvable } from './request/ctx';

@@ -105,7 +105,7 @@ describe('route marks', () => {
         return 'paid';
       }
     }
-    const none: Services = { get: () => undefined, has: () => false, all: () => [] };
+    const none: Services = { get: () => undefined, has: () => false, of: () => [], all: () => [] };
     const problems: string[] = [];
     const {
       records: [pay],

@@ -42,6 +42,15 @@ import type { AppTelemetry, BuiltIns, UpgradeSockets } from './built-ins';
 
 export type { Middleware } from '../route/extensions';
 
+/** How `app.provide(instance, options)` registers the instance. */
+export interface ProvideOptions {
+  /**
+   * The key parameters ask for it with, `@Inject(key)`, instead of its class: for two instances of
+   * one class. Any object: a Target or Space declaration, a class, a value of your own.
+   */
+  readonly as?: object;
+}
+
 export interface AppOptions {
   /** `info.title` of the API description. */
   readonly title?: string | undefined;
@@ -170,12 +179,17 @@ export let addAs: (app: App, call: string, capability: Capability) => App;
 export class App {
   readonly options: AppOptions;
   readonly #controllers: Function[] = [];
-  readonly #services = new Map<unknown, unknown>();
+  /** Each type (class, base class or `as` key) with the instances provided as it, in order. */
+  readonly #services = new Map<unknown, unknown[]>();
   readonly #provided: unknown[] = [];
   /** What checks and steps see of the services, by type. */
   readonly #lookup: Services = {
-    get: (t) => this.#services.get(t),
+    get: (t) => {
+      const all = this.#services.get(t);
+      return all?.length === 1 ? all[0] : undefined;
+    },
     has: (t) => this.#services.has(t),
+    of: (t) => this.#services.get(t) ?? [],
     all: () => this.#provided,
   };
   readonly #middleware: Middleware[] = [];
@@ -221,7 +235,7 @@ export class App {
     this.options = options;
     this.#fw = builtIns;
     this.#upgrades = builtIns.upgrades();
-    for (const [key, service] of builtIns.services(options)) this.#services.set(key, service);
+    for (const [key, service] of builtIns.services(options)) this.#services.set(key, [service]);
     this.#shedAt = options.maxRequestsInFlight ?? 0;
     this.#maxRawHeaders = 2 * (options.maxHeaderCount ?? 1_000);
     const inFlight = this.#inFlight;
@@ -273,18 +287,28 @@ export class App {
     return this;
   }
 
-  /** Registers a service: constructor and handler parameters of its type (or a base class of it) get this instance. */
-  provide(instance: object): this {
+  /**
+   * Registers a service: constructor and handler parameters of its type (or a base class of it) get
+   * this instance; with `as`, only parameters marked `@Inject(as)` do. A parameter that two provided
+   * instances would fill is refused at build, naming both.
+   * @example app.provide(db) · app.provide(Bank.open(client, { base }), { as: Bank })
+   */
+  provide(instance: object, options: ProvideOptions = {}): this {
     this.#configuring('provide');
-    this.#provided.push(instance);
-    for (
-      let p = Object.getPrototypeOf(instance);
-      p && p !== Object.prototype;
-      p = Object.getPrototypeOf(p)
-    ) {
-      const type = p.constructor;
-      if (p === Object.getPrototypeOf(instance) || !this.#services.has(type))
-        this.#services.set(type, instance);
+    if (!this.#provided.includes(instance)) this.#provided.push(instance);
+    const keys: unknown[] = [];
+    if (options.as !== undefined) keys.push(options.as);
+    else
+      for (
+        let p = Object.getPrototypeOf(instance);
+        p && p !== Object.prototype;
+        p = Object.getPrototypeOf(p)
+      )
+        keys.push(p.constructor);
+    for (const key of keys) {
+      const all = this.#services.get(key);
+      if (all === undefined) this.#services.set(key, [instance]);
+      else if (!all.includes(instance)) all.push(instance);
     }
     return this;
   }

@@ -8,6 +8,7 @@ import { templateNames } from '../core/router';
 import { unseenNested } from '../schema';
 import { declaredFiles } from '../route/upload-decorators';
 import type { RecordCheck, Services } from '../route/extensions';
+import { keyName, providedFor } from './provided-for';
 
 /** The services an app was given, by type. */
 export interface Scanned {
@@ -152,8 +153,13 @@ function construct(cls: Function, scope: ScanScope): object | null {
     return null;
   }
   const args: unknown[] = [];
+  const keys = marks.ctorKeys(cls);
   types.forEach((t, i) => {
-    if (services.has(t)) args.push(services.get(t));
+    const where = `${cls.name}: constructor parameter ${i}`;
+    const got = providedFor(keys.has(i) ? keys.get(i) : t, where, services, problems);
+    if (got.found) args.push(got.instance);
+    else if (got.several) return;
+    else if (keys.has(i)) problems.push(notProvidedAs(where, keys.get(i)));
     else if (erased(t))
       problems.push(
         `${cls.name}: constructor parameter ${i} has no type at run time (TypeScript wrote ${typeName(t)}): ${ERASED_FIX}`,
@@ -240,6 +246,7 @@ function readArgs(site: HandlerSite, scope: ScanScope): ArgRecord[] {
     const mark = byIndex.get(i);
     const where = `${site.label}: parameter ${i}`;
     if (mark === undefined) args.push(readByType(type, where, scope));
+    else if (mark.kind === 'inject') args.push(readInjected(mark.key, where, scope));
     else {
       const arg = readMarked(mark, type, where, scope.problems);
       if (arg !== null) args.push(arg);
@@ -248,9 +255,27 @@ function readArgs(site: HandlerSite, scope: ScanScope): ArgRecord[] {
   return args;
 }
 
+/** `@Inject(key)`: the one instance provided under `key`. */
+function readInjected(key: unknown, where: string, scope: ScanScope): ArgRecord {
+  const got = providedFor(key, where, scope.services, scope.problems);
+  if (got.found)
+    return {
+      kind: 'service',
+      type: typeof key === 'function' ? key : Object,
+      instance: got.instance,
+    };
+  if (!got.several) scope.problems.push(notProvidedAs(where, key));
+  return { kind: 'service', type: Object, instance: undefined };
+}
+
+const notProvidedAs = (where: string, key: unknown): string =>
+  typeof key !== 'object' && typeof key !== 'function'
+    ? `${where}: @Inject(${String(key)}) names no key: pass the object the instance is provided as (a class, a Target or Space declaration, a value of your own)`
+    : `${where}: @Inject(${keyName(key)}): nothing is provided as it: app.provide(instance, { as: ${keyName(key)} })`;
+
 /** A decorated parameter's record, or null for one refused without a record (`@Session`). */
 function readMarked(
-  mark: ParamMark,
+  mark: Exclude<ParamMark, { kind: 'inject' }>,
   type: unknown,
   where: string,
   problems: string[],
@@ -325,8 +350,9 @@ function readForm(
 function readByType(type: unknown, where: string, scope: ScanScope): ArgRecord {
   const { services, problems } = scope;
   if (type === Ctx) return { kind: 'ctx' };
-  if (services.has(type))
-    return { kind: 'service', type: type as Function, instance: services.get(type) };
+  const got = providedFor(type, where, services, problems);
+  if (got.found) return { kind: 'service', type: type as Function, instance: got.instance };
+  if (got.several) return { kind: 'service', type: Object, instance: undefined };
   if (typeof type === 'function' && typeof (type as { resolve?: unknown }).resolve === 'function')
     return { kind: 'resolved', type };
   if (erased(type))

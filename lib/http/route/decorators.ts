@@ -143,6 +143,19 @@ export const Param = (name: string): ParameterDecorator =>
 /** A request header's value, or `null` when absent. */
 export const Header = (name: string): ParameterDecorator =>
   param((index) => ({ index, kind: 'header', name: name.toLowerCase() }));
+/**
+ * Fills a constructor or handler parameter with the instance provided under `key`
+ * (`app.provide(instance, { as: key })`) rather than by its type: how a controller takes two
+ * instances of one class, such as two opened targets. `key` is any object: the target's or
+ * space's declaration, a class, or a value of your own.
+ * @example constructor(@Inject(Bank) readonly bank: OpenTarget, @Inject(Fraud) readonly fraud: OpenTarget) {}
+ */
+export const Inject =
+  (key: object): ParameterDecorator =>
+  (target, method, index) => {
+    if (method === undefined) marks.addCtorKey(target as Function, index, key);
+    else marks.addParam(target, String(method), { index, kind: 'inject', key });
+  };
 /** The parsed `Authorization` header; 401 with `WWW-Authenticate` when it is missing or not of this scheme. */
 export const Authorization = (scheme: 'bearer' | 'basic'): ParameterDecorator =>
   param((index) => ({ index, kind: 'authorization', scheme }));

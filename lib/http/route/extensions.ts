@@ -15,10 +15,13 @@ import type { RouteRecord } from './route-record';
 /** Middleware wraps every route, static tree and framework answer; the chain is put together once, at build. */
 export type Middleware = (c: Ctx, next: () => Promise<void>) => void | Promise<void>;
 
-/** What the app has provided, looked up by type at build. */
+/** What the app has provided, looked up by type (or by an `app.provide(x, { as })` key) at build. */
 export interface Services {
+  /** The one instance provided as `type`; undefined when none is, or several are. */
   get(type: unknown): unknown;
   has(type: unknown): boolean;
+  /** Every instance provided as `type`: by its class or a base class, or under `as`. */
+  of(type: unknown): readonly unknown[];
   /** Every provided instance (to find opened spaces and targets). */
   all(): readonly unknown[];
 }

@@ -9,6 +9,8 @@ const CONTROLLER = Symbol('fw.controller');
 const ROUTES = Symbol('fw.routes');
 const PARAMS = Symbol('fw.params');
 const RETURNS = Symbol('fw.returns');
+// `@Inject(key)` on constructor parameters: index → key, on the class.
+const CTOR_KEYS = Symbol('fw.ctorKeys');
 // Every capability's mark of a method, in one map per method keyed by the capability's MarkKey.
 const MARKS = Symbol('fw.marks');
 
@@ -39,7 +41,8 @@ export type ParamMark =
       readonly bound?: Function | undefined;
       readonly limits?: Partial<UploadLimits> | undefined;
     }
-  | { readonly index: number; readonly kind: 'session' };
+  | { readonly index: number; readonly kind: 'session' }
+  | { readonly index: number; readonly kind: 'inject'; readonly key: unknown };
 
 type Proto = object;
 
@@ -93,5 +96,14 @@ export const marks = {
   },
   ctorTypes(target: Function): readonly unknown[] {
     return Reflect.getMetadata('design:paramtypes', target) ?? [];
+  },
+  addCtorKey(target: Function, index: number, key: unknown): void {
+    const keys: ReadonlyMap<number, unknown> =
+      Reflect.getOwnMetadata(CTOR_KEYS, target) ?? new Map();
+    Reflect.defineMetadata(CTOR_KEYS, new Map([...keys, [index, key]]), target);
+  },
+  /** The `@Inject` keys of a class's constructor parameters, by index. */
+  ctorKeys(target: Function): ReadonlyMap<number, unknown> {
+    return Reflect.getOwnMetadata(CTOR_KEYS, target) ?? new Map();
   },
 };
