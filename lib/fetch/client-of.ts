@@ -4,7 +4,10 @@ import type { Answered, ClientCall, ClientOf, Failed } from './client-types';
 import { FetchError } from './errors';
 import type { HeaderLine } from './header-line';
 import { CLIENT_ATTEMPTS, CLIENT_DEADLINE_MS, isFailureBody, sendRetried } from './keyed-retry';
-import type { FetchResponse } from './response';
+import { eventItems } from './event-items';
+import { Exchange } from './exchange';
+import type { ResponseHead } from './head';
+import { FetchResponse } from './response';
 import type { Scope } from './scope';
 import type { OpenTarget } from './target';
 
@@ -44,6 +47,8 @@ interface Operation {
   readonly path: string;
   readonly label: string;
   readonly handler: HandlerExtension;
+  /** A typed event stream (its 200 is `text/event-stream` whose items carry JSON data), or null. */
+  readonly stream: { readonly ids: boolean } | null;
 }
 
 const CALL_KEYS = new Set([
@@ -61,7 +66,9 @@ const CALL_KEYS = new Set([
  * the arguments the route reads (in the handler's order, server-filled ones left out) and the
  * call's options, and giving a result told apart by `status`. Idempotent routes get one
  * `Idempotency-Key` per call, kept across the retries. Only the controller's type is needed
- * (`import type`); where each argument goes comes from the document.
+ * (`import type`); where each argument goes comes from the document. A typed event stream's
+ * (`EventStream.of(T)`) 200 carries the events as an async iterable of `T`, read as they arrive
+ * (one try; `break` closes the connection): `for await (const tick of r.value) …`.
  *
  * @example
  * import type { OrdersController } from '../server/orders-controller';
@@ -76,7 +83,9 @@ export function clientOf<C>(target: OpenTarget, options: ClientOfOptions): Clien
   const client: Record<string, unknown> = {};
   for (const op of ops)
     client[op.handler.method] = (c: Scope, ...args: unknown[]) =>
-      invoke({ target, options, op }, c, args);
+      op.stream === null
+        ? invoke({ target, options, op }, c, args)
+        : invokeStream({ target, options, op }, c, args);
   return Object.freeze(client) as ClientOf<C>;
 }
 
@@ -92,6 +101,7 @@ function operationsOf(document: ClientDocument, controller: string): Operation[]
         path,
         label: `${httpMethod} ${path} (${controller}.${handler.method})`,
         handler,
+        stream: streamOf(op),
       });
     }
   if (ops.length === 0)
@@ -100,6 +110,16 @@ function operationsOf(document: ClientDocument, controller: string): Operation[]
       `the document has no operation of ${controller} (x-fw-handler): is it fw's document of the server that serves it?`,
     );
   return ops;
+}
+
+/** A typed event stream as the document declares it (OpenAPI 3.2 `itemSchema`), or null. */
+function streamOf(op: { readonly [field: string]: unknown }): { ids: boolean } | null {
+  type Item = { required?: unknown; properties?: { data?: { contentMediaType?: unknown } } };
+  const responses = op.responses as
+    Record<string, { content?: Record<string, { itemSchema?: Item }> }> | undefined;
+  const item = responses?.['200']?.content?.['text/event-stream']?.itemSchema;
+  if (item?.properties?.data?.contentMediaType !== 'application/json') return null;
+  return { ids: Array.isArray(item.required) && item.required.includes('id') };
 }
 
 /** The request one call makes: path arguments and query, body, headers. */
@@ -150,6 +170,69 @@ async function invoke(
     });
   });
   return resultOf(res, plan.answers, key, attempts);
+}
+
+/**
+ * A typed event stream: one try (events already read are not read again). A 200's value is the
+ * events as they arrive, each one's data read as JSON; any other answer is read whole, as for
+ * another call. The call's deadline is none unless given (a stream may last); `stallMs` bounds a
+ * quiet stream and `maxBody` one event.
+ */
+async function invokeStream(
+  { target, options, op }: { target: OpenTarget; options: ClientOfOptions; op: Operation },
+  c: Scope,
+  given: readonly unknown[],
+): Promise<Answered<number, unknown> | Failed<never>> {
+  const places = op.handler.args.filter((p): p is NonNullable<ArgPlace> => p !== null);
+  const call = callOf(op, places.length, given);
+  const req = requestOf(places, given);
+  const ex = new Exchange();
+  const head = await target.begin(c, ex, {
+    method: op.httpMethod,
+    path: op.path,
+    args: req.args,
+    headers: [...(call.headers ?? []), ...req.headers],
+    timeoutMs: call.timeoutMs ?? options.timeoutMs ?? 0,
+    ...(call.stallMs === undefined ? {} : { stallMs: call.stallMs }),
+  });
+  const maxBody = call.maxBody ?? target.client.settings.maxBody;
+  if (head.status !== 200) {
+    let text: string;
+    try {
+      text = await ex.take(c, maxBody);
+    } finally {
+      await ex.end();
+    }
+    return resultOf(responseOf(head, Buffer.from(text)), new Set(op.handler.answers), null, 1);
+  }
+  return {
+    status: 200,
+    value: eventItems(ex, { ids: op.stream!.ids, maxEventBytes: maxBody }),
+    failure: null,
+    idempotencyKey: null,
+    attempts: 1,
+    response: responseOf(head, Buffer.alloc(0)),
+  };
+}
+
+/** A head and the bytes read after it, as the `FetchResponse` a result carries. */
+function responseOf(head: ResponseHead, bytes: Buffer): FetchResponse {
+  const rawHeaders: Buffer[] = [];
+  const headers: Record<string, string | string[]> = {};
+  for (const { name, value } of head.headers) {
+    rawHeaders.push(Buffer.from(name, 'latin1'), Buffer.from(value, 'latin1'));
+    const key = name.toLowerCase();
+    const prior = headers[key];
+    headers[key] =
+      prior === undefined ? value : [...(Array.isArray(prior) ? prior : [prior]), value];
+  }
+  return new FetchResponse({
+    status: head.status,
+    rawHeaders,
+    headers,
+    bytes,
+    redirected: head.redirected,
+  });
 }
 
 /** The call's options: the argument after the route's own, if any; more than that is refused. */

@@ -82,14 +82,17 @@ interface SelfWriting {
   write(out: never): unknown;
 }
 
-/** The answers of a handler that resolves to `R` (distributes over a union of replies). */
-type Variants<R> = R extends WithStatus
-  ? Answered<R['status'], R['value']>
-  : R extends VersionedLike
-    ? Answered<200, Exclude<R['value'], undefined>> | Answered<304, undefined>
-    : R extends SelfWriting
-      ? Answered<SuccessStatus, string>
-      : Answered<SuccessStatus, R>;
+/** The answers of a handler that resolves to `R` (distributes over a union of replies); a typed event stream's events arrive as they are sent. */
+type Variants<R> =
+  R extends AsyncIterable<infer E>
+    ? Answered<200, AsyncIterableIterator<E>>
+    : R extends WithStatus
+      ? Answered<R['status'], R['value']>
+      : R extends VersionedLike
+        ? Answered<200, Exclude<R['value'], undefined>> | Answered<304, undefined>
+        : R extends SelfWriting
+          ? Answered<SuccessStatus, string>
+          : Answered<SuccessStatus, R>;
 
 /** The result type of a handler resolving to `R`: `void` answers 204, `null` (`Optional`) is a 404 failure. */
 export type ResultOf<R> = [R] extends [void | undefined]

@@ -186,6 +186,11 @@ export class Exchange {
     }
   }
 
+  /** @internal the next piece of the body as it arrives, or null at its end (the typed client reads event streams with it) */
+  async chunk(): Promise<Uint8Array | null> {
+    return this.#reader().next();
+  }
+
   /**
    * Abandons the body and closes the connection, whatever `maxDrain` says. `end()` is still
    * required.

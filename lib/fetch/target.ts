@@ -8,6 +8,8 @@ import {
   type Limits,
 } from './call';
 import type { CallGuard } from './call-guard';
+import type { Exchange } from './exchange';
+import type { ResponseHead } from './head';
 import { checkLimit } from './client-settings';
 import type { Client } from './client';
 import { engineOf, type Engine } from './engine';
@@ -284,6 +286,35 @@ export class OpenTarget {
     } finally {
       guard.release();
     }
+  }
+
+  /**
+   * @internal Begins `exchange` on this target: its base, its standing headers, the call's
+   * headers; the body is read through the exchange (the typed client's event streams).
+   */
+  begin(
+    c: Scope,
+    exchange: Exchange,
+    call: {
+      readonly method: string;
+      readonly path: string;
+      readonly args: unknown;
+      readonly headers: readonly HeaderLine[];
+      readonly timeoutMs: number;
+      readonly stallMs?: number;
+    },
+  ): Promise<ResponseHead> {
+    const s = this.#standing;
+    return exchange.begin(this.client, {
+      method: call.method,
+      url: this.base + fillTemplate(call.path, call.args as never),
+      headers: [...s.headers, ...call.headers],
+      authorization: s.authorization,
+      userAgent: s.userAgent,
+      timeoutMs: call.timeoutMs,
+      stallMs: call.stallMs ?? this.#limits.stallMs,
+      scope: c,
+    });
   }
 
   get<P extends string>(
