@@ -13,8 +13,9 @@ const OUT = join(DIR, 'out');
  * What a fresh node loads: lib and the scenarios of lazy-loading.fixture.ts are compiled with the
  * build's settings (tsc, as `npm run build` does) and each scenario runs in a process of its own,
  * so require.cache holds only what that scenario made fw load. ioredis, undici, ws and
- * class-transformer are loaded only by the feature that needs them; an app using none of those
- * features loads none of them, which keeps its cold start and idle memory down (issue 18 §3).
+ * class-transformer are loaded only by the feature that needs them, class-validator only with a
+ * class that declares with it (lazy-validation.fixture.ts imports neither); an app using none of
+ * those features loads none of them, which keeps its cold start and idle memory down.
  */
 describe('optional packages load with their feature, not with fw', () => {
   beforeAll(async () => {
@@ -34,7 +35,11 @@ describe('optional packages load with their feature, not with fw', () => {
           incremental: false,
           tsBuildInfoFile: null,
         },
-        include: [join(ROOT, 'lib'), join(__dirname, 'lazy-loading.fixture.ts')],
+        include: [
+          join(ROOT, 'lib'),
+          join(__dirname, 'lazy-loading.fixture.ts'),
+          join(__dirname, 'lazy-validation.fixture.ts'),
+        ],
       }),
     );
     // Exit code 2 is "type errors, files written": `npm run typecheck` owns those, this test only
@@ -55,19 +60,19 @@ describe('optional packages load with their feature, not with fw', () => {
     });
     return JSON.parse(stdout) as T;
   }
-  const scenario = (name: string) =>
+  const scenario = (name: string, fixture = 'lazy-loading') =>
     inFreshNode<{ seen: unknown[]; loaded: string[] }>(
-      `require(process.env.OUT + '/spec/http/lazy-loading.fixture.js').run(${JSON.stringify(name)})` +
+      `require(process.env.OUT + '/spec/http/${fixture}.fixture.js').run(${JSON.stringify(name)})` +
         `.then((r) => process.stdout.write(JSON.stringify(r)), (e) => { console.error(e); process.exit(1); })`,
     );
 
   it.each(['http', 'cache', 'fetch'])(
-    'requiring the %s door loads none of ioredis, undici, ws, class-transformer, @opentelemetry/api, busboy',
+    'requiring the %s door loads none of ioredis, undici, ws, class-validator, class-transformer, @opentelemetry/api, busboy',
     async (door) => {
       const loaded = await inFreshNode<string[]>(
         `require(process.env.OUT + '/lib/${door}/index.js');` +
           `const files = Object.keys(require.cache);` +
-          `process.stdout.write(JSON.stringify(['ioredis', 'undici', 'ws', 'class-transformer', '@opentelemetry/api', 'busboy']` +
+          `process.stdout.write(JSON.stringify(['ioredis', 'undici', 'ws', 'class-validator', 'class-transformer', '@opentelemetry/api', 'busboy']` +
           `.filter((n) => files.some((f) => f.includes('/node_modules/' + n + '/')))))`,
       );
       expect(loaded).toEqual([]);
@@ -95,6 +100,36 @@ describe('optional packages load with their feature, not with fw', () => {
     const r = await scenario('plain app');
     expect(r.seen).toEqual([200, 201, 400, 201, null, 201, 'true']);
     expect(r.loaded).toEqual([]);
+  });
+
+  it('an app validating with zod alone (Problem failures, health, a Page, the document) loads neither class-validator nor class-transformer', async () => {
+    const r = await scenario('zod app', 'lazy-validation');
+    expect(r.seen).toEqual([
+      200,
+      201,
+      400,
+      '{"items":[{"id":1}],"total":1,"next":null}',
+      200,
+      200,
+      { type: 'integer' },
+      { type: 'array', items: { $ref: '#/components/schemas/Row' } },
+      { type: 'string', enum: ['ok'] },
+    ]);
+    expect(r.loaded).toEqual([]);
+  });
+
+  it('an app whose classes declare with class-validator reads them with it (an @IsEmail refuses), class-transformer unloaded', async () => {
+    expect(await scenario('required', 'lazy-validation')).toEqual({ seen: [], loaded: [] });
+    const r = await scenario('class-validator app', 'lazy-validation');
+    expect(r.seen).toEqual([201, 400]);
+    expect(r.loaded).toEqual(['class-validator', 'validator', 'libphonenumber-js']);
+  });
+
+  it('a Page declared before class-transformer is loaded: plainToInstance builds its items as the item class', async () => {
+    expect(await scenario('page unspelled', 'lazy-validation')).toEqual({
+      seen: [[], true],
+      loaded: ['class-transformer'],
+    });
   });
 
   it('a Client started loads undici, and only undici', async () => {
