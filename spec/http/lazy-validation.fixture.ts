@@ -85,7 +85,6 @@ async function zodApp(seen: unknown[]): Promise<void> {
 
 /** The app's own class declares with class-validator, which the app loads (as its imports would). */
 async function classValidatorApp(seen: unknown[]): Promise<void> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the scenario's own import, after fw
   const cv = require('class-validator') as typeof ClassValidator;
   class Order {
     @cv.IsString() @cv.Length(1, 32) sku!: string;
