@@ -3,6 +3,7 @@ import { hash, randomBytes } from 'node:crypto';
 import type { HeaderBag } from '../../core/header-rules';
 import type { CapturedAnswer, Ctx } from '../../request/ctx';
 import { KeptAnswers, type KeptAnswer, type RequestParts } from '../kept-answers';
+import { canonicalBody } from './canonical-body';
 
 // A record in a space: `[u32 meta length][meta JSON][body bytes]`. The meta says whether it is an
 // in-flight claim (with its owner token) or a kept answer (with the request's fingerprint).
@@ -114,12 +115,15 @@ function added(before: HeaderBag | null, now: HeaderBag | null): [string, string
 }
 
 /**
- * SHA-256 over method, path, query and the raw body bytes, in one call (no Hash object per
- * request). The head and body are joined in a Buffer of the request's own (no scratch shared
+ * SHA-256 over method, path, query and the body, in one call (no Hash object per request): a JSON
+ * object or array body as canonical JSON (keys sorted, see `canonicalBody`), any other body as its
+ * raw bytes. The head and body are joined in a Buffer of the request's own (no scratch shared
  * between requests).
  */
 export function fingerprint(p: RequestParts): string {
   const head = `${p.method}\0${p.path}\0${p.rawQuery}\0`;
+  const json = canonicalBody(p.body);
+  if (json !== null) return hash('sha256', `${head}\0${json}`, 'base64url');
   const n = Buffer.byteLength(head);
   const all = Buffer.allocUnsafe(n + p.body.length);
   all.write(head, 0, 'utf8');
