@@ -65,6 +65,11 @@ export const FETCH_ERRORS = {
     status: 500,
     doc: 'an Exchange used out of order: begun twice, or read before begin or after end',
   },
+  // Derived Idempotency-Keys.
+  OutboundKeyReused: {
+    status: 500,
+    doc: "an upstream answered a call's derived Idempotency-Key saying it was used for another request (fw's 422 with Idempotency-Key-Mismatch: true, or the Target's keyReused answer): the rerun's request differs from the first run's",
+  },
   // The typed client (clientOf).
   NotInDocument: {
     status: 500,

@@ -23,7 +23,8 @@ export type { Scalar, QueryValue, QueryParams } from './with-query';
 export { FetchError, FETCH_ERRORS, isFetchError } from './errors';
 export type { FetchErrorCode } from './errors';
 export { CodedError, type ErrorRow } from '../errors';
-export type { Scope } from './scope';
+export type { Scope, OutboundCall } from './scope';
+export type { KeyReusedAnswer } from './key-reused';
 
 // Retries on Targets
 export { RETRY_ON, retryAfterMs } from './retry-policy';

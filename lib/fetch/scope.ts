@@ -16,9 +16,23 @@ export interface Scope {
    */
   traceContext?(): Context | null;
   /**
-   * The `Idempotency-Key` derived for the next outbound call under an idempotent handler (the
-   * same sequence on every rerun of that request), or null. Asked once per call to a target
-   * opened with `{ idempotencyKeys: true }`.
+   * The `Idempotency-Key` derived for `call` under an idempotent handler (the same for the same
+   * call on every rerun of that request), or null. Asked once per call that changes something,
+   * to a target opened with `{ idempotencyKeys: true }`.
    */
-  idempotencyKey?(): string | null;
+  idempotencyKey?(call: OutboundCall): string | null;
+  /** Where a call made under this scope reports a failure the program must fix (a request's log). */
+  readonly log?: { error(line: string): void };
+}
+
+/**
+ * What names an outbound call for its derived `Idempotency-Key`: never its arguments, so a rerun
+ * that fills the template with other values still sends the key of the call it repeats.
+ */
+export interface OutboundCall {
+  /** The Target's name. */
+  readonly target: string;
+  readonly method: string;
+  /** The path template as the call gives it (`/reserve/{sku}`), before it is filled. */
+  readonly template: string;
 }

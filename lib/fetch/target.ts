@@ -17,9 +17,10 @@ import { FetchError } from './errors';
 import { Gate } from './gate';
 import { fetchHead } from './fetch-head';
 import { callHeaders, checkHeader, type HeaderLine } from './header-line';
+import { checkKeyReused, keyReused, saysKeyReused, type KeyReusedAnswer } from './key-reused';
 import { fillTemplate, type PathArgs, type TemplateIsPlain } from './path-template';
 import type { FetchResponse } from './response';
-import type { Scope } from './scope';
+import type { OutboundCall, Scope } from './scope';
 import { RetryPolicy, type RetryOptions } from './retry-policy';
 import { sendCall, type CallSpec } from './send-call';
 
@@ -40,10 +41,17 @@ export interface TargetOptions {
   /**
    * The service honours `Idempotency-Key` (Stripe, Adyen, an fw route with `@Idempotent`): calls
    * that change something (not GET, HEAD or OPTIONS) made inside an idempotent handler carry a
-   * key derived from the handler's (space, caller, key, call number), the same on every rerun. A
-   * call that names its own Idempotency-Key keeps it. Default false.
+   * key derived from the handler's (space, caller, key) and the call (its enclosing `c.step`, this
+   * target, the method, the path template, and how many such calls came before it), the same on
+   * every rerun. A call that names its own Idempotency-Key keeps it. Default false.
    */
   readonly idempotencyKeys?: boolean;
+  /**
+   * The answer by which this service says a derived key came with another request than its first
+   * (fw's own, a 422 with `Idempotency-Key-Mismatch: true`, is always known): such an answer fails
+   * the call `OutboundKeyReused`. Stripe: `{ status: 400, code: 'idempotency_error' }`. Default none.
+   */
+  readonly keyReused?: KeyReusedAnswer;
 }
 
 /** Where and as whom an opened target calls. */
@@ -79,12 +87,12 @@ interface Templated {
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** `call` with the scope's derived Idempotency-Key added, unless it names one or the scope has none. */
-function keyed(c: Scope, call: Call): Call {
+/** `call` with the scope's derived Idempotency-Key added, or null when it names one or the scope has none. */
+function keyed(c: Scope, call: Call, identity: OutboundCall): Call | null {
   const lines = call.headers ?? [];
-  if (lines.some((l) => l.name.toLowerCase() === 'idempotency-key')) return call;
-  const key = c.idempotencyKey!();
-  if (key === null) return call;
+  if (lines.some((l) => l.name.toLowerCase() === 'idempotency-key')) return null;
+  const key = c.idempotencyKey!(identity);
+  if (key === null) return null;
   return { ...call, headers: [...lines, { name: 'Idempotency-Key', value: key }] };
 }
 
@@ -142,6 +150,7 @@ export class TargetType {
       );
     }
     this.retry = options.retry === undefined ? null : new RetryPolicy(name, options.retry);
+    checkKeyReused(name, options.keyReused, options.idempotencyKeys);
     if (options.idempotencyKeys !== undefined && typeof options.idempotencyKeys !== 'boolean') {
       throw new FetchError(
         'BadSettings',
@@ -190,6 +199,7 @@ export class OpenTarget {
   readonly #limits: Limits;
   readonly #retry: RetryPolicy | null;
   readonly #keys: boolean;
+  readonly #keyReused: KeyReusedAnswer | null;
   readonly #standing: {
     headers: readonly HeaderLine[];
     authorization: string | null;
@@ -217,6 +227,7 @@ export class OpenTarget {
     this.#gate = max > 0 ? new Gate(max) : null;
     this.#retry = type.retry;
     this.#keys = type.options.idempotencyKeys === true;
+    this.#keyReused = type.options.keyReused ?? null;
     this.#limits = {
       timeoutMs: type.options.timeoutMs ?? engine.settings.timeoutMs,
       stallMs: type.options.stallMs ?? engine.settings.stallMs,
@@ -435,7 +446,7 @@ export class OpenTarget {
   }
 
   /** Sends `out` to the filled `path`, with the derived key and under the retry policy where they apply. */
-  #call(
+  async #call(
     out: Templated,
     path: string,
     body: Buffer | null,
@@ -443,7 +454,12 @@ export class OpenTarget {
   ): Promise<FetchResponse> {
     const { scope: c, method } = out;
     let call = out.call ?? {};
-    if (this.#keys && !SAFE.has(method) && c.idempotencyKey !== undefined) call = keyed(c, call);
+    let derived: OutboundCall | null = null;
+    if (this.#keys && !SAFE.has(method) && c.idempotencyKey !== undefined) {
+      const identity = { target: this.name, method, template: out.path };
+      const withKey = keyed(c, call, identity);
+      if (withKey !== null) [call, derived] = [withKey, identity];
+    }
     const spec: CallSpec = {
       scope: c,
       method,
@@ -457,10 +473,18 @@ export class OpenTarget {
       gate: this.#gate,
       target: this.name,
     };
+    const res = await this.#send(spec);
+    // Under a derived key the upstream holds a first run's request: a different one is never done.
+    if (derived !== null && saysKeyReused(res, this.#keyReused))
+      throw keyReused(c, derived, res.status);
+    return res;
+  }
+
+  #send(spec: CallSpec): Promise<FetchResponse> {
     const retried = {
-      scope: c,
-      method,
-      headers: [call.headers, this.#standing.headers],
+      scope: spec.scope,
+      method: spec.method,
+      headers: [spec.call.headers, this.#standing.headers],
       timeoutMs: spec.limits.timeoutMs,
     };
     if (this.#retry === null || !this.#retry.covers(retried)) return sendCall(this.#engine, spec);

@@ -1,35 +1,61 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request } from 'node:http';
+import { App, Controller, Idempotent, Param, Post, Returns, Status } from 'fw-http';
+import { MemoryStore, Space } from 'fw-http/cache';
 import { startRedis, type RedisServer } from '../support/redis';
 import { tsChild } from '../support/ts-child';
 
-// Issue 23 §3: a rerun after kill -9 sends the same derived Idempotency-Keys. The shop runs in a
-// child process that is killed with SIGKILL after its handler sent both charges; a new process
-// takes the client's retry and sends them again, under the same keys.
+// Derived Idempotency-Keys across a real crash: the shop runs in a child process that is killed
+// with SIGKILL after its calls reached the upstream (an fw app with idempotent routes); a new
+// process takes the client's retry and calls again. Each call must go out under the key it had
+// on the first run, so the upstream makes each effect once, whichever steps were recorded and
+// whichever branch the rerun takes.
 
 let redis: RedisServer;
-let bank: Server;
-let bankUrl = '';
+let upstream: App;
+let upstreamUrl = '';
+/** Every effect the upstream made, in order, and every key it was sent. */
+const effects: string[] = [];
 const seen: string[] = [];
 beforeAll(async () => {
   redis = await startRedis();
-  bank = createServer((req, res) => {
-    seen.push(String(req.headers['idempotency-key']));
-    req.resume().on('end', () => res.writeHead(201).end('{}'));
+  const space = (name: string) => Space(name, { ttlSeconds: 60, maxBytes: 4096 });
+  const [Charges, Reserves, Checks] = [space('charges'), space('reserves'), space('checks')];
+  @Controller()
+  class Upstream {
+    @Post('/charges') @Idempotent(Charges) @Returns(Status(201, Object)) charge() {
+      effects.push('charge');
+      return {};
+    }
+    @Post('/reserve/{sku}')
+    @Idempotent(Reserves)
+    @Returns(Status(201, Object))
+    reserve(@Param('sku') sku: string) {
+      effects.push(`reserve ${sku}`);
+      return {};
+    }
+    @Post('/checks') @Idempotent(Checks) @Returns(Status(201, Object)) check() {
+      effects.push('check');
+      return {};
+    }
+  }
+  upstream = new App({ log: () => {} }).controllers(Upstream).use(async (c, next) => {
+    seen.push(String(c.header('idempotency-key')));
+    await next();
   });
-  await new Promise<void>((r) => bank.listen(0, '127.0.0.1', r));
-  bankUrl = `http://127.0.0.1:${(bank.address() as AddressInfo).port}`;
+  for (const s of [Charges, Reserves, Checks])
+    upstream.provide(s.open(new MemoryStore({ bytes: 1 << 20 })));
+  upstreamUrl = (await upstream.listen({ port: 0, host: '127.0.0.1' })).url;
 }, 60_000);
 afterAll(async () => {
-  await new Promise((r) => bank?.close(r));
+  await upstream?.close();
   await redis?.stop();
 });
 
-async function shop(hang: boolean): Promise<{ child: ChildProcess; port: number }> {
+async function shop(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
   const { command, args } = tsChild('spec/crash/derived-keys-server.ts');
   const child = spawn(command, args, {
-    env: { ...process.env, BANK_URL: bankUrl, REDIS_URL: redis.url, HANG: hang ? '1' : '0' },
+    env: { ...process.env, UPSTREAM_URL: upstreamUrl, REDIS_URL: redis.url, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -45,7 +71,7 @@ async function shop(hang: boolean): Promise<{ child: ChildProcess; port: number 
   return { child, port };
 }
 
-function pay(port: number): Promise<{ status: number; body: string }> {
+function pay(port: number, key: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -53,7 +79,7 @@ function pay(port: number): Promise<{ status: number; body: string }> {
         host: '127.0.0.1',
         method: 'POST',
         path: '/pay',
-        headers: { 'idempotency-key': 'k-9' },
+        headers: { 'idempotency-key': key },
       },
       (res) => {
         let body = '';
@@ -68,28 +94,82 @@ function pay(port: number): Promise<{ status: number; body: string }> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('I23.3 derived keys across a real crash', () => {
-  it('I23.3 a rerun after kill -9 sends the same derived Idempotency-Keys, in the same order', async () => {
-    const first = await shop(true);
-    void pay(first.port).catch(() => undefined); // cut by the kill
-    for (const end = Date.now() + 30_000; seen.length < 2 && Date.now() < end;) await sleep(20);
-    expect(seen).toHaveLength(2);
-    await new Promise<void>((r) => {
-      first.child.once('exit', () => r());
-      first.child.kill('SIGKILL');
+/**
+ * One row: a first shop (env `first`) takes POST /pay and is killed with SIGKILL once the upstream
+ * made `madeFirst` effects; a second (env `rerun`) takes the retry. Returns the retry's answer and
+ * the keys the upstream was sent on each run.
+ */
+async function crashAndRetry(row: {
+  mode: string;
+  madeFirst: number;
+  first?: Record<string, string>;
+  rerun?: Record<string, string>;
+}): Promise<{ status: number; body: unknown; firstKeys: string[]; rerunKeys: string[] }> {
+  effects.length = 0;
+  seen.length = 0;
+  const key = `k-${row.mode}`;
+  const first = await shop({ MODE: row.mode, HANG: '1', ...row.first });
+  void pay(first.port, key).catch(() => undefined); // cut by the kill
+  for (const end = Date.now() + 30_000; effects.length < row.madeFirst && Date.now() < end;)
+    await sleep(20);
+  expect(effects).toHaveLength(row.madeFirst);
+  await new Promise<void>((r) => {
+    first.child.once('exit', () => r());
+    first.child.kill('SIGKILL');
+  });
+  const firstKeys = [...seen];
+  const second = await shop({ MODE: row.mode, HANG: '0', ...row.rerun });
+  try {
+    await sleep(600); // the dead process's claim lapses (lease 300 ms)
+    const retry = await pay(second.port, key);
+    return {
+      status: retry.status,
+      body: JSON.parse(retry.body),
+      firstKeys,
+      rerunKeys: seen.slice(firstKeys.length),
+    };
+  } finally {
+    second.child.kill('SIGKILL');
+  }
+}
+
+describe('I23.3 I35.3 derived keys across a real crash', () => {
+  it('I23.3 plain calls: a rerun after kill -9 sends the same derived keys in the same order, one per call and per turn of a loop; each effect is made once', async () => {
+    const r = await crashAndRetry({ mode: 'plain', madeFirst: 3 });
+    expect(r.status).toBe(201);
+    expect(r.body).toEqual({ statuses: [201, 201, 201] });
+    expect(effects).toEqual(['charge', 'reserve a', 'reserve b']);
+    expect(new Set(r.firstKeys).size).toBe(3);
+    expect(r.firstKeys[0]).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(r.rerunKeys).toEqual(r.firstKeys);
+  }, 90_000);
+
+  it('I35.3 a step then a call: the step is read back after kill -9 and the reserve after it goes out under its first key (reserved once)', async () => {
+    const r = await crashAndRetry({ mode: 'step-then-call', madeFirst: 2 });
+    expect(r.status).toBe(201);
+    expect(r.body).toEqual({ statuses: [201, 201] });
+    expect(effects).toEqual(['charge', 'reserve a']);
+    expect(r.rerunKeys).toEqual([r.firstKeys[1]]); // the charge was not sent again
+  }, 90_000);
+
+  it('I35.3 a call inside a step killed before its record: the step runs again and its call goes out under its first key (reserved once)', async () => {
+    const r = await crashAndRetry({ mode: 'in-step', madeFirst: 2 });
+    expect(r.status).toBe(201);
+    expect(r.body).toEqual({ statuses: [201, 201] });
+    expect(effects).toEqual(['charge', 'reserve a']);
+    expect(r.rerunKeys).toEqual([r.firstKeys[1]]);
+  }, 90_000);
+
+  it('I35.3 a branch that differs on the rerun: the fraud check is skipped and the charge keeps its key (charged once)', async () => {
+    const r = await crashAndRetry({
+      mode: 'branch',
+      madeFirst: 2,
+      first: { FLAG: '1' },
+      rerun: { FLAG: '0' },
     });
-    const second = await shop(false);
-    try {
-      await sleep(600); // the dead process's claim lapses (lease 300 ms)
-      const retry = await pay(second.port);
-      expect(retry.status).toBe(201);
-      expect(JSON.parse(retry.body)).toEqual({ a: 201, b: 201 });
-      expect(seen).toHaveLength(4);
-      expect(seen[0]).not.toBe(seen[1]); // one key per call…
-      expect(seen[0]).toMatch(/\S{16,}/);
-      expect(seen.slice(2)).toEqual(seen.slice(0, 2)); // …and the same keys on the rerun
-    } finally {
-      second.child.kill('SIGKILL');
-    }
+    expect(r.status).toBe(201);
+    expect(r.body).toEqual({ statuses: [201] });
+    expect(effects).toEqual(['check', 'charge']);
+    expect(r.rerunKeys).toEqual([r.firstKeys[1]]);
   }, 90_000);
 });

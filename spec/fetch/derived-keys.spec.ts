@@ -3,13 +3,14 @@ import {
   Controller,
   Ctx,
   Idempotent,
+  Param,
   Post,
   Returns,
   Status,
   type IdempotencyInfo,
 } from 'fw-http';
 import { MemoryStore, PgStore, Space } from 'fw-http/cache';
-import { Client, FetchError, Target } from 'fw-http/fetch';
+import { Client, FetchError, Target, type OpenTarget } from 'fw-http/fetch';
 import { startPostgres, type PostgresServer } from '../support/postgres-process';
 import { testPool } from '../support/pg-pool';
 
@@ -43,7 +44,7 @@ function bankApp(seen: string[], runs: Map<string, number>): App {
 }
 
 describe('I23.3 derived Idempotency-Keys on outbound calls', () => {
-  it('I23.3 calls to a target with idempotencyKeys carry keys derived from (space, caller, key, call number): a rerun sends the same keys and the upstream runs each once', async () => {
+  it('I23.3 calls to a target with idempotencyKeys carry keys derived from the request (space, caller, key) and the call: a rerun sends the same keys and the upstream runs each once', async () => {
     const seen: string[] = [];
     const runs = new Map<string, number>();
     const bank = bankApp(seen, runs);
@@ -191,5 +192,164 @@ describe('I23.3 the fencing token of an atomic route', () => {
       await pool.end();
       await store.close();
     }
+  });
+});
+
+// Derived keys follow each call's identity (issue 35, part 3): the enclosing c.step, the target,
+// the method and the path template, counted within that identity. A step read back on a rerun, or
+// a branch taken on one run only, moves no other call's key.
+describe('I35.3 derived keys follow the call, not its position', () => {
+  const Reserves = Space('reserves', { ttlSeconds: 60, maxBytes: 4096 });
+  const Checks = Space('checks', { ttlSeconds: 60, maxBytes: 4096 });
+  const Warehouse = Target('warehouse', { idempotencyKeys: true });
+  const Fraud = Target('fraud', { idempotencyKeys: true });
+
+  /** An fw upstream whose three idempotent routes (each its own space) list every effect they make. */
+  async function upstream(effects: string[]): Promise<{ app: App; url: string }> {
+    @Controller()
+    class Upstream {
+      @Post('/charges') @Idempotent(Charges) @Returns(Status(201, Object)) charge(c: Ctx) {
+        effects.push('charge');
+        return { id: `ch-${c.idempotency!.key.slice(0, 6)}` };
+      }
+      @Post('/reserve/{sku}')
+      @Idempotent(Reserves)
+      @Returns(Status(201, Object))
+      reserve(@Param('sku') sku: string) {
+        effects.push(`reserve ${sku}`);
+        return {};
+      }
+      @Post('/checks') @Idempotent(Checks) @Returns(Status(201, Object)) check() {
+        effects.push('check');
+        return {};
+      }
+    }
+    const app = new App({ log: () => {} })
+      .controllers(Upstream)
+      .provide(Charges.open(new MemoryStore({ bytes: 1 << 20 })))
+      .provide(Reserves.open(new MemoryStore({ bytes: 1 << 20 })))
+      .provide(Checks.open(new MemoryStore({ bytes: 1 << 20 })));
+    const { url } = await app.listen({ port: 0 });
+    return { app, url };
+  }
+
+  /** A shop whose POST /pay runs `handle`; each test sends it the same key until it answers 201. */
+  async function withShop(
+    handle: (c: Ctx, t: { bank: OpenTarget; warehouse: OpenTarget; fraud: OpenTarget }) => unknown,
+    run: (pay: () => Promise<number>, effects: string[]) => Promise<void>,
+  ): Promise<void> {
+    const effects: string[] = [];
+    const up = await upstream(effects);
+    const client = new Client();
+    const targets = {
+      bank: Bank.open(client, { base: up.url }),
+      warehouse: Warehouse.open(client, { base: up.url }),
+      fraud: Fraud.open(client, { base: up.url }),
+    };
+    @Controller()
+    class Shop {
+      @Post('/pay') @Idempotent(Payments) @Returns(Status(201, Object)) async pay(c: Ctx) {
+        await handle(c, targets);
+        return {};
+      }
+    }
+    const shop = new App({ log: () => {} })
+      .controllers(Shop)
+      .provide(client)
+      .provide(Payments.open(new MemoryStore({ bytes: 1 << 20 })));
+    try {
+      const pay = async () =>
+        (await shop.inject({ method: 'POST', url: '/pay', headers: { 'idempotency-key': 'o-1' } }))
+          .status;
+      await run(pay, effects);
+    } finally {
+      await shop.close();
+      await up.app.close();
+    }
+  }
+
+  it('I35.3 a step read back on a rerun moves no later call: the reserve after it is made once', async () => {
+    let crash = true;
+    await withShop(
+      async (c, { bank, warehouse }) => {
+        await c.step('charge', async () => (await bank.postJson(c, '/charges', {}, {})).json());
+        await warehouse.postJson(c, '/reserve/{sku}', { sku: 'a' }, { qty: 1 });
+        if (crash) throw new Error('crashed after the reserve');
+      },
+      async (pay, effects) => {
+        expect(await pay()).toBe(500);
+        crash = false;
+        expect(await pay()).toBe(201);
+        expect(effects).toEqual(['charge', 'reserve a']);
+      },
+    );
+  });
+
+  it('I35.3 a branch taken on one run and not the next moves no other call: the charge is made once', async () => {
+    let flag = true;
+    await withShop(
+      async (c, { bank, fraud }) => {
+        if (flag) await fraud.postJson(c, '/checks', {}, {});
+        await bank.postJson(c, '/charges', {}, {});
+        if (flag) throw new Error('crashed after the charge');
+      },
+      async (pay, effects) => {
+        expect(await pay()).toBe(500);
+        flag = false;
+        expect(await pay()).toBe(201);
+        expect(effects).toEqual(['check', 'charge']);
+      },
+    );
+  });
+
+  it('I35.3 calls of one identity count within it: a loop over /reserve/{sku} sends one key per turn, the same turns on a rerun', async () => {
+    let crash = true;
+    await withShop(
+      async (c, { bank, warehouse }) => {
+        for (const sku of ['a', 'b', 'c']) {
+          await warehouse.postJson(c, '/reserve/{sku}', { sku }, { qty: 1 });
+          if (sku === 'a') await bank.postJson(c, '/charges', {}, {});
+        }
+        if (crash) throw new Error('crashed after the loop');
+      },
+      async (pay, effects) => {
+        expect(await pay()).toBe(500);
+        crash = false;
+        expect(await pay()).toBe(201);
+        expect(effects).toEqual(['reserve a', 'charge', 'reserve b', 'reserve c']);
+      },
+    );
+  });
+
+  it('I35.3 a call inside a step is counted within the step: steps run side by side keep their keys whichever calls first', async () => {
+    let run = 0;
+    await withShop(
+      async (c, { bank }) => {
+        run++;
+        // The first run charges for y first, the rerun for x first: each step's charge keeps its key.
+        const first = run === 1 ? 'y' : 'x';
+        let sent!: () => void;
+        const firstSent = new Promise<void>((r) => (sent = r));
+        const charge = (who: string) =>
+          c.step(who, async () => {
+            if (who !== first) await firstSent;
+            const res = await bank.postJson(c, '/charges', {}, { who });
+            sent();
+            if (run === 1) throw new Error(`crashed in step ${who}, before its record`);
+            return res.status;
+          });
+        const settled = await Promise.allSettled([charge('x'), charge('y')]);
+        if (run === 1) throw new Error('both steps failed');
+        expect(settled).toEqual([
+          { status: 'fulfilled', value: 201 },
+          { status: 'fulfilled', value: 201 },
+        ]);
+      },
+      async (pay, effects) => {
+        expect(await pay()).toBe(500);
+        expect(await pay()).toBe(201);
+        expect(effects).toEqual(['charge', 'charge']);
+      },
+    );
   });
 });

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SERVER_SIDE } from '../../fetch/server-side';
 import type { LogWriter } from '../core/log';
 import type { Context } from '@opentelemetry/api';
-import type { Scope } from '../../fetch/scope';
+import type { OutboundCall, Scope } from '../../fetch/scope';
 import { REDIRECT_STATUSES, type HeaderEntry, type RedirectStatus } from '../core/answers';
 import { parseAuthorization, type Credentials } from '../core/authorization';
 import { HttpError, clientGone, statusCode, type FailureDetails } from '../core/errors';
@@ -179,9 +179,13 @@ export class Ctx implements Scope {
    */
   idempotency: IdempotencyInfo | null = null;
 
-  /** The derived `Idempotency-Key` of the next outbound call (fw-http/fetch asks it), or null outside an idempotent handler. */
-  idempotencyKey(): string | null {
-    return this.idempotency === null ? null : this.idempotency.nextOutboundKey();
+  /**
+   * The derived `Idempotency-Key` of an outbound call (fw-http/fetch asks it), or null outside an
+   * idempotent handler: see `IdempotencyInfo.outboundKey`.
+   * @example const key = c.idempotencyKey({ target: 'bank', method: 'POST', template: '/charges' });
+   */
+  idempotencyKey(call: OutboundCall): string | null {
+    return this.idempotency === null ? null : this.idempotency.outboundKey(call);
   }
   /**
    * A recovery point: on an idempotent route, `fn`'s result is recorded in the route's space
@@ -193,7 +197,10 @@ export class Ctx implements Scope {
    * @example const charge = await c.step('charge', () => payments.charge(order));
    */
   step<T>(name: string, fn: () => T | Promise<T>): Promise<T> {
-    return runStep(this.idempotency?.steps ?? null, (this.#stepNames ??= new Set()), name, fn);
+    const info = this.idempotency;
+    // The step's outbound calls are counted within it: its derived keys move with no other call.
+    const run = info === null ? fn : () => info.inStep(name, fn);
+    return runStep(info?.steps ?? null, (this.#stepNames ??= new Set()), name, run);
   }
   #stepNames: Set<string> | null = null;
   /** @internal set once the handler has returned its value (before the value is encoded) */

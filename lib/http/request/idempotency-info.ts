@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
+import type { OutboundCall } from '../../fetch/scope';
 import type { SERVER_SIDE } from '../../fetch/server-side';
+import { OutboundKeys } from './outbound-keys';
 import type { StepRecords } from './step';
 
 /**
@@ -8,9 +9,11 @@ import type { StepRecords } from './step';
  * the space, and a fencing token that only grows. Null on a route that is not idempotent.
  *
  * Outbound calls through `fw-http/fetch` to a Target marked `{ idempotencyKeys: true }` carry an
- * `Idempotency-Key` derived from (space, caller, key, call number): the n-th such call of a rerun
- * sends the same key as the n-th call of the run before it, so an upstream that honours keys
- * deduplicates what a crashed run already did.
+ * `Idempotency-Key` derived from (space, caller, key) and the call's identity: the enclosing
+ * `c.step` (if any), the target, the method and the path template, and how many calls of that
+ * identity came before it. A rerun sends each call the key it had on the run before, so an
+ * upstream that honours keys deduplicates what a crashed run already did; a step read back or a
+ * branch not taken moves no other call's key.
  */
 export class IdempotencyInfo {
   /** Filled by the server: a typed client (`clientOf`) leaves this parameter out. */
@@ -26,14 +29,15 @@ export class IdempotencyInfo {
    * later one's work.
    */
   readonly token: bigint;
-  #calls = 0;
   #steps: StepRecords | null = null;
+  readonly #outbound: OutboundKeys;
 
   constructor(space: string, caller: string, key: string, token: bigint) {
     this.space = space;
     this.caller = caller;
     this.key = key;
     this.token = token;
+    this.#outbound = new OutboundKeys(space, caller, key);
   }
 
   /** @internal Where `c.step` records its results: the route's space (not on an atomic route). */
@@ -47,14 +51,18 @@ export class IdempotencyInfo {
     return this.#steps;
   }
 
-  /** The derived key of the next outbound call: the same sequence on every run of this request. */
-  nextOutboundKey(): string {
-    const n = ++this.#calls;
-    return createHash('sha256')
-      .update(
-        `${this.space.length}:${this.space}:${this.caller.length}:${this.caller}:${this.key}:${n}`,
-      )
-      .digest('base64url');
+  /**
+   * The derived `Idempotency-Key` of an outbound call (`fw-http/fetch` asks it through
+   * `c.idempotencyKey`): the same for the same call on every run of this request.
+   * @example const key = c.idempotency!.outboundKey({ target: 'bank', method: 'POST', template: '/charges' });
+   */
+  outboundKey(call: OutboundCall): string {
+    return this.#outbound.next(call);
+  }
+
+  /** @internal Runs `fn` as step `name`: its outbound calls are counted within the step. */
+  inStep<T>(name: string, fn: () => T): T {
+    return this.#outbound.inStep(name, fn);
   }
 }
 

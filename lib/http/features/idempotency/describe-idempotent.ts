@@ -34,6 +34,11 @@ export const describeIdempotent = (record: RouteRecord, op: OperationSink): void
   op.failure(409, 'Idempotency-Key is still being answered', {
     'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
   });
-  op.failure(422, 'Idempotency-Key was used for a different request');
+  op.failure(422, 'Idempotency-Key was used for a different request', {
+    'Idempotency-Key-Mismatch': {
+      description: 'true: this key was first sent with another request',
+      schema: { type: 'string', enum: ['true'] },
+    },
+  });
   op.failure(503, 'the idempotency store cannot be reached or has no room'); // any idempotent route
 };

@@ -20,6 +20,11 @@ import { inFlight, note } from './outcomes';
 import type { RouteSteps } from './route-steps';
 
 const REPLAYED: HeaderEntry = Object.freeze({ name: 'idempotent-replayed', value: 'true' });
+/** On the 422 for a key sent again with another request. */
+const KEY_MISMATCH: HeaderEntry = Object.freeze({
+  name: 'idempotency-key-mismatch',
+  value: 'true',
+});
 
 /**
  * One `@Idempotent` route, built once: its space and settings, and the steps every request on it
@@ -136,6 +141,8 @@ export class IdempotentRoute implements RouteSteps {
     if (!KeptAnswers.known(entry, parts)) {
       if (fingerprint(parts) !== entry.answer.fp) {
         note(c, 'mismatch');
+        // Whatever the app's failure shape, a caller (fw's outbound client) knows it by the header.
+        c.setHeader(KEY_MISMATCH.name, KEY_MISMATCH.value);
         throw fail.unprocessable('Idempotency-Key was used for a different request');
       }
       KeptAnswers.learn(entry, parts);
