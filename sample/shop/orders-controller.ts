@@ -1,3 +1,4 @@
+import { IsOptional, IsString, Length } from 'class-validator';
 import {
   Body,
   Controller,
@@ -6,6 +7,7 @@ import {
   Idempotent,
   Param,
   Post,
+  Query,
   Reply,
   Returns,
   Status,
@@ -18,8 +20,17 @@ import { Account } from './account';
 import { OrdersCsv, Receipt } from './csv';
 import { AlreadyCancelled, NewOrder, Order } from './order';
 import { OrderBook } from './order-book';
+import { Paged } from './paged';
 import { Orders } from './spaces';
 import { WarehouseClient } from './warehouse-client';
+
+/** Orders one page of `GET /orders` holds at most. */
+export const PAGE_SIZE = 100;
+
+/** `GET /orders?after=ID`: the page after the order `ID` (the last of the page before). */
+export class OrdersQuery {
+  @IsOptional() @IsString() @Length(1, 64) after?: string;
+}
 
 /** Idempotency records are per account: one account's key never replays another's answer. */
 const byAccount = async (c: Ctx) => (await c.resolveAsync(Account)).id;
@@ -48,10 +59,20 @@ export function ordersController(atomic: boolean) {
       return reply(201, placed, { Location: `/orders/${placed.id}` });
     }
 
+    /**
+     * The caller's orders, newest first, at most `PAGE_SIZE` a page; `Link: <…>; rel="next"` names
+     * the next page when more follow. An `after` naming no order of the caller's is a 400.
+     */
     @Get()
-    @Returns([Order])
-    list(account: Account): Promise<Order[]> {
-      return this.book.list(account.id);
+    @Paged()
+    @Returns(Reply([Order]))
+    async list(account: Account, @Query() q: OrdersQuery) {
+      const page = await this.book.page(account.id, q.after ?? null, PAGE_SIZE);
+      if (page === null) throw fail.badRequest('after: no order %s of yours', q.after);
+      const last = page.orders[page.orders.length - 1];
+      if (!page.more || last === undefined) return reply(200, page.orders);
+      const next = `/orders?after=${encodeURIComponent(last.id)}`;
+      return reply(200, page.orders, { Link: `<${next}>; rel="next"` });
     }
 
     @Get('/{id}')

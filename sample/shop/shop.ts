@@ -5,12 +5,13 @@ import { MemoryStore, type PgStore, RedisStore, type Store } from 'fw-http/cache
 import { CatalogController } from './catalog-controller';
 import { OrderBook } from './order-book';
 import { ExportsController, ordersController } from './orders-controller';
-import { ImportController } from './import-controller';
+import { importController } from './import-controller';
 import type { PgOrderBook } from './pg-order-book';
 import { QuoteController } from './quote-controller';
 import { LiveController } from './live-controller';
 import { SessionController } from './session-controller';
-import { Orders } from './spaces';
+import { Imports, Orders } from './spaces';
+import { pages } from './paged';
 import { Warehouse, WarehouseClient } from './warehouse-client';
 import { Client } from 'fw-http/fetch';
 import { Metrics } from './metrics';
@@ -67,12 +68,14 @@ export function shop(options: ShopOptions = {}): App {
   })
     .use(logger.with({ format: 'json', requestId: true }))
     .use(securityHeaders())
+    .use(pages)
     .compress({ minBytes: 1024 })
     .provide(client)
     .provide(warehouse)
     .provide(new WarehouseClient(warehouse))
     .provide(db?.book ?? new OrderBook())
     .provide(Orders.open(store))
+    .provide(Imports.open(store))
     .provide(metrics)
     .provide(Dir.open(resolve(process.cwd(), 'sample/files')))
     .controllers(
@@ -81,7 +84,7 @@ export function shop(options: ShopOptions = {}): App {
       CatalogController,
       QuoteController,
       FilesController,
-      ImportController,
+      importController(db !== null),
     )
     .controllers(LiveController, SessionController, MetricsController)
     .controllers(AdminController, JwksController)

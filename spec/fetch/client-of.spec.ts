@@ -156,7 +156,7 @@ describe('the typed client against the sample', () => {
     expect(r.attempts).toBeGreaterThanOrEqual(2);
     expect(r.response.header('idempotent-replayed')).toBe('true');
     expect(proxy.seen.filter((l) => l.startsWith('POST /orders ')).length).toBe(r.attempts);
-    const list = await orders.list(run);
+    const list = await orders.list(run, {});
     if (list.status !== 200) throw new Error(`expected 200, got ${list.status}`);
     expect(list.value.filter((o) => o.sku === sku).length).toBe(1);
   });

@@ -2,6 +2,8 @@ import type { Pool } from 'pg';
 import { start, type Started } from '../../sample/start';
 import { startPostgres, type PostgresServer } from '../support/postgres-process';
 import { testPool } from '../support/pg-pool';
+import { multipart, post } from '../support/multipart';
+import { openDatabase } from '../../sample/shop/database';
 
 // The sample with DATABASE_URL (SAMPLE.md): orders in Postgres, POST /orders atomic (the order row
 // and the kept answer in one transaction), tables created at startup, /healthz reporting the database.
@@ -83,6 +85,132 @@ describe('I23.6 the sample with DATABASE_URL', () => {
     ]);
     expect(rows).toEqual([{ status: 'cancelled', version: 2 }]);
   });
+
+  /** POSTs a CSV to /orders/import over a real socket. */
+  async function importCsv(key: string, text: string, account = 'alice') {
+    const m = multipart([{ name: 'csv', filename: 'o.csv', type: 'text/csv', data: text }]);
+    return post(Number(new URL(shop.url).port), '/orders/import', m.body, {
+      'content-type': m.type,
+      authorization: `Bearer ${account}-token`,
+      'idempotency-key': key,
+    });
+  }
+  const rowsOf = async (account: string) =>
+    (await pool.query('SELECT count(*)::int AS n FROM shop_orders WHERE account = $1', [account]))
+      .rows[0].n as number;
+  const csvOf = (n: number, sku: (i: number) => string) =>
+    Array.from({ length: n }, (_, i) => `${sku(i)},1`).join('\n');
+
+  it('the import is one transaction: the database failing at line 600 is 503 and imports nothing; the retry of the key imports once', async () => {
+    // The backend serving the import ends itself at line 600's row: the connection is lost mid-import.
+    await pool.query(`CREATE FUNCTION shop_test_kill() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.sku = 'kill-db' THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF; RETURN NEW; END $$`);
+    await pool.query(
+      'CREATE TRIGGER shop_test_kill BEFORE INSERT ON shop_orders FOR EACH ROW EXECUTE FUNCTION shop_test_kill()',
+    );
+    const text = csvOf(1000, (i) => (i === 599 ? 'kill-db' : `imp-${i}`));
+    const before = await rowsOf('alice');
+    try {
+      const failed = await importCsv('db-import-1', text);
+      expect(failed.status).toBe(503);
+      expect(failed.headers['retry-after']).toBe('1');
+      expect(failed.json()).toEqual({
+        error: 'the database is unavailable: retry later',
+        status: 503,
+      });
+      expect(await rowsOf('alice')).toBe(before);
+    } finally {
+      await pool.query('DROP TRIGGER shop_test_kill ON shop_orders');
+      await pool.query('DROP FUNCTION shop_test_kill()');
+    }
+    const retried = await importCsv('db-import-1', text);
+    expect(retried.status).toBe(201);
+    expect(retried.json()).toMatchObject({ imported: 1000 });
+    expect(await rowsOf('alice')).toBe(before + 1000);
+    const again = await importCsv('db-import-1', text);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(retried.text);
+    expect((await importCsv('db-import-1', `${text}\nmore,1`)).status).toBe(422);
+    expect(await rowsOf('alice')).toBe(before + 1000);
+  }, 60_000);
+
+  it('GET /orders pages the Postgres book: 100 a page in (created_at, seq) order, no Link on exactly 100, every order once', async () => {
+    expect(
+      (
+        await importCsv(
+          'db-pages-1',
+          csvOf(100, (i) => `p1-${i}`),
+          'bob',
+        )
+      ).status,
+    ).toBe(201);
+    const pages = async () => {
+      const got: { id: string }[][] = [];
+      const links: (string | null)[] = [];
+      for (let url: string | null = '/orders'; url !== null;) {
+        const res = await fetch(`${shop.url}${url}`, {
+          headers: { authorization: 'Bearer bob-token' },
+        });
+        got.push((await res.json()) as { id: string }[]);
+        const link = res.headers.get('link');
+        links.push(link);
+        url = link === null ? null : /^<([^>]+)>; rel="next"$/.exec(link)![1]!;
+      }
+      return { got, links };
+    };
+    const hundred = await pages();
+    expect(hundred.got.map((p) => p.length)).toEqual([100]);
+    expect(hundred.links).toEqual([null]);
+    expect(
+      (
+        await importCsv(
+          'db-pages-2',
+          csvOf(150, (i) => `p2-${i}`),
+          'bob',
+        )
+      ).status,
+    ).toBe(201);
+    const all = await pages();
+    expect(all.got.map((p) => p.length)).toEqual([100, 100, 50]);
+    expect(all.links[0]).toBe(`</orders?after=${all.got[0]![99]!.id}>; rel="next"`);
+    const { rows } = await pool.query(
+      "SELECT id FROM shop_orders WHERE account = 'bob' ORDER BY created_at DESC, seq DESC",
+    );
+    expect(all.got.flat().map((o) => o.id)).toEqual(rows.map((r: { id: string }) => r.id));
+    const alices = await fetch(`${shop.url}/orders`, { headers: alice });
+    const theirs = ((await alices.json()) as { id: string }[])[0]!.id;
+    const other = await fetch(`${shop.url}/orders?after=${theirs}`, {
+      headers: { authorization: 'Bearer bob-token' },
+    });
+    expect(other.status).toBe(400);
+  }, 60_000);
+
+  it('a table made before seq existed gets it at startup, its rows numbered', async () => {
+    await pg.createDatabase('older');
+    const old = testPool(pg.urlOf('older'), 1);
+    try {
+      await old.query(`CREATE TABLE shop_orders (id text PRIMARY KEY, account text NOT NULL,
+        sku text NOT NULL, qty int NOT NULL, status text NOT NULL, created_at timestamptz NOT NULL,
+        version int NOT NULL DEFAULT 1)`);
+      await old.query(`INSERT INTO shop_orders (id, account, sku, qty, status, created_at)
+        VALUES ('o1', 'alice', 'a', 1, 'placed', now()), ('o2', 'alice', 'b', 1, 'placed', now())`);
+      const db = await openDatabase(pg.urlOf('older'));
+      try {
+        const page = await db.book.page('alice', null, 100);
+        expect(page!.orders.map((o) => o.id)).toEqual(['o2', 'o1']);
+      } finally {
+        await db.close();
+      }
+      // A second start leaves it as it is.
+      await (await openDatabase(pg.urlOf('older'))).close();
+      const { rows } = await old.query(
+        "SELECT count(*)::int AS n FROM pg_class WHERE relkind = 'S' AND relname LIKE 'shop_orders_seq%'",
+      );
+      expect(rows[0].n).toBe(1);
+    } finally {
+      await old.end();
+    }
+  }, 60_000);
 
   it('I23.6 /healthz reports the database: 200 while it answers, 503 naming it while it is down', async () => {
     expect((await fetch(`${shop.url}/healthz`)).status).toBe(200);
