@@ -22,7 +22,7 @@ describe("fw's own reading of class-validator records", () => {
     class Refusal extends Problem {
       @IsString() reason!: string;
       // Redeclared: the subclass's record stands, Problem's is not read twice.
-      @IsString() detail!: string;
+      @IsString() override detail = '';
     }
     expect(validationRecords(Refusal).map((r) => r.propertyName)).toEqual([
       'reason',
