@@ -3,6 +3,9 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/spec'],
   testMatch: ['**/*.spec.ts'],
+  // The consumer check installs packages into scratch projects and takes minutes: it runs in
+  // `npm run test:consumers` (jest.consumers.config.js), after `npm test`, not in its jest run.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/spec/package/consumer\\.spec\\.ts$'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json', diagnostics: false }],
   },

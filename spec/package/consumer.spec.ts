@@ -20,15 +20,25 @@ import {
   tsconfigOf,
   type Scratch,
 } from './scratch';
+import {
+  EXPECTED_INSTALL_SCRIPTS,
+  installScriptsNamed,
+  readmeBlock,
+  readmeExpects,
+  readmeToolchains,
+  type ReadmeToolchain,
+} from './readme-toolchains';
 import { ROOT, npm, removeDir, run, runOk, stageCheckout, type Ran } from './stage';
 
 /**
- * The consumer check (issue 17): the library as a user gets it. The checkout is packed as
- * `npm pack` on a clean clone packs it (prepack builds it), and the tarball is installed into five
- * scratch projects under os.tmpdir(), one per way of compiling and resolving modules. Each compiles
- * a small controller app (skipLibCheck off: a broken .d.ts fails) and runs it; the test then talks
- * to it over a real socket. The scratch projects install the tarball and what a user installs
- * beside it, from npm's cache where it has them; the compilers are this repository's.
+ * The consumer check (`npm run test:consumers`, not part of `npm test`'s jest run): the library as
+ * a user gets it. The checkout is packed as `npm pack` on a clean clone packs it (prepack builds
+ * it), and the tarball is installed into scratch projects under os.tmpdir(): five, one per way of
+ * compiling and resolving modules, compiled by this repository's TypeScript 5.9 or SWC; and two
+ * set up as the README says, whose compilers and jest come from the registry as `npm install`
+ * gives them today (TypeScript 7 with @swc/jest, TypeScript 6 with ts-jest). Each compiles a small
+ * controller app (skipLibCheck off: a broken .d.ts fails) and runs it; the test then talks to it
+ * over a real socket. The scratch projects install from npm's cache where it has the packages.
  */
 
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -37,9 +47,14 @@ const JEST = join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
 interface Prepared {
   readonly dir: string;
   readonly install: Ran;
-  /** The jest run through ts-jest, for the project that has one. */
+  /** The jest run, for the projects that have one. */
   readonly jest: Ran | null;
+  /** The README's toolchains: their `npm install -D`, and the `tsc --version` it gave. */
+  readonly tools?: { readonly install: Ran; readonly tscVersion: string };
 }
+
+/** What an install of npm's here must not wait on, or report at length. */
+const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund'];
 
 let root: string;
 let stage: string;
@@ -47,18 +62,25 @@ let tarball: string;
 let prepared: Map<string, Promise<Prepared>>;
 let manifestBefore: string;
 
+/** A scratch project with its package.json, tsconfig.json and app; the tarball installed in it. */
+async function scaffold(
+  name: string,
+  files: { type: Scratch['type']; tsconfig: string },
+): Promise<{ dir: string; install: Ran }> {
+  const dir = join(root, name);
+  mkdirSync(join(dir, 'src'), { recursive: true });
+  const pkg = { name: `scratch-${name}`, version: '1.0.0', private: true, type: files.type };
+  writeFileSync(join(dir, 'package.json'), JSON.stringify(pkg, null, 2));
+  writeFileSync(join(dir, 'tsconfig.json'), files.tsconfig);
+  writeFileSync(join(dir, 'src', 'main.ts'), MAIN_TS);
+  const install = await npm(['install', tarball, ...companions(), ...NPM_FLAGS], { cwd: dir });
+  return { dir, install };
+}
+
 /** Writes a scratch project, installs the tarball, compiles it; starts its jest run if it has one. */
 async function prepare(s: Scratch): Promise<Prepared> {
-  const dir = join(root, s.name);
-  mkdirSync(join(dir, 'src'), { recursive: true });
-  const pkg = { name: `scratch-${s.name}`, version: '1.0.0', private: true, type: s.type };
-  writeFileSync(join(dir, 'package.json'), JSON.stringify(pkg, null, 2));
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfigOf(s), null, 2));
-  writeFileSync(join(dir, 'src', 'main.ts'), MAIN_TS);
-  const install = await npm(
-    ['install', tarball, ...companions(), '--prefer-offline', '--no-audit', '--no-fund'],
-    { cwd: dir },
-  );
+  const tsconfig = JSON.stringify(tsconfigOf(s), null, 2);
+  const { dir, install } = await scaffold(s.name, { type: s.type, tsconfig });
   if (s.compiler === 'tsc') {
     await runOk(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: dir });
   } else {
@@ -86,6 +108,47 @@ async function prepare(s: Scratch): Promise<Prepared> {
   }
   return { dir, install, jest };
 }
+
+/**
+ * A project set up as the README says: its tsconfig.json, its `npm install -D` line (the
+ * compiler and jest as the registry gives them today), its jest.config.js. It is built by its
+ * own tsc with skipLibCheck off, and its jest test is run by its own jest.
+ */
+async function prepareToolchain(t: ReadmeToolchain): Promise<Prepared> {
+  const { dir, install } = await scaffold(t.name, {
+    type: 'commonjs',
+    tsconfig: readmeBlock('tsconfig.json'),
+  });
+  // a first install of a toolchain fetches a few hundred packages
+  const tools = await run('npm', ['install', '-D', ...t.devPackages, ...NPM_FLAGS], {
+    cwd: dir,
+    timeoutMs: 600_000,
+  });
+  if (tools.code !== 0) throw new Error(`npm install -D failed:\n${tools.stderr}`);
+  const tsc = join(dir, 'node_modules', 'typescript', 'bin', 'tsc');
+  const tscVersion = (await runOk(process.execPath, [tsc, '--version'], { cwd: dir })).stdout;
+  // the README's tsconfig leaves skipLibCheck at its default, off; said here so that it stays off
+  await runOk(process.execPath, [tsc, '-p', 'tsconfig.json', '--skipLibCheck', 'false'], {
+    cwd: dir,
+  });
+  mkdirSync(join(dir, 'test'), { recursive: true });
+  writeFileSync(join(dir, 'test', 'app.spec.ts'), APP_SPEC_TS);
+  writeFileSync(join(dir, 'jest.config.js'), t.jestConfig);
+  const jest = await run(
+    process.execPath,
+    [
+      join(dir, 'node_modules', 'jest', 'bin', 'jest.js'),
+      ...['--ci', '--watchman=false', '--cacheDirectory', join(dir, '.jest-cache')],
+    ],
+    { cwd: dir },
+  );
+  return { dir, install, jest, tools: { install: tools, tscVersion } };
+}
+
+const TOOLCHAINS = readmeToolchains();
+
+/** Every scratch project's name: the five module setups, then the README's toolchains. */
+const PROJECTS = [...SCRATCHES.map((s) => s.name), ...TOOLCHAINS.map((t) => t.name)];
 
 /**
  * Runs at most `n` pieces of work at a time: the scratch projects' installs and compiles are
@@ -177,7 +240,10 @@ describe('the consumer check: the packed tarball installed into scratch projects
     const packed = await npm(['pack', '--json', '--pack-destination', root], { cwd: stage });
     tarball = join(root, (JSON.parse(packed.stdout) as { filename: string }[])[0].filename);
     const slot = slots(2);
-    prepared = new Map(SCRATCHES.map((s) => [s.name, slot(() => prepare(s))]));
+    prepared = new Map([
+      ...SCRATCHES.map((s) => [s.name, slot(() => prepare(s))] as const),
+      ...TOOLCHAINS.map((t) => [t.name, slot(() => prepareToolchain(t))] as const),
+    ]);
     // each test awaits its own project; a failure is reported there, not as an unhandled rejection
     for (const p of prepared.values()) p.catch(() => {});
   }, 120_000);
@@ -187,10 +253,10 @@ describe('the consumer check: the packed tarball installed into scratch projects
     removeDir(stage);
   });
 
-  it.each(SCRATCHES.map((s) => [s.name, s] as const))(
+  it.each(PROJECTS)(
     '%s: compiles, runs, validates, replays the idempotent POST, calls out, writes openapi.json',
-    async (_name, s) => {
-      const { dir, install } = await prepared.get(s.name)!;
+    async (name) => {
+      const { dir, install } = await prepared.get(name)!;
       // nothing runs at install that the user did not ask for (swagger-ui-dist's postinstall was one)
       expect(install.stderr).not.toMatch(/install-script/i);
       expect(existsSync(join(dir, 'node_modules', 'swagger-ui-dist'))).toBe(false);
@@ -245,7 +311,27 @@ describe('the consumer check: the packed tarball installed into scratch projects
         expect(code).toBe(0);
       }
     },
-    240_000,
+    // the README's toolchains are installed from the registry when npm's cache lacks them
+    900_000,
+  );
+
+  it.each(TOOLCHAINS.map((t) => [t.name, t] as const))(
+    "%s: the README's toolchain as installed today builds with skipLibCheck off and passes the app's jest test, warning only as the README says",
+    async (_name, t) => {
+      const { jest, tools } = await prepared.get(t.name)!;
+      expect(tools!.tscVersion).toMatch(new RegExp(`^Version ${t.typescript}\\.`));
+      expect({ code: jest!.code, out: jest!.stderr }).toEqual({
+        code: 0,
+        out: expect.stringMatching(/Tests:\s+1 passed, 1 total/) as string,
+      });
+      // ts-jest's TS151002 (a hybrid module kind without isolatedModules) or any other warning
+      expect(jest!.stderr).not.toMatch(/ts-jest\[[^\]]*\] \(WARN\)/);
+      const named = installScriptsNamed(tools!.install.stderr);
+      expect(named.filter((p) => !EXPECTED_INSTALL_SCRIPTS.includes(p))).toEqual([]);
+      for (const p of EXPECTED_INSTALL_SCRIPTS)
+        expect({ p, inReadme: readmeExpects(p) }).toEqual({ p, inReadme: true });
+    },
+    900_000,
   );
 
   it('cjs-node: a jest test of the app passes through ts-jest, type-checked, with no ts-jest warning', async () => {

@@ -195,12 +195,15 @@ async function main(warehouseUrl: string): Promise<void> {
 if (process.env.WAREHOUSE_URL !== undefined) void main(process.env.WAREHOUSE_URL);
 `;
 
-/** The jest test of the cjs-node project, compiled by ts-jest with type checking on. */
+/**
+ * The jest test of the cjs-node project (compiled by ts-jest with type checking on) and of the
+ * README's toolchains.
+ */
 export const APP_SPEC_TS = `import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { makeApp } from '../src/main';
 
-describe('the app, through ts-jest', () => {
+describe('the app, under jest', () => {
   it('validates, replays an idempotent POST and calls the warehouse', async () => {
     const warehouse = createServer((req, res) => {
       res.setHeader('content-type', 'application/json');
