@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type * as OtelApi from '@opentelemetry/api';
 import type {
@@ -95,7 +95,8 @@ function instruments(meter: Meter, provided: readonly unknown[]): Instruments {
 
 /**
  * The app's OpenTelemetry side, through `@opentelemetry/api` only: a server span per request
- * (continuing the caller's W3C trace), and the server's metrics. Resolved when the app is built:
+ * (continuing the caller's W3C trace; or the one `@opentelemetry/instrumentation-http` opened for
+ * it, with fw's attributes added), and the server's metrics. Resolved when the app is built:
  * with no SDK's provider registered by then it is null and a request pays one null check.
  */
 export class ServerTelemetry {
@@ -141,10 +142,76 @@ export class ServerTelemetry {
 /** What `http.response.status_code` a span and the duration carry when no answer was sent. */
 const NO_ANSWER = 0;
 
+/**
+ * What an HTTP server instrumentation leaves in the request's context: `@opentelemetry/core`'s RPC
+ * metadata (`{ type: 'http', span }`), under the API's key for it (`createContextKey` is
+ * `Symbol.for`, so fw reads it without depending on core). A framework sets its `route` so the
+ * instrumentation names its span and its metrics by the route template.
+ */
+interface RpcMetadata {
+  readonly type?: unknown;
+  readonly span?: unknown;
+  route?: string;
+}
+const RPC_METADATA = 'OpenTelemetry SDK Context Key RPC_METADATA';
+
+/** The request's span, fw's own or another instrumentation's, and the context to run it in. */
+interface RequestSpan {
+  readonly span: Span;
+  readonly context: Context;
+  /** Set when the span is another instrumentation's: it ends the span and writes its status code. */
+  readonly adopted: RpcMetadata | null;
+}
+
+/**
+ * The SERVER span `@opentelemetry/instrumentation-http` opened for this request, when it is
+ * registered: it starts that span in the server's `request` event and runs the listeners (fw's
+ * among them) in its context, with the RPC metadata naming the span. fw then adds its attributes
+ * to that span rather than opening a second SERVER span under it. `app.inject` requests never
+ * pass the instrumentation, so an active span there is some outer request's, not theirs.
+ */
+function adoptedSpan(api: typeof OtelApi, c: Ctx): RequestSpan | null {
+  if (!(c.req instanceof IncomingMessage)) return null;
+  const active = api.context.active();
+  const span = api.trace.getSpan(active);
+  const meta = active.getValue(api.createContextKey(RPC_METADATA)) as RpcMetadata | undefined;
+  if (span === undefined || meta?.type !== 'http' || meta.span !== span) return null;
+  const kind = (span as { kind?: unknown }).kind;
+  if (kind !== undefined && kind !== api.SpanKind.SERVER) return null;
+  return { span, context: active, adopted: meta };
+}
+
+/** fw's own SERVER span, continuing the caller's W3C trace. */
+function ownSpan(api: typeof OtelApi, tracer: Tracer, c: Ctx): RequestSpan {
+  const { propagation, ROOT_CONTEXT, SpanKind, trace } = api;
+  const req = c.req;
+  const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+  const host = req.headers.host ?? '';
+  const colon = host.lastIndexOf(':');
+  const span = tracer.startSpan(
+    c.method,
+    {
+      kind: SpanKind.SERVER,
+      attributes: {
+        'http.request.method': c.method,
+        'url.path': c.path,
+        'url.scheme': c.protocol,
+        'client.address': c.ip,
+        'server.address': colon > host.lastIndexOf(']') ? host.slice(0, colon) : host,
+        'network.protocol.version': req.httpVersion,
+      },
+    },
+    parent,
+  );
+  return { span, context: trace.setSpan(parent, span), adopted: null };
+}
+
 class RequestWatch implements RequestTelemetry {
   readonly context: Context | null;
   readonly #owner: ServerTelemetry;
   readonly #span: Span | null;
+  /** The instrumentation's RPC metadata when the span is its own (see `adoptedSpan`), else null. */
+  readonly #adopted: RpcMetadata | null;
   readonly #method: string;
   readonly #res: ServerResponse;
   readonly #start = performance.now();
@@ -156,34 +223,12 @@ class RequestWatch implements RequestTelemetry {
     this.#owner = owner;
     this.#method = c.method;
     this.#res = c.res;
-    const req = c.req;
     const tracer = owner.tracer;
-    if (tracer !== null) {
-      const { propagation, ROOT_CONTEXT, SpanKind, trace } = owner.api;
-      const parent = propagation.extract(ROOT_CONTEXT, req.headers);
-      const host = req.headers.host ?? '';
-      const colon = host.lastIndexOf(':');
-      const span = tracer.startSpan(
-        c.method,
-        {
-          kind: SpanKind.SERVER,
-          attributes: {
-            'http.request.method': c.method,
-            'url.path': c.path,
-            'url.scheme': c.protocol,
-            'client.address': c.ip,
-            'server.address': colon > host.lastIndexOf(']') ? host.slice(0, colon) : host,
-            'network.protocol.version': req.httpVersion,
-          },
-        },
-        parent,
-      );
-      this.#span = span;
-      this.context = trace.setSpan(parent, span);
-    } else {
-      this.#span = null;
-      this.context = null;
-    }
+    const started =
+      tracer === null ? null : (adoptedSpan(owner.api, c) ?? ownSpan(owner.api, tracer, c));
+    this.#span = started?.span ?? null;
+    this.context = started?.context ?? null;
+    this.#adopted = started?.adopted ?? null;
     owner.instruments?.active.add(1, { 'http.request.method': c.method });
     c.res.once('close', this.#end);
   }
@@ -194,6 +239,8 @@ class RequestWatch implements RequestTelemetry {
     if (span === null) return;
     span.updateName(`${this.#method} ${route}`);
     span.setAttribute('http.route', route);
+    // The instrumentation names its span, and its own duration metric, by this when it ends.
+    if (this.#adopted !== null) this.#adopted.route = route;
   }
 
   note(
@@ -236,7 +283,7 @@ class RequestWatch implements RequestTelemetry {
   readonly #end = (): void => {
     const res = this.#res;
     const status = res.headersSent ? res.statusCode : NO_ANSWER;
-    const span = this.#span;
+    const span = this.#adopted === null ? this.#span : null; // an adopted span is not fw's to end
     if (span !== null) {
       if (status !== NO_ANSWER) span.setAttribute('http.response.status_code', status);
       if ((status >= 500 || status === NO_ANSWER) && !this.#errored) {
