@@ -27,8 +27,8 @@ const SPEC_SHARED = {
   Canceled: ['FAIL-23', 'FETCH-93'],
 };
 
-describe('I28.3 error codes are unique across the three doors', () => {
-  it('I28.3 every code is in one table only, but the two the spec names in both (FAIL-20, FAIL-23, FETCH-93)', () => {
+describe('error codes are unique across the three doors', () => {
+  it('every code is in one table only, but the two the spec names in both (FAIL-20, FAIL-23, FETCH-93)', () => {
     expect(sharedCodes(TABLES)).toEqual({
       BodyTooLarge: ['fw-http', 'fw-http/fetch'],
       Canceled: ['fw-http', 'fw-http/fetch'],
@@ -36,7 +36,7 @@ describe('I28.3 error codes are unique across the three doors', () => {
     expect(Object.keys(SPEC_SHARED).sort()).toEqual(Object.keys(sharedCodes(TABLES)).sort());
   });
 
-  it('I28.3 the three tables are read whole (each holds codes; the collector finds a clash)', () => {
+  it('the three tables are read whole (each holds codes; the collector finds a clash)', () => {
     for (const table of Object.values(TABLES)) expect(Object.keys(table).length).toBeGreaterThan(4);
     expect(sharedCodes({ a: { X: 1, Y: 1 }, b: { Y: 1 }, c: { Z: 1, X: 1 } })).toEqual({
       X: ['a', 'c'],
@@ -44,7 +44,7 @@ describe('I28.3 error codes are unique across the three doors', () => {
     });
   });
 
-  it('I28.3 a code the cache shares with no spec rule carries its module: CachePeerMissing', () => {
+  it('a code the cache shares with no spec rule carries its module: CachePeerMissing', () => {
     expect(Object.keys(CACHE_ERRORS)).toContain('CachePeerMissing');
     expect(Object.keys(CACHE_ERRORS)).not.toContain('PeerMissing');
     expect(Object.keys(HTTP_ERRORS)).toContain('PeerMissing');

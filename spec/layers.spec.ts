@@ -128,12 +128,12 @@ describe('the layers of lib (docs/design.md)', () => {
   const APP = path.join('http', 'app', 'app.ts');
   const DEFAULTS = path.join('http', 'app', 'defaults.ts');
 
-  it('I28.2 App (lib/http/app/app.ts) imports no feature, directly or through another file', () => {
+  it('App (lib/http/app/app.ts) imports no feature, directly or through another file', () => {
     expect(graph.has(APP)).toBe(true);
     expect([...reached(APP)].filter((f) => f.startsWith(FEATURES))).toEqual([]);
   });
 
-  it("I28.2 in lib/http/app only defaults.ts (fw's own capabilities, wired in) names a feature", () => {
+  it("in lib/http/app only defaults.ts (fw's own capabilities, wired in) names a feature", () => {
     const naming = [...graph]
       .filter(
         ([file, imports]) =>
@@ -144,7 +144,7 @@ describe('the layers of lib (docs/design.md)', () => {
     expect(naming).toEqual([DEFAULTS]);
   });
 
-  it('I28.2 the check sees a feature app.ts would reach through another file (the check itself)', () => {
+  it('the check sees a feature app.ts would reach through another file (the check itself)', () => {
     const own = graph.get(APP)!;
     graph.set('http/app/__probe.ts', [path.join('http', 'features', 'health.ts')]);
     graph.set(APP, [...own, 'http/app/__probe.ts']);

@@ -3,7 +3,7 @@ import { encodeCommand } from '../../lib/cache/encode-command';
 // I28.5 the lane writes each command as one RESP2 array of bulk strings, byte for byte as Redis
 // reads it.
 
-describe('I28.5 encodeCommand', () => {
+describe('encodeCommand', () => {
   it('writes the parts in order as one array: strings as UTF-8, numbers in decimal, bytes as they are', () => {
     const bytes = Buffer.from([0xff, 0x0d, 0x0a]);
     const wire = encodeCommand(['EVALSHA', 'abc'], ['2'], ['k', 'clé'], [bytes, 30_000]);
@@ -33,7 +33,7 @@ describe('I28.5 encodeCommand', () => {
   });
 });
 
-describe('I28.5 encodeCommand, every kind of number and string', () => {
+describe('encodeCommand, every kind of number and string', () => {
   it('writes whole numbers of every length, and other numbers as String() does', () => {
     const numbers = [
       0,

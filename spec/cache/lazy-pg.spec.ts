@@ -52,11 +52,11 @@ async function child(mode: 'present' | 'absent'): Promise<Record<string, unknown
 }
 
 describe('pg loads lazily', () => {
-  it('I23.1 requiring fw-http/cache does not load pg; new PgStore({ connectionString }) does', async () => {
+  it('requiring fw-http/cache does not load pg; new PgStore({ connectionString }) does', async () => {
     expect(await child('present')).toEqual({ afterRequire: false, afterNew: true });
   }, 60_000);
 
-  it('I23.1 without pg installed, new PgStore({ connectionString }) throws CachePeerMissing naming npm install pg', async () => {
+  it('without pg installed, new PgStore({ connectionString }) throws CachePeerMissing naming npm install pg', async () => {
     expect(await child('absent')).toEqual({
       afterRequire: false,
       error: {

@@ -79,7 +79,7 @@ describe('MemoryStore', () => {
     expect(store.bytesUsed).toBe(cost('kept', 100));
   });
 
-  it('I28.1 get answers at once (no promise): a hit, a miss, an expired entry, a closed store', async () => {
+  it('get answers at once (no promise): a hit, a miss, an expired entry, a closed store', async () => {
     const store = new MemoryStore({ bytes: 1 << 16 });
     store.put('a', Buffer.from('kept'), 60_000);
     store.put('gone', Buffer.from('soon'), 20);
@@ -96,7 +96,7 @@ describe('MemoryStore', () => {
     expect(() => space.get('k')).toThrow(expect.objectContaining({ code: 'Unavailable' }));
   });
 
-  it('I28.1 a space over a store that answers with promises answers with promises, and its failures reject Unavailable', async () => {
+  it('a space over a store that answers with promises answers with promises, and its failures reject Unavailable', async () => {
     const inner = new MemoryStore({ bytes: 1 << 16 });
     const remote = {
       get: async (k: string) => inner.get(k),
@@ -209,7 +209,7 @@ describe('MemoryStore', () => {
   });
 });
 
-describe('issue 18: writes answered at once, entries rewritten in place', () => {
+describe('writes answered at once, entries rewritten in place', () => {
   const cost = (key: string, valueBytes: number): number =>
     Buffer.byteLength(key) + valueBytes + MemoryStore.entryOverheadBytes;
 
@@ -267,7 +267,7 @@ describe('issue 18: writes answered at once, entries rewritten in place', () => 
     ]);
   });
 
-  it('I28.1 a value is handed over: a Buffer that is the whole of its memory is kept as it is, a view into a larger one (or one of at most 64 bytes) by its own copy', async () => {
+  it('a value is handed over: a Buffer that is the whole of its memory is kept as it is, a view into a larger one (or one of at most 64 bytes) by its own copy', async () => {
     const store = new MemoryStore({ bytes: 1 << 20 });
     const whole = Buffer.allocUnsafeSlow(100).fill('abc');
     store.putIfAbsent('p', whole, 60_000);
@@ -294,7 +294,7 @@ describe('MemoryStore room and recency (survivors of the stores mutation run)', 
   const v = (fill: number) => Buffer.alloc(100, fill);
   const ttl = 60_000;
 
-  it('I28.1 with room to spare nothing is evicted', () => {
+  it('with room to spare nothing is evicted', () => {
     const store = new MemoryStore({ bytes: 1 << 20 });
     store.put('a', v(1), ttl);
     store.put('b', v(2), ttl);
@@ -302,7 +302,7 @@ describe('MemoryStore room and recency (survivors of the stores mutation run)', 
     expect(store.get('b')).toEqual(v(2));
   });
 
-  it('I28.1 a read moves an entry out of the middle of the recency list: eviction then takes the others first', () => {
+  it('a read moves an entry out of the middle of the recency list: eviction then takes the others first', () => {
     const store = new MemoryStore({ bytes: 3 * ENTRY });
     store.put('a', v(1), ttl);
     store.put('b', v(2), ttl);
@@ -316,7 +316,7 @@ describe('MemoryStore room and recency (survivors of the stores mutation run)', 
     expect(store.get('e')).toEqual(v(5));
   });
 
-  it('I28.1 reading a claim does not make it evictable: values go first, the claim stays', () => {
+  it('reading a claim does not make it evictable: values go first, the claim stays', () => {
     const store = new MemoryStore({ bytes: 2 * ENTRY });
     expect(store.putIfAbsent('k', v(9), ttl)).toBe(true);
     expect(store.get('k')).toEqual(v(9));
@@ -327,7 +327,7 @@ describe('MemoryStore room and recency (survivors of the stores mutation run)', 
     expect(store.get('b')).toEqual(v(2));
   });
 
-  it("I28.1 a claim finds room by evicting cached values; a keep over its own claim reuses the claim's room", () => {
+  it("a claim finds room by evicting cached values; a keep over its own claim reuses the claim's room", () => {
     const store = new MemoryStore({ bytes: 2 * ENTRY });
     store.put('a', v(1), ttl);
     store.put('b', v(2), ttl);

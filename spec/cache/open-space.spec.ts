@@ -22,7 +22,7 @@ const space = (options: Partial<Parameters<typeof Space>[1]> = {}) =>
   Space(`s${++spaces}`, { ttlSeconds: 60, maxBytes: 1000, ...options });
 
 describe('OpenSpace', () => {
-  it('I28.1 keyOf is <name length>:<name>:<key>, the key a store is asked for', async () => {
+  it('keyOf is <name length>:<name>:<key>, the key a store is asked for', async () => {
     const decl = Space('orders', { ttlSeconds: 60, maxBytes: 100 });
     const seen: string[] = [];
     const store = ownStore({ get: async (k) => (seen.push(k), null) });
@@ -35,7 +35,7 @@ describe('OpenSpace', () => {
     expect(open.store).toBe(store);
   });
 
-  it('I28.1 on a MemoryStore: the store, its fill and its per-entry cost are known; elsewhere none', () => {
+  it('on a MemoryStore: the store, its fill and its per-entry cost are known; elsewhere none', () => {
     const memory = new MemoryStore({ bytes: 1 << 20 });
     const onMemory = space().open(memory);
     expect(onMemory.memoryStore).toBe(memory);
@@ -51,7 +51,7 @@ describe('OpenSpace', () => {
     expect(elsewhere.entryOverheadBytes).toBe(0);
   });
 
-  it('I28.1 maxBytesPerCaller: as declared; on a MemoryStore its bytes / (16 × spaces on it), at least two of the largest records; elsewhere max(16 MiB, 64 × maxBytes)', () => {
+  it('maxBytesPerCaller: as declared; on a MemoryStore its bytes / (16 × spaces on it), at least two of the largest records; elsewhere max(16 MiB, 64 × maxBytes)', () => {
     expect(space({ maxBytesPerCaller: 12_345 }).open(ownStore()).maxBytesPerCaller).toBe(12_345);
     expect(space({ maxBytes: 1000 }).open(ownStore()).maxBytesPerCaller).toBe(16 * 1024 * 1024);
     expect(space({ maxBytes: 1 << 20 }).open(ownStore()).maxBytesPerCaller).toBe(64 << 20);
@@ -69,7 +69,7 @@ describe('OpenSpace', () => {
     expect(b.maxBytesPerCaller).toBe(2 * (4000 + 1024 + MemoryStore.entryOverheadBytes));
   });
 
-  it('I28.1 claimsInOne when the store has putIfAbsentOrGet; claimOrGet refuses an oversized claim unasked and names the space and key when the store fails', async () => {
+  it('claimsInOne when the store has putIfAbsentOrGet; claimOrGet refuses an oversized claim unasked and names the space and key when the store fails', async () => {
     expect(space().open(new MemoryStore({ bytes: 1 << 20 })).claimsInOne).toBe(false);
     let asked = 0;
     const failing = space({ maxBytes: 10 }).open(
@@ -106,7 +106,7 @@ describe('OpenSpace', () => {
     await expect(full.putIfAbsent('k', Buffer.from('v'))).rejects.toBe(own);
   });
 
-  it('I28.1 warnings: none from a store that cannot tell or fails to; its lines otherwise', async () => {
+  it('warnings: none from a store that cannot tell or fails to; its lines otherwise', async () => {
     expect(await space().open(ownStore()).warnings()).toEqual([]);
     expect(
       await space()
@@ -120,7 +120,7 @@ describe('OpenSpace', () => {
     ).toEqual(['maxmemory-policy is allkeys-lru']);
   });
 
-  it('I28.1 problem: the store\'s own error, "no answer" past the deadline, null when it answers', async () => {
+  it('problem: the store\'s own error, "no answer" past the deadline, null when it answers', async () => {
     expect(await space().open(ownStore()).problem()).toBeNull();
     expect(
       await space()
@@ -134,7 +134,7 @@ describe('OpenSpace', () => {
 });
 
 describe('Space', () => {
-  it("I28.1 keep is 'declared' by default, one of the three modes, else refused naming it", () => {
+  it("keep is 'declared' by default, one of the three modes, else refused naming it", () => {
     expect(space().keep).toBe('declared');
     for (const keep of ['success', 'declared', 'all'] as const)
       expect(space({ keep }).keep).toBe(keep);
@@ -144,7 +144,7 @@ describe('Space', () => {
     expect(() => space({ keep: 'sometimes' as never })).toThrow(CacheError);
   });
 
-  it('I28.1 keyDocs: a path or an http(s) URL, kept as given; anything that could break the Link header refused', () => {
+  it('keyDocs: a path or an http(s) URL, kept as given; anything that could break the Link header refused', () => {
     expect(space({ keyDocs: '/docs/keys' }).keyDocs).toBe('/docs/keys');
     expect(space({ keyDocs: 'https://example.com/k' }).keyDocs).toBe('https://example.com/k');
     expect(space().keyDocs).toMatch(/^(https?:\/\/|\/)/);

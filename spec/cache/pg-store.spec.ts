@@ -60,7 +60,7 @@ describeStoreContract('PgStore', async () => {
 });
 
 describe('PgStore', () => {
-  it('I23.1 migrate() is idempotent, safe to run from several instances at once, and creates the table migrationSql prints', async () => {
+  it('migrate() is idempotent, safe to run from several instances at once, and creates the table migrationSql prints', async () => {
     const a = await open({ table: 'shared_migrate' });
     const b = new PgStore({ connectionString: server.url, table: 'shared_migrate' });
     stores.push(b);
@@ -76,7 +76,7 @@ describe('PgStore', () => {
     ]);
   });
 
-  it('I23.1 several instances on one table share entries; a claim taken by one is refused to the other', async () => {
+  it('several instances on one table share entries; a claim taken by one is refused to the other', async () => {
     const a = await open({ table: 'shared_rows' });
     const b = await open({ table: 'shared_rows' });
     expect(await a.putIfAbsent('k', Buffer.from('from a'), 60_000)).toBe(true);
@@ -89,7 +89,7 @@ describe('PgStore', () => {
     expect(await a.del('k', { expect: Buffer.from('by b') })).toBe(true);
   });
 
-  it('I23.1 100 parallel putIfAbsent from two pools on one key: exactly one wins', async () => {
+  it('100 parallel putIfAbsent from two pools on one key: exactly one wins', async () => {
     const a = await open({ table: 'race_two' });
     const b = await open({ table: 'race_two' });
     const results = await Promise.all(
@@ -101,7 +101,7 @@ describe('PgStore', () => {
     expect(await a.get('race')).toEqual(Buffer.from([results.indexOf(true)]));
   });
 
-  it('I23.1 a pool of your own: the store uses it and close() leaves it open', async () => {
+  it('a pool of your own: the store uses it and close() leaves it open', async () => {
     const pool = rawPool();
     const store = new PgStore({ pool, table: 'own_pool' });
     await store.migrate();
@@ -112,7 +112,7 @@ describe('PgStore', () => {
     await expect(store.get('k')).rejects.toMatchObject({ code: 'Unavailable' });
   });
 
-  it('I23.1 sweep() deletes lapsed rows in batches and leaves live ones; a row locked by a transaction is skipped, not waited for', async () => {
+  it('sweep() deletes lapsed rows in batches and leaves live ones; a row locked by a transaction is skipped, not waited for', async () => {
     const store = new PgStore({
       connectionString: server.url,
       table: 'sweep_rows',
@@ -145,7 +145,7 @@ describe('PgStore', () => {
     expect(await store.sweep()).toBe(1);
   });
 
-  it('I23.1 the database down: every operation fails Unavailable within commandTimeoutMs, naming host, port and the driver error', async () => {
+  it('the database down: every operation fails Unavailable within commandTimeoutMs, naming host, port and the driver error', async () => {
     const port = await freePort();
     const store = new PgStore({
       connectionString: `postgres://postgres@127.0.0.1:${port}/shop`,
@@ -170,7 +170,7 @@ describe('PgStore', () => {
     }
   });
 
-  it('I23.1 a database stopped and started again: Unavailable meanwhile, and the store heals by itself', async () => {
+  it('a database stopped and started again: Unavailable meanwhile, and the store heals by itself', async () => {
     const own = await startPostgres();
     try {
       const store = new PgStore({ connectionString: own.url, commandTimeoutMs: 800 });
@@ -192,7 +192,7 @@ describe('PgStore', () => {
     }
   }, 90_000);
 
-  it('I23.1 a database that accepts the connection and never answers: Unavailable within commandTimeoutMs, saying so', async () => {
+  it('a database that accepts the connection and never answers: Unavailable within commandTimeoutMs, saying so', async () => {
     const silent = net.createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const { port } = silent.address() as net.AddressInfo;
@@ -220,7 +220,7 @@ describe('PgStore', () => {
     }
   });
 
-  it('I23.1 bad options are refused with InvalidArgument naming the option; a NUL in a key is refused', async () => {
+  it('bad options are refused with InvalidArgument naming the option; a NUL in a key is refused', async () => {
     const bad = [
       () => new PgStore({} as never),
       () => new PgStore({ connectionString: '' }),
@@ -237,7 +237,7 @@ describe('PgStore', () => {
     await expect(store.get('a\0b')).rejects.toMatchObject({ code: 'InvalidArgument' });
   });
 
-  it('I23.1 a space on PgStore keeps its maxBytes: one byte more stores nothing', async () => {
+  it('a space on PgStore keeps its maxBytes: one byte more stores nothing', async () => {
     const s = Space('pg-small', { ttlSeconds: 60, maxBytes: 4 }).open(await open());
     expect(await s.putIfAbsent('fits', Buffer.alloc(4))).toBe(true);
     expect(await s.putIfAbsent('big', Buffer.alloc(5))).toBe(false);

@@ -44,7 +44,7 @@ export function describeRateStoreContract(
         expect(Number.isInteger(wait)).toBe(true);
       });
 
-      it(`I26.4 ${window}: count says what is left of the window, then the wait`, async () => {
+      it(`${window}: count says what is left of the window, then the wait`, async () => {
         const r = rule({ window, max: 3 });
         const counted = [];
         for (let i = 0; i < 4; i++) counted.push(await store.count!(r, 'left'));

@@ -35,7 +35,7 @@ describeRateStoreContract(
 );
 
 describe('MemoryRateStore', () => {
-  it('I26.4 resetMs is never past the window, even where start + span - now is a hair over the span in floating point (CI saw 60001)', () => {
+  it('resetMs is never past the window, even where start + span - now is a hair over the span in floating point (CI saw 60001)', () => {
     const store = new MemoryRateStore();
     const now = 12_345.7054; // now + 60000 - now === 60000.000000000007
     expect(Math.ceil(now + 60_000 - now)).toBe(60_001);

@@ -6,7 +6,7 @@ import { RateTable, RATE_ADMITTED, RATE_OVER } from '../../lib/cache/rate-table'
 // bound is tested here with as many keys as it takes.
 
 describe('RateTable', () => {
-  it('I28.3 is public: the door exports the table and its two verdicts, as the guide uses them', () => {
+  it('is public: the door exports the table and its two verdicts, as the guide uses them', () => {
     expect(door.RateTable).toBe(RateTable);
     expect([door.RATE_ADMITTED, door.RATE_OVER]).toEqual([0, 1]);
     expect('RATE_FULL' in door).toBe(false);
@@ -143,7 +143,7 @@ describe('RateTable, sliding window', () => {
     expect(burst.filter((n) => sliding.take('a', n) === RATE_ADMITTED)).toEqual([0, 990, 991, 992]);
   });
 
-  it("I35.5 holds maxKeys entries for two windows each; past the bound a new key takes the least recently seen one's place", () => {
+  it("holds maxKeys entries for two windows each; past the bound a new key takes the least recently seen one's place", () => {
     const t = new RateTable({ max: 1, spanMs: 1_000, maxKeys: 2, window: 'sliding' });
     expect(t.take('a', 0)).toBe(RATE_ADMITTED);
     expect(t.take('b', 500)).toBe(RATE_ADMITTED);
@@ -176,7 +176,7 @@ describe('RateTable, sliding window', () => {
     ).toThrow(/window must be 'fixed' or 'sliding'/);
   });
 
-  it('I26.4 standing().resetMs and waitMs() are whole milliseconds within the window, however the floating-point end falls', () => {
+  it('standing().resetMs and waitMs() are whole milliseconds within the window, however the floating-point end falls', () => {
     const now = 12_345.7054; // now + 60000 - now === 60000.000000000007
     expect(Math.ceil(now + 60_000 - now)).toBe(60_001);
     const fixed = new RateTable({ max: 1, spanMs: 60_000, maxKeys: 4 });

@@ -17,7 +17,7 @@ function readAll(wire: Buffer): Reply[] {
   return out;
 }
 
-describe('I28.5 readReply', () => {
+describe('readReply', () => {
   it('reads a status, an integer, a negative integer, an error, bulk strings and nil', () => {
     const [status, n, minus, err, bulk, empty, nil] = readAll(
       bytes(

@@ -78,8 +78,8 @@ afterAll(async () => {
   await group?.stop();
 });
 
-describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
-  it('I23.4 with replicas: 1 a claim and its keep are each followed by WAIT 1 <replicaTimeoutMs>, and the replica holds them when they resolve', async () => {
+describe('RedisStore replicas: claims and keeps wait for WAIT', () => {
+  it('with replicas: 1 a claim and its keep are each followed by WAIT 1 <replicaTimeoutMs>, and the replica holds them when they resolve', async () => {
     const raw = new Redis(primary.port, '127.0.0.1');
     const monitor = await raw.monitor();
     const sent: string[][] = [];
@@ -119,7 +119,7 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
     }
   });
 
-  it('I23.4 without replicas no WAIT is sent (the default stays one command per claim)', async () => {
+  it('without replicas no WAIT is sent (the default stays one command per claim)', async () => {
     const raw = new Redis(primary.port, '127.0.0.1');
     const monitor = await raw.monitor();
     const sent: string[] = [];
@@ -138,7 +138,7 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
     }
   });
 
-  it('I23.4 a burst of claims in one turn shares one WAIT (group commit), and every claim is on the replica', async () => {
+  it('a burst of claims in one turn shares one WAIT (group commit), and every claim is on the replica', async () => {
     const raw = new Redis(primary.port, '127.0.0.1');
     const monitor = await raw.monitor();
     const waits: string[][] = [];
@@ -170,7 +170,7 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
     }
   });
 
-  it('I23.4 with the replica gone a claim fails closed: CacheError Unavailable naming the acknowledgements, the claim taken back from the primary', async () => {
+  it('with the replica gone a claim fails closed: CacheError Unavailable naming the acknowledgements, the claim taken back from the primary', async () => {
     await stopReplica();
     try {
       const store = open({ replicas: 1, replicaTimeoutMs: 200 });
@@ -203,7 +203,7 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
     }
   }, 30_000);
 
-  it('I23.4 a read is never held behind a WAIT: with the replica gone, a get sent after a waiting claim answers before it', async () => {
+  it('a read is never held behind a WAIT: with the replica gone, a get sent after a waiting claim answers before it', async () => {
     await stopReplica();
     try {
       const store = open({ replicas: 1, replicaTimeoutMs: 1500 });
@@ -232,7 +232,7 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
     }
   }, 30_000);
 
-  it('I23.4 the one-round-trip claim (putIfAbsentOrGet) waits for the replica too: held there when it resolves; with the replica gone it fails closed and is taken back', async () => {
+  it('the one-round-trip claim (putIfAbsentOrGet) waits for the replica too: held there when it resolves; with the replica gone it fails closed and is taken back', async () => {
     const store = open({ replicas: 1, replicaTimeoutMs: 1000 });
     const prefix = `r${prefixes}:`;
     expect(await store.putIfAbsentOrGet('c1', Buffer.from('claim'), 60_000)).toBeNull();
@@ -256,7 +256,7 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
     }
   }, 30_000);
 
-  it('I23.4 replicas: 2 with one replica fails closed; replicas: 1 with it succeeds', async () => {
+  it('replicas: 2 with one replica fails closed; replicas: 1 with it succeeds', async () => {
     const two = open({ replicas: 2, replicaTimeoutMs: 200 });
     await expect(two.putIfAbsent('two', Buffer.from('c'), 60_000)).rejects.toThrow(
       /acknowledged by [01] of 2 replicas/, // 0 while the restarted replica is still syncing
@@ -265,7 +265,7 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
     expect(await one.putIfAbsent('two', Buffer.from('c'), 60_000)).toBe(true);
   });
 
-  it('I23.4 replicas and replicaTimeoutMs are checked: a whole number; the timeout under commandTimeoutMs (the edge: one less passes); not with cluster', () => {
+  it('replicas and replicaTimeoutMs are checked: a whole number; the timeout under commandTimeoutMs (the edge: one less passes); not with cluster', () => {
     const url = `redis://127.0.0.1:${primary.port}`;
     const bad = (o: object) => () => new RedisStore({ url, ...o });
     expect(bad({ replicas: -1 })).toThrow(/replicas must be a whole number from 0, got -1/);
@@ -283,7 +283,7 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
     expect(edge).toBeInstanceOf(RedisStore);
   });
 
-  it('I23.4 an idempotent route on a store whose replica is gone answers 503 idempotency store unavailable and runs nothing; with it back, the POST runs once and its answer is on the replica', async () => {
+  it('an idempotent route on a store whose replica is gone answers 503 idempotency store unavailable and runs nothing; with it back, the POST runs once and its answer is on the replica', async () => {
     const Orders = Space('orders', { ttlSeconds: 60, maxBytes: 4096 });
     let runs = 0;
     @Controller()
@@ -330,8 +330,8 @@ describe('I23.4 RedisStore replicas: claims and keeps wait for WAIT', () => {
   }, 30_000);
 });
 
-describe('I23.4 an acknowledged claim survives a failover', () => {
-  it('I23.4 behind Sentinel with replicas: 1, a claim acknowledged just before the master is killed is on the new master', async () => {
+describe('an acknowledged claim survives a failover', () => {
+  it('behind Sentinel with replicas: 1, a claim acknowledged just before the master is killed is on the new master', async () => {
     const setup = await startRedisSentinel();
     const store = new RedisStore({
       sentinels: setup.sentinels,

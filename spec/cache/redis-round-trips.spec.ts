@@ -21,8 +21,8 @@ afterAll(async () => {
 const commandsSent = (run: () => Promise<void>): Promise<string[][]> =>
   commandsDuring(server.url, run);
 
-describe('I28.5 RedisStore round trips', () => {
-  it('I28.5 putIfAbsentOrGet writes when absent (null) and otherwise answers the bytes found, in one script call', async () => {
+describe('RedisStore round trips', () => {
+  it('putIfAbsentOrGet writes when absent (null) and otherwise answers the bytes found, in one script call', async () => {
     const sent = await commandsSent(async () => {
       expect(await store.putIfAbsentOrGet('k', Buffer.from('claim'), 60_000)).toBeNull();
       expect(await store.putIfAbsentOrGet('k', Buffer.from('other'), 60_000)).toEqual(
@@ -36,14 +36,14 @@ describe('I28.5 RedisStore round trips', () => {
     expect(await store.get('k')).toEqual(Buffer.from('claim'));
   });
 
-  it('I28.5 putIfAbsentOrGet sets the TTL it is given, and a lapsed key is written again', async () => {
+  it('putIfAbsentOrGet sets the TTL it is given, and a lapsed key is written again', async () => {
     expect(await store.putIfAbsentOrGet('short', Buffer.from('a'), 50)).toBeNull();
     await new Promise((r) => setTimeout(r, 120));
     expect(await store.putIfAbsentOrGet('short', Buffer.from('b'), 60_000)).toBeNull();
     expect(await store.get('short')).toEqual(Buffer.from('b'));
   });
 
-  it('I28.5 a first idempotent POST sends two commands (claim-or-read, keep) and its replay one', async () => {
+  it('a first idempotent POST sends two commands (claim-or-read, keep) and its replay one', async () => {
     const Kept = Space('kept', { ttlSeconds: 60, maxBytes: 4096 });
     let runs = 0;
     @Controller()

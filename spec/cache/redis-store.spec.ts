@@ -285,8 +285,8 @@ async function scriptCalls(url: string, run: () => Promise<void>): Promise<numbe
 const claim = (store: RedisStore, key: string, value: string) =>
   store.putIfAbsentOrGet(key, Buffer.from(value), 60_000);
 
-describe('I28.5 RedisStore sends the claims and keeps of one turn as one script call', () => {
-  it('I28.5 five claims of one turn with maxBatch 2 go in three calls (2, 2, 1), each answered its own', async () => {
+describe('RedisStore sends the claims and keeps of one turn as one script call', () => {
+  it('five claims of one turn with maxBatch 2 go in three calls (2, 2, 1), each answered its own', async () => {
     const store = openBatched(2);
     await store.put('taken', Buffer.from('earlier'), 60_000);
     let answers: (Buffer | null)[] = [];
@@ -305,7 +305,7 @@ describe('I28.5 RedisStore sends the claims and keeps of one turn as one script 
       expect(await store.get(k)).toEqual(Buffer.from(k.toUpperCase()));
   });
 
-  it('I28.5 the edge of maxBatch: exactly maxBatch claims go in one call, one more in a second', async () => {
+  it('the edge of maxBatch: exactly maxBatch claims go in one call, one more in a second', async () => {
     const store = openBatched(3);
     const three = await scriptCalls(server.url, async () => {
       await Promise.all(['e1', 'e2', 'e3'].map((k) => claim(store, k, k)));
@@ -316,7 +316,7 @@ describe('I28.5 RedisStore sends the claims and keeps of one turn as one script 
     expect([three, four]).toEqual([[3], [3, 1]]);
   });
 
-  it('I28.5 a key claimed twice in one call is claimed by the first and read by the second', async () => {
+  it('a key claimed twice in one call is claimed by the first and read by the second', async () => {
     const store = openBatched();
     let answers: (Buffer | null)[] = [];
     const calls = await scriptCalls(server.url, async () => {
@@ -329,7 +329,7 @@ describe('I28.5 RedisStore sends the claims and keeps of one turn as one script 
     expect(answers).toEqual([null, Buffer.from('first')]);
   });
 
-  it('I28.5 keeps of one turn go in one call, each compared with its own claim', async () => {
+  it('keeps of one turn go in one call, each compared with its own claim', async () => {
     const store = openBatched();
     await Promise.all([claim(store, 'k1', 'c1'), claim(store, 'k2', 'c2')]);
     let kept: boolean[] = [];
@@ -347,7 +347,7 @@ describe('I28.5 RedisStore sends the claims and keeps of one turn as one script 
     expect(await store.get('gone')).toBeNull();
   });
 
-  it('I28.5 a keep sets the TTL it is given', async () => {
+  it('a keep sets the TTL it is given', async () => {
     const store = openBatched();
     await claim(store, 'ttl', 'c');
     expect(await store.put('ttl', Buffer.from('a'), 50, { expect: Buffer.from('c') })).toBe(true);
@@ -355,7 +355,7 @@ describe('I28.5 RedisStore sends the claims and keeps of one turn as one script 
     expect(await store.get('ttl')).toBeNull();
   });
 
-  it('I28.5 maxBatch 1 sends each claim on its own', async () => {
+  it('maxBatch 1 sends each claim on its own', async () => {
     const store = openBatched(1);
     const calls = await scriptCalls(server.url, async () => {
       await Promise.all(['s1', 's2', 's3'].map((k) => claim(store, k, k)));
@@ -363,7 +363,7 @@ describe('I28.5 RedisStore sends the claims and keeps of one turn as one script 
     expect(calls).toEqual([1, 1, 1]);
   });
 
-  it('I28.5 a key holding another type fails only its own call (Unavailable, WRONGTYPE); the others in its call succeed', async () => {
+  it('a key holding another type fails only its own call (Unavailable, WRONGTYPE); the others in its call succeed', async () => {
     const store = openBatched();
     const raw = new Redis(server.url);
     try {
@@ -394,15 +394,12 @@ describe('I28.5 RedisStore sends the claims and keeps of one turn as one script 
     }
   });
 
-  it.each([0, 1.5, -1, '4'])(
-    'I28.5 maxBatch %p is refused InvalidArgument naming it',
-    (maxBatch) => {
-      expect(() => new RedisStore({ url: server.url, maxBatch: maxBatch as number })).toThrow(
-        expect.objectContaining({
-          code: 'InvalidArgument',
-          message: expect.stringContaining('maxBatch must be a whole number from 1'),
-        }),
-      );
-    },
-  );
+  it.each([0, 1.5, -1, '4'])('maxBatch %p is refused InvalidArgument naming it', (maxBatch) => {
+    expect(() => new RedisStore({ url: server.url, maxBatch: maxBatch as number })).toThrow(
+      expect.objectContaining({
+        code: 'InvalidArgument',
+        message: expect.stringContaining('maxBatch must be a whole number from 1'),
+      }),
+    );
+  });
 });

@@ -24,8 +24,8 @@ function recording(max: number, answer: (s: Sent) => Promise<unknown[]>, corked?
 
 const echo = (s: Sent): Promise<unknown[]> => Promise.resolve(s.keys.map((k) => `got ${k}`));
 
-describe('I28.5 ScriptBatch, what it sends', () => {
-  it('I28.5 calls of one turn go in one send, keys in order, their kinds then their arguments flattened', async () => {
+describe('ScriptBatch, what it sends', () => {
+  it('calls of one turn go in one send, keys in order, their kinds then their arguments flattened', async () => {
     const { batch, sent } = recording(10, echo);
     const answers = await Promise.all([
       batch.call('c', 'a', [1, 'x']),
@@ -35,7 +35,7 @@ describe('I28.5 ScriptBatch, what it sends', () => {
     expect(answers).toEqual(['got a', 'got b']);
   });
 
-  it('I28.5 calls of different kinds in one turn share the send, in the order they were made', async () => {
+  it('calls of different kinds in one turn share the send, in the order they were made', async () => {
     const { batch, sent } = recording(10, echo);
     const answers = await Promise.all([
       batch.call('k', 'kept', ['claim', 'answer', 9]),
@@ -52,8 +52,8 @@ describe('I28.5 ScriptBatch, what it sends', () => {
   });
 });
 
-describe('I28.5 ScriptBatch, when it sends', () => {
-  it('I28.5 the sends of one turn are made corked, and uncorked once they are all made', async () => {
+describe('ScriptBatch, when it sends', () => {
+  it('the sends of one turn are made corked, and uncorked once they are all made', async () => {
     const seen: string[] = [];
     const corked = { cork: () => seen.push('cork'), uncork: () => seen.push('uncork') };
     const { batch } = recording(
@@ -72,7 +72,7 @@ describe('I28.5 ScriptBatch, when it sends', () => {
     expect(seen.slice(4)).toEqual(['cork', 'send c', 'uncork']);
   });
 
-  it('I28.5 nothing is sent before the turn ends, and a later turn sends again', async () => {
+  it('nothing is sent before the turn ends, and a later turn sends again', async () => {
     const { batch, sent } = recording(10, echo);
     const first = batch.call('c', 'a', []);
     expect(sent).toHaveLength(0);
@@ -81,7 +81,7 @@ describe('I28.5 ScriptBatch, when it sends', () => {
     expect(sent.map((s) => s.keys)).toEqual([['a'], ['b']]);
   });
 
-  it('I28.5 at most max calls in one send, the rest in further sends of the same turn', async () => {
+  it('at most max calls in one send, the rest in further sends of the same turn', async () => {
     const { batch, sent } = recording(2, echo);
     const kinds = ['c', 'k', 'c', 'k', 'c'];
     const answers = await Promise.all(
@@ -97,8 +97,8 @@ describe('I28.5 ScriptBatch, when it sends', () => {
   });
 });
 
-describe('I28.5 ScriptBatch, the answers', () => {
-  it('I28.5 an Error in the replies rejects only its own call', async () => {
+describe('ScriptBatch, the answers', () => {
+  it('an Error in the replies rejects only its own call', async () => {
     const wrong = new Error('WRONGTYPE');
     const { batch } = recording(10, () => Promise.resolve([null, wrong, 1]));
     const settled = await Promise.allSettled(['a', 'b', 'c'].map((k) => batch.call('c', k, [])));
@@ -109,7 +109,7 @@ describe('I28.5 ScriptBatch, the answers', () => {
     ]);
   });
 
-  it('I28.5 each call reads its reply element and makes its failure with its own reader', async () => {
+  it('each call reads its reply element and makes its failure with its own reader', async () => {
     const wrong = new Error('WRONGTYPE');
     const { batch } = recording(10, () => Promise.resolve([1, wrong, 0, wrong]));
     const reader = {
@@ -130,7 +130,7 @@ describe('I28.5 ScriptBatch, the answers', () => {
     await expect(failed.call('c', 'a', [], reader)).rejects.toThrow('a: Connection is closed.');
   });
 
-  it('I28.5 a send that fails rejects every call in it, and only those', async () => {
+  it('a send that fails rejects every call in it, and only those', async () => {
     const lost = new Error('Connection is closed.');
     let sends = 0;
     const { batch } = recording(2, (s) =>

@@ -95,8 +95,8 @@ function laneTo(options: { password?: string; username?: string; db?: number; ms
 
 const ready = (lane: ScriptLane) => waitFor('the lane ready', async () => lane.ready, 5000);
 
-describe('I28.5 ScriptLane logs in', () => {
-  it('I28.5 AUTH with user, SELECT, its name, the scripts loaded: in that order, ready only once all answered', async () => {
+describe('ScriptLane logs in', () => {
+  it('AUTH with user, SELECT, its name, the scripts loaded: in that order, ready only once all answered', async () => {
     peer.answer = (args, p) =>
       args[0] === 'SCRIPT' && p.commands.length < 6 ? null : usual(args, p);
     const lane = laneTo({ username: 'u', password: 'pw', db: 3 });
@@ -113,7 +113,7 @@ describe('I28.5 ScriptLane logs in', () => {
     await expect(lane.call(0, ['k'], [])).rejects.toThrow('the connection is not ready');
   });
 
-  it('I28.5 no password and database 0: no AUTH, no SELECT; AUTH with the password alone without a user', async () => {
+  it('no password and database 0: no AUTH, no SELECT; AUTH with the password alone without a user', async () => {
     await ready(laneTo());
     expect(peer.commands.map((c) => c[0])).toEqual(['CLIENT', 'SCRIPT', 'SCRIPT']);
     peer.commands.length = 0;
@@ -122,8 +122,8 @@ describe('I28.5 ScriptLane logs in', () => {
   });
 });
 
-describe('I28.5 ScriptLane refused or unanswered at login', () => {
-  it("I28.5 a refused AUTH keeps it out with Redis's words, and it tries again, backing off 100 ms, then 200", async () => {
+describe('ScriptLane refused or unanswered at login', () => {
+  it("a refused AUTH keeps it out with Redis's words, and it tries again, backing off 100 ms, then 200", async () => {
     peer.answer = (args, p) => (args[0] === 'AUTH' ? '-WRONGPASS bad\r\n' : usual(args, p));
     const lane = laneTo({ password: 'nope' });
     await waitFor('three attempts', async () => peer.connections.length >= 3, 5000);
@@ -138,14 +138,14 @@ describe('I28.5 ScriptLane refused or unanswered at login', () => {
     expect(lane.lastError).toBeNull();
   });
 
-  it('I28.5 refused CLIENT SETNAME and SCRIPT LOAD do not keep it out', async () => {
+  it('refused CLIENT SETNAME and SCRIPT LOAD do not keep it out', async () => {
     peer.answer = (args, p) =>
       args[0] === 'CLIENT' || args[0] === 'SCRIPT' ? '-NOPERM no\r\n' : usual(args, p);
     await ready(laneTo());
     expect(peer.connections).toHaveLength(1);
   });
 
-  it('I28.5 a peer that accepts but never answers the login is dropped after timeoutMs and tried again', async () => {
+  it('a peer that accepts but never answers the login is dropped after timeoutMs and tried again', async () => {
     peer.answer = () => null;
     const lane = laneTo({ ms: 200 });
     await waitFor('a second connection', async () => peer.connections.length >= 2, 5000);
@@ -155,8 +155,8 @@ describe('I28.5 ScriptLane refused or unanswered at login', () => {
   });
 });
 
-describe('I28.5 ScriptLane calls', () => {
-  it('I28.5 EVALSHA with the SHA1 of the script, the key count, keys and arguments; the reply resolves the call', async () => {
+describe('ScriptLane calls', () => {
+  it('EVALSHA with the SHA1 of the script, the key count, keys and arguments; the reply resolves the call', async () => {
     const lane = laneTo();
     await ready(lane);
     peer.answer = (args) => (args[0] === 'EVALSHA' ? '*2\r\n$1\r\na\r\n$-1\r\n' : null);
@@ -167,7 +167,7 @@ describe('I28.5 ScriptLane calls', () => {
     expect(peer.commands.at(-1)).toEqual(['EVALSHA', sha1('return 2'), '2', 'k1', 'k2', 'v', '7']);
   });
 
-  it('I28.5 NOSCRIPT: the call is sent again whole (EVAL with the body), once; another error rejects', async () => {
+  it('NOSCRIPT: the call is sent again whole (EVAL with the body), once; another error rejects', async () => {
     const lane = laneTo();
     await ready(lane);
     peer.answer = (args) => (args[0] === 'EVALSHA' ? '-NOSCRIPT No matching script\r\n' : ':5\r\n');
@@ -183,8 +183,8 @@ describe('I28.5 ScriptLane calls', () => {
   });
 });
 
-describe('I28.5 ScriptLane reads and writes', () => {
-  it('I28.5 replies that arrive a byte at a time, or several in one chunk, each resolve their own call in order', async () => {
+describe('ScriptLane reads and writes', () => {
+  it('replies that arrive a byte at a time, or several in one chunk, each resolve their own call in order', async () => {
     const lane = laneTo({ ms: 10_000 });
     await ready(lane);
     const big = 'x'.repeat(3000);
@@ -212,7 +212,7 @@ describe('I28.5 ScriptLane reads and writes', () => {
     expect(await Promise.all(three)).toEqual([1, 2, 3]);
   });
 
-  it('I28.5 cork … uncork: the calls between leave in one write', async () => {
+  it('cork … uncork: the calls between leave in one write', async () => {
     const lane = laneTo();
     await ready(lane);
     await sleep(50);
@@ -226,8 +226,8 @@ describe('I28.5 ScriptLane reads and writes', () => {
   });
 });
 
-describe('I28.5 ScriptLane when the peer stalls', () => {
-  it('I28.5 a call unanswered for timeoutMs fails with every call sent after it; one answered in time does not', async () => {
+describe('ScriptLane when the peer stalls', () => {
+  it('a call unanswered for timeoutMs fails with every call sent after it; one answered in time does not', async () => {
     const lane = laneTo({ ms: 300 });
     await ready(lane);
     await sleep(400); // past the timer armed while connecting: the calls arm their own
@@ -258,8 +258,8 @@ describe('I28.5 ScriptLane when the peer stalls', () => {
   });
 });
 
-describe('I28.5 ScriptLane when the peer goes or errs', () => {
-  it('I28.5 a peer gone with a call in flight: the call fails, the lane is not ready, then connects again', async () => {
+describe('ScriptLane when the peer goes or errs', () => {
+  it('a peer gone with a call in flight: the call fails, the lane is not ready, then connects again', async () => {
     const lane = laneTo();
     await ready(lane);
     peer.answer = (_, p) => {
@@ -273,7 +273,7 @@ describe('I28.5 ScriptLane when the peer goes or errs', () => {
     expect(peer.connections).toHaveLength(2);
   });
 
-  it('I28.5 a reply to no command (or bytes that are not RESP) drops the connection, and it connects again', async () => {
+  it('a reply to no command (or bytes that are not RESP) drops the connection, and it connects again', async () => {
     const lane = laneTo();
     await ready(lane);
     peer.answer = () => null; // the next login waits, so why the last connection ended stays told
@@ -291,8 +291,8 @@ describe('I28.5 ScriptLane when the peer goes or errs', () => {
   });
 });
 
-describe('I28.5 ScriptLane close', () => {
-  it('I28.5 close waits for the replies of calls in flight, then ends the connection, and never connects again', async () => {
+describe('ScriptLane close', () => {
+  it('close waits for the replies of calls in flight, then ends the connection, and never connects again', async () => {
     const lane = laneTo();
     await ready(lane);
     peer.answer = () => null;
@@ -314,8 +314,8 @@ describe('I28.5 ScriptLane close', () => {
   });
 });
 
-describe('I28.5 ScriptLane close, more', () => {
-  it('I28.5 close waits for the last of several calls in flight, not the first', async () => {
+describe('ScriptLane close, more', () => {
+  it('close waits for the last of several calls in flight, not the first', async () => {
     const lane = laneTo();
     await ready(lane);
     peer.answer = () => null;
@@ -336,8 +336,8 @@ describe('I28.5 ScriptLane close, more', () => {
   });
 });
 
-describe('I28.5 ScriptLane tells why a connect failed, and closes at once when idle', () => {
-  it('I28.5 why a connect failed is told: nothing listening is ECONNREFUSED', async () => {
+describe('ScriptLane tells why a connect failed, and closes at once when idle', () => {
+  it('why a connect failed is told: nothing listening is ECONNREFUSED', async () => {
     const port = peer.port;
     await peer.close();
     const lane = new ScriptLane({ host: '127.0.0.1', port, db: 0 }, ['return 1'], 500);
@@ -351,7 +351,7 @@ describe('I28.5 ScriptLane tells why a connect failed, and closes at once when i
     peer = await startPeer(); // for afterEach
   });
 
-  it('I28.5 close with nothing in flight ends at once; close while the peer never answers ends within timeoutMs', async () => {
+  it('close with nothing in flight ends at once; close while the peer never answers ends within timeoutMs', async () => {
     const idle = laneTo();
     await ready(idle);
     await idle.close();

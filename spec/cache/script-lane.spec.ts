@@ -80,8 +80,8 @@ const laneUp = (port: number, access: Access = {}, other?: string) =>
     10_000,
   );
 
-describe('I28.5 RedisStore claims and keeps on a connection of its own', () => {
-  it('I28.5 a url store claims and keeps on fw-script-lane with EVALSHA; the answers are those of the contract', async () => {
+describe('RedisStore claims and keeps on a connection of its own', () => {
+  it('a url store claims and keeps on fw-script-lane with EVALSHA; the answers are those of the contract', async () => {
     const store = open({ url: `redis://127.0.0.1:${plain.port}`, keyPrefix: 'a:' });
     await laneUp(plain.port);
     const claim = Buffer.from('claim');
@@ -96,7 +96,7 @@ describe('I28.5 RedisStore claims and keeps on a connection of its own', () => {
     expect((await lane(plain.port))?.cmd).toBe('evalsha');
   });
 
-  it('I28.5 claims made in one turn share one call on the lane, each answered on its own', async () => {
+  it('claims made in one turn share one call on the lane, each answered on its own', async () => {
     const store = open({ url: `redis://127.0.0.1:${plain.port}`, keyPrefix: 'b:' });
     await laneUp(plain.port);
     await cli(plain.port, 'SET', 'b:taken', 'held');
@@ -112,7 +112,7 @@ describe('I28.5 RedisStore claims and keeps on a connection of its own', () => {
     expect(await cli(plain.port, 'GET', 'b:k7')).toBe('v-k7');
   });
 
-  it('I28.5 the claims and keeps of one turn share one call on the lane, run in the order made', async () => {
+  it('the claims and keeps of one turn share one call on the lane, run in the order made', async () => {
     const store = open({ url: `redis://127.0.0.1:${plain.port}`, keyPrefix: 'o:' });
     await laneUp(plain.port);
     const claim = Buffer.from('claim-a');
@@ -129,7 +129,7 @@ describe('I28.5 RedisStore claims and keeps on a connection of its own', () => {
     expect(await cli(plain.port, 'GET', 'o:b')).toBe('claim-b');
   });
 
-  it('I28.5 claims that find large records read each whole, however the bytes arrive', async () => {
+  it('claims that find large records read each whole, however the bytes arrive', async () => {
     const store = open({ url: `redis://127.0.0.1:${plain.port}`, keyPrefix: 'big:' });
     await laneUp(plain.port);
     const records = [3 << 20, 1, 200_000, 0, 70_000].map((n, i) => Buffer.alloc(n, 0x41 + i));
@@ -142,8 +142,8 @@ describe('I28.5 RedisStore claims and keeps on a connection of its own', () => {
   });
 });
 
-describe('I28.5 the lane when Redis forgets, drops or stalls', () => {
-  it('I28.5 a script Redis no longer holds (SCRIPT FLUSH) is sent again whole, once, and the claim lands', async () => {
+describe('the lane when Redis forgets, drops or stalls', () => {
+  it('a script Redis no longer holds (SCRIPT FLUSH) is sent again whole, once, and the claim lands', async () => {
     const store = open({ url: `redis://127.0.0.1:${plain.port}`, keyPrefix: 'c:' });
     await laneUp(plain.port);
     await cli(plain.port, 'SCRIPT', 'FLUSH');
@@ -152,7 +152,7 @@ describe('I28.5 the lane when Redis forgets, drops or stalls', () => {
     expect(await cli(plain.port, 'GET', 'c:k')).toBe('x');
   });
 
-  it('I28.5 a lane closed by Redis connects again by itself, and claims go on it again', async () => {
+  it('a lane closed by Redis connects again by itself, and claims go on it again', async () => {
     const store = open({ url: `redis://127.0.0.1:${plain.port}`, keyPrefix: 'd:' });
     await laneUp(plain.port);
     const first = (await lane(plain.port))!;
@@ -164,7 +164,7 @@ describe('I28.5 the lane when Redis forgets, drops or stalls', () => {
     expect(again.cmd).toBe('evalsha');
   });
 
-  it('I28.5 a claim not answered within commandTimeoutMs fails Unavailable naming the wait; the lane comes back when Redis does', async () => {
+  it('a claim not answered within commandTimeoutMs fails Unavailable naming the wait; the lane comes back when Redis does', async () => {
     const own = plain;
     try {
       const store = open({ url: `redis://127.0.0.1:${own.port}`, commandTimeoutMs: 400 });
@@ -191,8 +191,8 @@ describe('I28.5 the lane when Redis forgets, drops or stalls', () => {
   });
 });
 
-describe('I28.5 the lane logs in as ioredis does', () => {
-  it('I28.5 the lane logs in as the URL says: ACL user and password, and the database', async () => {
+describe('the lane logs in as ioredis does', () => {
+  it('the lane logs in as the URL says: ACL user and password, and the database', async () => {
     const store = open({
       url: `redis://alice:${PASSWORD}@127.0.0.1:${locked.port}/3`,
       keyPrefix: 'e:',
@@ -206,7 +206,7 @@ describe('I28.5 the lane logs in as ioredis does', () => {
     expect(await cliWith(access, locked.port, '-n', '0', 'EXISTS', 'e:k')).toBe('0');
   });
 
-  it('I28.5 a user the ACL keeps from CLIENT and SCRIPT still gets the lane: no name, each script sent whole once', async () => {
+  it('a user the ACL keeps from CLIENT and SCRIPT still gets the lane: no name, each script sent whole once', async () => {
     const access = { password: PASSWORD };
     await cliWith(access, locked.port, 'SCRIPT', 'FLUSH');
     const store = open({
@@ -232,7 +232,7 @@ describe('I28.5 the lane logs in as ioredis does', () => {
     expect(await cliWith(access, locked.port, 'GET', 'h:k2')).toBe('y');
   });
 
-  it('I28.5 a wrong password keeps the lane out, and the claim fails Unavailable', async () => {
+  it('a wrong password keeps the lane out, and the claim fails Unavailable', async () => {
     const store = open({
       url: `redis://127.0.0.1:${locked.port}`,
       password: 'wrong',
@@ -246,7 +246,7 @@ describe('I28.5 the lane logs in as ioredis does', () => {
     expect(await lane(locked.port, { password: PASSWORD })).toBeNull();
   });
 
-  it('I28.5 over TLS (rediss:// with tls: { ca }) the lane speaks TLS', async () => {
+  it('over TLS (rediss:// with tls: { ca }) the lane speaks TLS', async () => {
     const ca = readFileSync(tlsAccess.tls.ca);
     const store = open({ url: `rediss://127.0.0.1:${secure.port}`, tls: { ca }, keyPrefix: 'f:' });
     await laneUp(secure.port, tlsAccess);
@@ -255,7 +255,7 @@ describe('I28.5 the lane logs in as ioredis does', () => {
     expect(await cliWith(tlsAccess, secure.port, 'GET', 'f:k')).toBe('x');
   });
 
-  it('I28.5 maxBatch: 1 opens no lane (each claim on its own, through ioredis)', async () => {
+  it('maxBatch: 1 opens no lane (each claim on its own, through ioredis)', async () => {
     const store = open({ url: `redis://127.0.0.1:${plain.port}`, maxBatch: 1 });
     expect(await store.putIfAbsentOrGet('g', Buffer.from('x'), 60_000)).toBeNull();
     expect(await lane(plain.port)).toBeNull();

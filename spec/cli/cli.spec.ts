@@ -20,7 +20,7 @@ describe('fw-http command line', () => {
   beforeEach(() => (dir = mkdtempSync(path.join(tmpdir(), 'fw-cli-'))));
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('I27.4 openapi writes the app document to -o, and to stdout without it', async () => {
+  it('openapi writes the app document to -o, and to stdout without it', async () => {
     const file = path.join(dir, 'nested', 'openapi.json');
     const written = await cli('openapi', ENTRY, '-o', file);
     expect(written.code).toBe(0);
@@ -31,7 +31,7 @@ describe('fw-http command line', () => {
     expect(JSON.parse(printed.out)).toEqual(doc);
   });
 
-  it('I27.4 check exits 0 on the current document and 1 with a readable diff on a drifted one', async () => {
+  it('check exits 0 on the current document and 1 with a readable diff on a drifted one', async () => {
     const file = path.join(dir, 'openapi.json');
     await cli('openapi', ENTRY, '-o', file);
     expect((await cli('check', ENTRY, '--against', file)).code).toBe(0);
@@ -51,7 +51,7 @@ describe('fw-http command line', () => {
     expect(drift.err).toContain(`fw-http openapi ${ENTRY} -o ${file}`);
   });
 
-  it('I27.4 routes prints method, path, handler, idempotent, guards and version', async () => {
+  it('routes prints method, path, handler, idempotent, guards and version', async () => {
     const { code, out } = await cli('routes', ENTRY);
     expect(code).toBe(0);
     const [head, ...rows] = out.trimEnd().split('\n');
@@ -88,7 +88,7 @@ describe('fw-http command line', () => {
     ]);
   });
 
-  it('I27.4 an entry without an app, a missing entry and bad words exit 2 saying why', async () => {
+  it('an entry without an app, a missing entry and bad words exit 2 saying why', async () => {
     const none = await cli('routes', path.join(__dirname, 'fixtures', 'not-an-app.ts'));
     expect(none.code).toBe(2);
     expect(none.err).toMatch(/exports no fw app: export the app \(or a function making it\)/);

@@ -41,8 +41,8 @@ async function crash(store: 'pg' | 'redis'): Promise<CrashReport> {
   });
 }
 
-describe('I23.5 crash harness (short form)', () => {
-  it('I23.5 atomic route on PgStore, 200 transfers and 10 SIGKILLs: every effect exactly once, every answer the same on every retry, nothing lost', async () => {
+describe('crash harness (short form)', () => {
+  it('atomic route on PgStore, 200 transfers and 10 SIGKILLs: every effect exactly once, every answer the same on every retry, nothing lost', async () => {
     const report = await crash('pg');
     console.log(`crash harness, atomic on PgStore: ${JSON.stringify(report)}`);
     expect(report).toMatchObject({
@@ -56,7 +56,7 @@ describe('I23.5 crash harness (short form)', () => {
     });
   }, 240_000);
 
-  it('I23.5 the same harness on RedisStore (handler writes outside the store) counts its duplicates, and loses nothing', async () => {
+  it('the same harness on RedisStore (handler writes outside the store) counts its duplicates, and loses nothing', async () => {
     const report = await crash('redis');
     console.log(`crash harness, RedisStore: ${JSON.stringify(report)}`);
     expect(report).toMatchObject({ requests: 200, kills: 10, lost: 0 });

@@ -133,8 +133,8 @@ async function crashAndRetry(row: {
   }
 }
 
-describe('I23.3 I35.3 derived keys across a real crash', () => {
-  it('I23.3 plain calls: a rerun after kill -9 sends the same derived keys in the same order, one per call and per turn of a loop; each effect is made once', async () => {
+describe('derived keys across a real crash', () => {
+  it('plain calls: a rerun after kill -9 sends the same derived keys in the same order, one per call and per turn of a loop; each effect is made once', async () => {
     const r = await crashAndRetry({ mode: 'plain', madeFirst: 3 });
     expect(r.status).toBe(201);
     expect(r.body).toEqual({ statuses: [201, 201, 201] });
@@ -144,7 +144,7 @@ describe('I23.3 I35.3 derived keys across a real crash', () => {
     expect(r.rerunKeys).toEqual(r.firstKeys);
   }, 90_000);
 
-  it('I35.3 a step then a call: the step is read back after kill -9 and the reserve after it goes out under its first key (reserved once)', async () => {
+  it('a step then a call: the step is read back after kill -9 and the reserve after it goes out under its first key (reserved once)', async () => {
     const r = await crashAndRetry({ mode: 'step-then-call', madeFirst: 2 });
     expect(r.status).toBe(201);
     expect(r.body).toEqual({ statuses: [201, 201] });
@@ -152,7 +152,7 @@ describe('I23.3 I35.3 derived keys across a real crash', () => {
     expect(r.rerunKeys).toEqual([r.firstKeys[1]]); // the charge was not sent again
   }, 90_000);
 
-  it('I35.3 a call inside a step killed before its record: the step runs again and its call goes out under its first key (reserved once)', async () => {
+  it('a call inside a step killed before its record: the step runs again and its call goes out under its first key (reserved once)', async () => {
     const r = await crashAndRetry({ mode: 'in-step', madeFirst: 2 });
     expect(r.status).toBe(201);
     expect(r.body).toEqual({ statuses: [201, 201] });
@@ -160,7 +160,7 @@ describe('I23.3 I35.3 derived keys across a real crash', () => {
     expect(r.rerunKeys).toEqual([r.firstKeys[1]]);
   }, 90_000);
 
-  it('I35.3 a branch that differs on the rerun: the fraud check is skipped and the charge keeps its key (charged once)', async () => {
+  it('a branch that differs on the rerun: the fraud check is skipped and the charge keeps its key (charged once)', async () => {
     const r = await crashAndRetry({
       mode: 'branch',
       madeFirst: 2,

@@ -71,17 +71,17 @@ describe('the typed client of a controller imported as types only', () => {
   }, 180_000);
   const diagnostics = (file: string) => compiled.diagnostics(file);
 
-  it('I27.1 a client package compiles with the server classes imported as types only (every @ts-expect-error used)', () => {
+  it('a client package compiles with the server classes imported as types only (every @ts-expect-error used)', () => {
     expect(diagnostics(CLIENT)).toEqual([]);
   });
 
-  it('I27.1 its emitted JavaScript loads fw-http/fetch and never the server code', () => {
+  it('its emitted JavaScript loads fw-http/fetch and never the server code', () => {
     const js = jsOf(compiled.emitted, join('client', 'pay.js'));
     expect(js).toContain('require("fw-http/fetch")');
     expect(js).not.toMatch(/server\/payments-controller|require\("fw-http"\)/);
   });
 
-  it('I27.1 a 422 branch is typed: its value is InsufficientFunds, and a mistake there is a type error', () => {
+  it('a 422 branch is typed: its value is InsufficientFunds, and a mistake there is a type error', () => {
     expect(diagnostics(WRONG)).toEqual([
       expect.stringContaining("Property 'cents' does not exist on type 'InsufficientFunds"),
     ]);

@@ -102,7 +102,7 @@ describe('the typed client against the sample', () => {
     await sample?.stop();
   });
 
-  it('I27.1 the document names each handler and where its arguments go (x-fw-handler)', () => {
+  it('the document names each handler and where its arguments go (x-fw-handler)', () => {
     expect(document.paths['/orders']!.post!['x-fw-handler']).toEqual({
       controller: 'OrdersController',
       method: 'create',
@@ -116,7 +116,7 @@ describe('the typed client against the sample', () => {
     });
   });
 
-  it('I27.1 a @Query(schema) argument goes in the query (a merge once left it out of x-fw-handler)', async () => {
+  it('a @Query(schema) argument goes in the query (a merge once left it out of x-fw-handler)', async () => {
     expect(document.paths['/quote/{sku}']!.get!['x-fw-handler']).toMatchObject({
       args: [{ in: 'path', name: 'sku' }, { in: 'query' }, null],
     });
@@ -129,7 +129,7 @@ describe('the typed client against the sample', () => {
     expect(r.value).toMatchObject({ sku: 'abc', qty: 3 });
   });
 
-  it('I27.1 places an order: 201 with the Order, its Location, and the key it was sent under', async () => {
+  it('places an order: 201 with the Order, its Location, and the key it was sent under', async () => {
     const orders = clientOf<OrdersController>(open(sample.url), {
       document,
       controller: 'OrdersController',
@@ -144,7 +144,7 @@ describe('the typed client against the sample', () => {
     expect(one.status === 200 && one.value.id).toBe(r.value.id);
   });
 
-  it('I27.1 the connection cut after the handler ran: the retry carries the same key, gets the replay, and the order exists once', async () => {
+  it('the connection cut after the handler ran: the retry carries the same key, gets the replay, and the order exists once', async () => {
     const orders = clientOf<OrdersController>(open(proxy.url), {
       document,
       controller: 'OrdersController',
@@ -161,7 +161,7 @@ describe('the typed client against the sample', () => {
     expect(list.value.filter((o) => o.sku === sku).length).toBe(1);
   });
 
-  it("I27.1 a declared 409 is the route's own answer (typed, never retried); an unknown order is a failure", async () => {
+  it("a declared 409 is the route's own answer (typed, never retried); an unknown order is a failure", async () => {
     const orders = clientOf<OrdersController>(open(sample.url), {
       document,
       controller: 'OrdersController',
@@ -178,7 +178,7 @@ describe('the typed client against the sample', () => {
     expect(missing.failure).toMatchObject({ code: null, error: 'no order no-such-order' });
   });
 
-  it('I27.1 a call with more arguments than the route reads is refused before anything is sent', async () => {
+  it('a call with more arguments than the route reads is refused before anything is sent', async () => {
     const orders = clientOf<OrdersController>(open(sample.url), {
       document,
       controller: 'OrdersController',
@@ -268,7 +268,7 @@ describe('the typed client of an idempotent route that misbehaves', () => {
 
   const keysOf = (name: string) => keys.filter((k) => k.startsWith(`${name} `));
 
-  it('I27.1 a 503 with Retry-After is retried under the same key', async () => {
+  it('a 503 with Retry-After is retried under the same key', async () => {
     const r = await jobs.start(run, 'busy-1');
     if (r.status !== 201) throw new Error(`expected 201, got ${r.status}`);
     expect(r.value).toEqual({ name: 'busy-1', run: 2 });
@@ -276,7 +276,7 @@ describe('the typed client of an idempotent route that misbehaves', () => {
     expect(keysOf('busy-1')).toEqual([`busy-1 ${r.idempotencyKey}`, `busy-1 ${r.idempotencyKey}`]);
   });
 
-  it('I27.1 a retry whose Retry-After wait would end past the deadline is not made: the 503 is the result', async () => {
+  it('a retry whose Retry-After wait would end past the deadline is not made: the 503 is the result', async () => {
     const r = await jobs.start(run, 'busy-long', { timeoutMs: 2_000 });
     expect(r.status).toBe(503);
     expect(r.response.header('retry-after')).toBe('5');
@@ -284,7 +284,7 @@ describe('the typed client of an idempotent route that misbehaves', () => {
     expect(runs.get('busy-long')).toBe(1);
   });
 
-  it("I27.1 fw's failures are told apart by code (RFC 9457 problem bodies), and not retried", async () => {
+  it("fw's failures are told apart by code (RFC 9457 problem bodies), and not retried", async () => {
     const r = await jobs.start(run, 'poor-1');
     expect(r.status).toBe(422);
     expect(r.failure).toMatchObject({ code: 'InsufficientFunds', error: 'balance too low' });
@@ -292,7 +292,7 @@ describe('the typed client of an idempotent route that misbehaves', () => {
     expect(runs.get('poor-1')).toBe(1);
   });
 
-  it('I27.1 a duplicate in flight gets 409 with Retry-After, waits, and is answered with the replay', async () => {
+  it('a duplicate in flight gets 409 with Retry-After, waits, and is answered with the replay', async () => {
     const first = jobs.start(run, 'slow-dup', { idempotencyKey: 'dup-key' });
     await sleep(300);
     const second = await jobs.start(run, 'slow-dup', { idempotencyKey: 'dup-key' });
@@ -304,7 +304,7 @@ describe('the typed client of an idempotent route that misbehaves', () => {
     expect(runs.get('slow-dup')).toBe(1);
   });
 
-  it('I27.1 a try that times out is retried with the same key within the deadline, and the handler runs once', async () => {
+  it('a try that times out is retried with the same key within the deadline, and the handler runs once', async () => {
     const r = await jobs.start(run, 'slow-timeout', { tryTimeoutMs: 500, timeoutMs: 15_000 });
     if (r.status !== 201)
       throw new Error(`expected 201, got ${r.status}: ${JSON.stringify(r.failure)}`);
@@ -314,7 +314,7 @@ describe('the typed client of an idempotent route that misbehaves', () => {
     expect(runs.get('slow-timeout')).toBe(1);
   });
 
-  it('I27.1 a non-idempotent route is not retried when its connection is cut after the request went out', async () => {
+  it('a non-idempotent route is not retried when its connection is cut after the request went out', async () => {
     const plain = clientOf<Jobs>(Target('jobs').open(client, { base: proxy.url }), {
       document: app.document(),
       controller: 'JobsController',
@@ -325,7 +325,7 @@ describe('the typed client of an idempotent route that misbehaves', () => {
     expect(proxy.seen.filter((l) => l.startsWith('POST /jobs/plain/cut')).length).toBe(1);
   });
 
-  it('I27.1 attempts: 1 never retries, even an idempotent route; 0 is refused before anything is sent', async () => {
+  it('attempts: 1 never retries, even an idempotent route; 0 is refused before anything is sent', async () => {
     const r = await jobs.start(run, 'busy-2', { attempts: 1 });
     expect(r.status).toBe(503);
     expect(r.attempts).toBe(1);

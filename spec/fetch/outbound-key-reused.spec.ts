@@ -110,8 +110,8 @@ function raw(
   });
 }
 
-describe('I35.4 an outbound request that differs on a rerun', () => {
-  it("I35.4 fw's 422 for a key sent with another request carries Idempotency-Key-Mismatch: true in every failure shape; its first answer and a replay do not", async () => {
+describe('an outbound request that differs on a rerun', () => {
+  it("fw's 422 for a key sent with another request carries Idempotency-Key-Mismatch: true in every failure shape; its first answer and a replay do not", async () => {
     for (const problem of [false, true]) {
       const bank = await bankApp(problem);
       try {
@@ -131,7 +131,7 @@ describe('I35.4 an outbound request that differs on a rerun', () => {
     }
   });
 
-  it("I35.4 an fw upstream's mismatch fails the call OutboundKeyReused: the incoming request gets a 500 that is not kept, and an error line names the target and the call", async () => {
+  it("an fw upstream's mismatch fails the call OutboundKeyReused: the incoming request gets a 500 that is not kept, and an error line names the target and the call", async () => {
     const bank = await bankApp();
     let crash = true;
     try {
@@ -164,7 +164,7 @@ describe('I35.4 an outbound request that differs on a rerun', () => {
     }
   });
 
-  it('I35.4 a handler can catch OutboundKeyReused by its code', async () => {
+  it('a handler can catch OutboundKeyReused by its code', async () => {
     const bank = await bankApp();
     let run = 0;
     try {
@@ -192,7 +192,7 @@ describe('I35.4 an outbound request that differs on a rerun', () => {
     }
   });
 
-  it("I35.4 a Target's keyReused names another upstream's answer for a reused key (Stripe's 400 idempotency_error): it fails the call; other 400s, and the same answer without the option, are the call's answer", async () => {
+  it("a Target's keyReused names another upstream's answer for a reused key (Stripe's 400 idempotency_error): it fails the call; other 400s, and the same answer without the option, are the call's answer", async () => {
     const bank = await bankApp();
     const stripe = { status: 400, code: 'idempotency_error' };
     const send = (path: string) => async (c: Ctx, target: OpenTarget) => {
@@ -227,7 +227,7 @@ describe('I35.4 an outbound request that differs on a rerun', () => {
     }
   });
 
-  it('I35.4 a call that names its own Idempotency-Key gets the upstream mismatch as its answer (only derived keys are judged)', async () => {
+  it('a call that names its own Idempotency-Key gets the upstream mismatch as its answer (only derived keys are judged)', async () => {
     const bank = await bankApp();
     let run = 0;
     try {
@@ -255,7 +255,7 @@ describe('I35.4 an outbound request that differs on a rerun', () => {
     }
   });
 
-  it('I35.4 Target refuses a keyReused that is not { status, code } or is given without idempotencyKeys', () => {
+  it('Target refuses a keyReused that is not { status, code } or is given without idempotencyKeys', () => {
     const bad: unknown[] = [
       null,
       { status: 200, code: 'x' },

@@ -40,15 +40,15 @@ const fast = { attempts: 4, backoff: { baseMs: 1, maxMs: 5 } };
 const open = (retry: object, base = peer.origin) => Target('up', { retry }).open(client, { base });
 const KEY = [{ name: 'Idempotency-Key', value: 'k-1' }];
 
-describe('I27.2 Target retry policies', () => {
-  it('I27.2 a GET is retried through a 503 storm until it answers 200', async () => {
+describe('Target retry policies', () => {
+  it('a GET is retried through a 503 storm until it answers 200', async () => {
     scripts.set('/storm', [503, 502, 504]);
     const res = await open(fast).get(ctx(), '/storm');
     expect(res.status).toBe(200);
     expect(tries('/storm')).toBe(4);
   });
 
-  it('I27.2 the tries run out: the last answer is returned as it came', async () => {
+  it('the tries run out: the last answer is returned as it came', async () => {
     scripts.set('/always', [503, 503, 503, 503, 503]);
     const res = await open(fast).get(ctx(), '/always');
     expect(res.status).toBe(503);
@@ -56,7 +56,7 @@ describe('I27.2 Target retry policies', () => {
     expect(tries('/always')).toBe(4);
   });
 
-  it('I27.2 a POST without an Idempotency-Key is never sent twice; with one it is retried', async () => {
+  it('a POST without an Idempotency-Key is never sent twice; with one it is retried', async () => {
     scripts.set('/charge', [503]);
     expect((await open(fast).post(ctx(), '/charge', {}, 'x')).status).toBe(503);
     expect(tries('/charge')).toBe(1);
@@ -70,7 +70,7 @@ describe('I27.2 Target retry policies', () => {
     ]);
   });
 
-  it('I27.2 a reset connection is retried (it is in RETRY_ON); a status outside `on` is not', async () => {
+  it('a reset connection is retried (it is in RETRY_ON); a status outside `on` is not', async () => {
     expect(RETRY_ON).toEqual(expect.arrayContaining([503, 'ECONNRESET', 'UND_ERR_SOCKET']));
     scripts.set('/reset', ['reset', 'reset']);
     expect((await open(fast).get(ctx(), '/reset')).status).toBe(200);
@@ -82,7 +82,7 @@ describe('I27.2 Target retry policies', () => {
     expect((await open({ ...fast, on: [418] }).get(ctx(), '/only-418')).status).toBe(200);
   });
 
-  it('I27.2 a refused connection is retried, and fails with the socket error once tries run out', async () => {
+  it('a refused connection is retried, and fails with the socket error once tries run out', async () => {
     const port = await closedPort();
     const err = await rejection(open(fast, `http://127.0.0.1:${port}`).get(ctx(), '/x'));
     expect(JSON.stringify([err.code, (err.cause as { code?: string })?.code])).toContain(
@@ -90,7 +90,7 @@ describe('I27.2 Target retry policies', () => {
     );
   });
 
-  it('I27.2 a hanging upstream ends at the call deadline, TimedOut, with no retry after it', async () => {
+  it('a hanging upstream ends at the call deadline, TimedOut, with no retry after it', async () => {
     scripts.set('/hang', ['hang', 'hang']);
     const err = await rejection(open(fast).get(ctx(), '/hang', {}, { timeoutMs: 300 }));
     expect(err).toBeInstanceOf(FetchError);
@@ -98,7 +98,7 @@ describe('I27.2 Target retry policies', () => {
     expect(tries('/hang')).toBe(1);
   });
 
-  it('I27.2 Retry-After past the deadline is not waited for: the 503 comes back at once', async () => {
+  it('Retry-After past the deadline is not waited for: the 503 comes back at once', async () => {
     scripts.set('/later', [{ status: 503, retryAfter: '120' }]);
     const res = await open(fast).get(ctx(), '/later', {}, { timeoutMs: 5_000 });
     expect(res.status).toBe(503);
@@ -106,7 +106,7 @@ describe('I27.2 Target retry policies', () => {
     expect(tries('/later')).toBe(1);
   });
 
-  it('I27.2 Retry-After within the deadline is honoured before the retry', async () => {
+  it('Retry-After within the deadline is honoured before the retry', async () => {
     scripts.set('/soon', [{ status: 503, retryAfter: '1' }]);
     const began = Date.now();
     const res = await open(fast).get(ctx(), '/soon', {}, { timeoutMs: 10_000 });
@@ -114,14 +114,14 @@ describe('I27.2 Target retry policies', () => {
     expect(Date.now() - began).toBeGreaterThanOrEqual(950); // a lower bound: the wait happened
   });
 
-  it('I27.2 budgetMs bounds all tries and waits together', async () => {
+  it('budgetMs bounds all tries and waits together', async () => {
     scripts.set('/budget', [{ status: 503, retryAfter: '2' }]);
     const res = await open({ ...fast, budgetMs: 1_000 }).get(ctx(), '/budget');
     expect(res.status).toBe(503);
     expect(tries('/budget')).toBe(1);
   });
 
-  it('I27.2 a scope that ends while the call waits to retry fails Canceled', async () => {
+  it('a scope that ends while the call waits to retry fails Canceled', async () => {
     scripts.set('/wait', [{ status: 503, retryAfter: '5' }]);
     const abort = new AbortController();
     const scope = { requestId: () => null, signal: abort.signal };
@@ -132,7 +132,7 @@ describe('I27.2 Target retry policies', () => {
     expect(tries('/wait')).toBe(1);
   });
 
-  it('I27.2 bad settings are refused when the target is declared, naming the field', () => {
+  it('bad settings are refused when the target is declared, naming the field', () => {
     expect(() => Target('p', { retry: { attempts: 0 } })).toThrow(
       /target p retry attempts must be an integer ≥ 1/,
     );
@@ -140,7 +140,7 @@ describe('I27.2 Target retry policies', () => {
     expect(() => Target('p', { retry: { backoff: { baseMs: -1 } } })).toThrow(FetchError);
   });
 
-  it('I27.2 Retry-After reads delay-seconds and HTTP dates', () => {
+  it('Retry-After reads delay-seconds and HTTP dates', () => {
     expect(retryAfterMs('3')).toBe(3000);
     const now = Date.parse('Wed, 21 Oct 2015 07:28:00 GMT');
     expect(retryAfterMs('Wed, 21 Oct 2015 07:28:10 GMT', now)).toBe(10_000);

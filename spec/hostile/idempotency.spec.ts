@@ -105,7 +105,7 @@ async function until(done: () => boolean, ms = 10_000): Promise<void> {
 }
 
 describe('hostile: idempotency when the store or the client lets go', () => {
-  it('I22.4 Redis restarted empty while the handler runs: a retry in the same process is 409 (the key is held here), never a second run; after the run, 503 (sent, not kept)', async () => {
+  it('Redis restarted empty while the handler runs: a retry in the same process is 409 (the key is held here), never a second run; after the run, 503 (sent, not kept)', async () => {
     const redis = await startRedis();
     const store = new RedisStore({ url: redis.url, commandTimeoutMs: 500 });
     const Lost = Space('lost', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 1_000 });
@@ -171,7 +171,7 @@ describe('hostile: idempotency when the store or the client lets go', () => {
     }
   });
 
-  it('I22.15 a client that gives up on a handler calling a slow upstream: the run finishes, the upstream is called once, the retry replays', async () => {
+  it('a client that gives up on a handler calling a slow upstream: the run finishes, the upstream is called once, the retry replays', async () => {
     let upstreamCalls = 0;
     // The upstream answers only once the test has seen the client give up and the handler start:
     // a fixed delay raced the client's 100 ms on a loaded machine.

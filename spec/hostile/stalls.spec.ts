@@ -36,7 +36,7 @@ function stalledFor(app: App, port: number, head: string): Promise<number> {
   });
 }
 
-describe('I22.10 write stalls', () => {
+describe('write stalls', () => {
   const app = new App({
     log: () => {},
     writeTimeoutMs: WRITE_MS,
@@ -48,13 +48,13 @@ describe('I22.10 write stalls', () => {
   });
   afterAll(() => app.close());
 
-  it('I22.10 a reader that stops is cut at writeTimeoutMs (plus at most two ticks), not twice it', async () => {
+  it('a reader that stops is cut at writeTimeoutMs (plus at most two ticks), not twice it', async () => {
     const ms = await stalledFor(app, port, 'GET /big HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(ms).toBeGreaterThanOrEqual(WRITE_MS - 100);
     expect(ms).toBeLessThan(WRITE_MS * 1.6);
   }, 30_000);
 
-  it('I22.10 the same on a request served from an Upgrade socket (outside the server timers)', async () => {
+  it('the same on a request served from an Upgrade socket (outside the server timers)', async () => {
     const ms = await stalledFor(
       app,
       port,

@@ -32,7 +32,7 @@ async function rssAfterGc(): Promise<number> {
   return process.memoryUsage().rss;
 }
 
-describe('I22.1 a WebSocket peer that never reads', () => {
+describe('a WebSocket peer that never reads', () => {
   const lines: string[] = [];
   const app = new App({ log: (l) => lines.push(l) }).controllers(Echo);
   let port = 0;
@@ -41,7 +41,7 @@ describe('I22.1 a WebSocket peer that never reads', () => {
   });
   afterAll(() => app.close());
 
-  it('I22.1 a peer that pauses its socket and keeps sending 1 MiB messages is closed with 1008; the server stays within a bound', async () => {
+  it('a peer that pauses its socket and keeps sending 1 MiB messages is closed with 1008; the server stays within a bound', async () => {
     const ws = new Client(`ws://127.0.0.1:${port}/ws/echo`, { maxPayload: 256 * MiB });
     await new Promise((r, j) => ws.once('open', r).once('error', j));
     const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
@@ -64,7 +64,7 @@ describe('I22.1 a WebSocket peer that never reads', () => {
   }, 120_000);
 });
 
-describe('I22.1 the write timeout on upgraded sockets', () => {
+describe('the write timeout on upgraded sockets', () => {
   const app = new App({ log: () => {}, writeTimeoutMs: 1_000 }).controllers(Flood);
   let port = 0;
   beforeAll(async () => {
@@ -72,7 +72,7 @@ describe('I22.1 the write timeout on upgraded sockets', () => {
   });
   afterAll(() => app.close());
 
-  it('I22.1 a WebSocket whose peer takes nothing is cut after writeTimeoutMs (ws turns the socket timer off)', async () => {
+  it('a WebSocket whose peer takes nothing is cut after writeTimeoutMs (ws turns the socket timer off)', async () => {
     const cut = new Promise<number>((resolve) =>
       app.server.once('connection', (theirs: Socket) => {
         const started = performance.now();

@@ -68,7 +68,7 @@ async function get(url: string, headers: Record<string, string> = {}) {
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
-describe('I27.3 versions by URI', () => {
+describe('versions by URI', () => {
   let a: App;
   let url: string;
   beforeAll(async () => {
@@ -77,7 +77,7 @@ describe('I27.3 versions by URI', () => {
   });
   afterAll(() => a.close());
 
-  it('I27.3 serves each version under /v{version}; neutral routes stay at their path', async () => {
+  it('serves each version under /v{version}; neutral routes stay at their path', async () => {
     expect(JSON.parse((await get(`${url}/v1/orders`)).text)).toEqual({ id: 'v1' });
     expect(JSON.parse((await get(`${url}/v2/orders`)).text)).toEqual({ id: 'v2' });
     expect(JSON.parse((await get(`${url}/v10/orders`)).text)).toEqual({ id: 'v2' });
@@ -85,7 +85,7 @@ describe('I27.3 versions by URI', () => {
     expect(JSON.parse((await get(`${url}/status`)).text)).toEqual({ id: 'neutral' });
   });
 
-  it('I27.3 one document per version at /openapi/v{version}.json; the whole one has them all', async () => {
+  it('one document per version at /openapi/v{version}.json; the whole one has them all', async () => {
     const all = JSON.parse((await get(`${url}/openapi.json`)).text);
     expect(Object.keys(all.paths).sort()).toEqual([
       '/status',
@@ -100,14 +100,14 @@ describe('I27.3 versions by URI', () => {
     expect((await get(`${url}/openapi/v3.json`)).status).toBe(404);
   });
 
-  it('I27.3 the docs page offers every version document', async () => {
+  it('the docs page offers every version document', async () => {
     const init = (await get(`${url}/docs/init.js`)).text;
     expect(init).toContain('{"url":"/openapi/v1.json","name":"v1"}');
     expect(init).toContain('{"url":"/openapi/v10.json","name":"v10"}');
     expect(init.indexOf('"v2"')).toBeLessThan(init.indexOf('"v10"')); // 2 before 10
   });
 
-  it('I27.3 @Deprecated answers carry Deprecation, Sunset and Link, and its operations say deprecated', async () => {
+  it('@Deprecated answers carry Deprecation, Sunset and Link, and its operations say deprecated', async () => {
     const res = await get(`${url}/v1/orders`);
     expect(res.headers.get('deprecation')).toBe(`@${SINCE.getTime() / 1000}`);
     expect(res.headers.get('sunset')).toBe('Wed, 30 Jun 2027 00:00:00 GMT');
@@ -124,7 +124,7 @@ describe('I27.3 versions by URI', () => {
     );
   });
 
-  it('I27.3 a replayed idempotent answer carries the deprecation headers too', async () => {
+  it('a replayed idempotent answer carries the deprecation headers too', async () => {
     const post = () =>
       fetch(`${url}/v1/orders`, { method: 'POST', headers: { 'idempotency-key': 'dep-1' } });
     const first = await post();
@@ -135,7 +135,7 @@ describe('I27.3 versions by URI', () => {
     expect(again.headers.get('sunset')).toBe(first.headers.get('sunset'));
   });
 
-  it('I27.3 the version documents validate as OpenAPI 3.2', async () => {
+  it('the version documents validate as OpenAPI 3.2', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fw-versions-'));
     try {
       const file = join(dir, 'v1.json');
@@ -158,7 +158,7 @@ describe('I27.3 versions by URI', () => {
   });
 });
 
-describe('I27.3 versions by header', () => {
+describe('versions by header', () => {
   let a: App;
   let url: string;
   beforeAll(async () => {
@@ -167,7 +167,7 @@ describe('I27.3 versions by header', () => {
   });
   afterAll(() => a.close());
 
-  it('I27.3 Accept-Version picks the route; without it the highest version answers; Vary says so', async () => {
+  it('Accept-Version picks the route; without it the highest version answers; Vary says so', async () => {
     const one = await get(`${url}/orders`, { 'accept-version': '1' });
     expect(JSON.parse(one.text)).toEqual({ id: 'v1' });
     expect(one.headers.get('vary')).toContain('Accept-Version');
@@ -178,7 +178,7 @@ describe('I27.3 versions by header', () => {
     expect(a.defaultVersion).toBe('10');
   });
 
-  it('I27.3 a version no route serves is 404 without internal names', async () => {
+  it('a version no route serves is 404 without internal names', async () => {
     const res = await get(`${url}/orders`, { 'accept-version': '7' });
     expect(res.status).toBe(404);
     expect(JSON.parse(res.text)).toEqual({
@@ -187,12 +187,12 @@ describe('I27.3 versions by header', () => {
     });
   });
 
-  it('I27.3 the whole document describes the default version where two share a path', () => {
+  it('the whole document describes the default version where two share a path', () => {
     const doc = a.document() as { paths: Record<string, Record<string, Record<string, unknown>>> };
     expect(doc.paths['/orders']!.get!['x-fw-version']).toBe('10');
   });
 
-  it('I27.3 a set default version wins over the highest', async () => {
+  it('a set default version wins over the highest', async () => {
     const b = app({ versions: { by: 'header', default: '1' } });
     const { url: u } = await b.listen({ port: 0 });
     try {
@@ -203,8 +203,8 @@ describe('I27.3 versions by header', () => {
   });
 });
 
-describe('I27.3 refusals', () => {
-  it('I27.3 @ApiVersion without the app setting, or a malformed version, is refused naming the route', () => {
+describe('refusals', () => {
+  it('@ApiVersion without the app setting, or a malformed version, is refused naming the route', () => {
     expect(() => new App({ log: () => {} }).controllers(OrdersV2).build()).toThrow(
       /GET \/orders \(OrdersV2\.list\): @ApiVersion needs the app to tell versions apart/,
     );
@@ -219,7 +219,7 @@ describe('I27.3 refusals', () => {
     ).toThrow(/GET \/x \(Bad\.x\): @ApiVersion\(two words\) is not a version/);
   });
 
-  it('I27.3 two routes of one method, path and version collide, under either strategy', () => {
+  it('two routes of one method, path and version collide, under either strategy', () => {
     @Controller('/orders')
     @ApiVersion('2')
     class Again {
@@ -234,7 +234,7 @@ describe('I27.3 refusals', () => {
   });
 });
 
-it('I27.3 fw-http routes prints each route with its version', async () => {
+it('fw-http routes prints each route with its version', async () => {
   let out = '';
   const dir = mkdtempSync(join(tmpdir(), 'fw-versions-cli-'));
   try {

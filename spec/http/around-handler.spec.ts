@@ -40,8 +40,8 @@ class ItemsController {
   }
 }
 
-describe('I26.3 around the handler', () => {
-  it('I26.3 a Server-Timing middleware sets its header on answers, failures, 404s and streams, and reads the status', async () => {
+describe('around the handler', () => {
+  it('a Server-Timing middleware sets its header on answers, failures, 404s and streams, and reads the status', async () => {
     const seen: number[] = [];
     const app = new App({ log: () => {} })
       .use(serverTiming)
@@ -69,7 +69,7 @@ describe('I26.3 around the handler', () => {
     }
   });
 
-  it('I26.3 a beforeHead hook that throws is logged and the answer still goes out', async () => {
+  it('a beforeHead hook that throws is logged and the answer still goes out', async () => {
     const lines: string[] = [];
     const app = new App({ log: (l) => lines.push(l) })
       .use(async (c, next) => {
@@ -84,7 +84,7 @@ describe('I26.3 around the handler', () => {
     expect(lines.some((l) => l.includes('a beforeHead hook failed'))).toBe(true);
   });
 
-  it('I26.3 a finished hook gets the final status and the duration once the answer is over', async () => {
+  it('a finished hook gets the final status and the duration once the answer is over', async () => {
     const done: Finished[] = [];
     const app = new App({ log: () => {} })
       .use(async (c, next) => {
@@ -107,7 +107,7 @@ describe('I26.3 around the handler', () => {
     }
   });
 
-  it('I26.3 middleware sees c.route (template, controller, method) before next(), null where no route answers', async () => {
+  it('middleware sees c.route (template, controller, method) before next(), null where no route answers', async () => {
     const routes: unknown[] = [];
     const app = new App({ log: () => {} })
       .use(async (c, next) => {
@@ -129,7 +129,7 @@ describe('I26.3 around the handler', () => {
     ]);
   });
 
-  it('I26.3 c.log writes through the app logger (pino) with the request id', async () => {
+  it('c.log writes through the app logger (pino) with the request id', async () => {
     const out: string[] = [];
     const sink = new Writable({
       write(chunk: Buffer, _enc, cb) {

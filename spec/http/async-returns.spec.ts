@@ -78,8 +78,8 @@ function compiledBySwc(): Function {
   return exports.SwcOrders as Function;
 }
 
-describe('I24.4 a forgotten @Returns on an async handler is a Refusal', () => {
-  it('I24.4 under tsc: inferred, typed and Promise<void> async handlers without @Returns are refused', () => {
+describe('a forgotten @Returns on an async handler is a Refusal', () => {
+  it('under tsc: inferred, typed and Promise<void> async handlers without @Returns are refused', () => {
     expect(refusals([Orders])).toEqual([
       REFUSED('GET /o/inferred (Orders.inferred)'),
       REFUSED('POST /o/typed (Orders.typed)'),
@@ -87,7 +87,7 @@ describe('I24.4 a forgotten @Returns on an async handler is a Refusal', () => {
     ]);
   });
 
-  it('I24.4 @Returns(NoContent), a declared answer, a Ctx answer and a sync void handler pass', async () => {
+  it('@Returns(NoContent), a declared answer, a Ctx answer and a sync void handler pass', async () => {
     expect(refusals([Fine])).toEqual([]);
     const app = new App({ log: () => {} }).controllers(Fine);
     const ping = await app.inject({ method: 'POST', url: '/fine/ping' });
@@ -100,7 +100,7 @@ describe('I24.4 a forgotten @Returns on an async handler is a Refusal', () => {
     expect(Object.keys(doc.paths['/fine/ping']!.post!.responses)).toContain('204');
   });
 
-  it('I24.4 under SWC the same handlers are refused, and NoContent passes', () => {
+  it('under SWC the same handlers are refused, and NoContent passes', () => {
     const SwcOrders = compiledBySwc();
     expect(refusals([SwcOrders])).toEqual([
       REFUSED('GET /s/inferred (SwcOrders.inferred)'),

@@ -27,8 +27,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-describe('I23.2 atomic routes with Kysely', () => {
-  it('I23.2 Kysely writes through tx.asPool() commit with the kept answer, and roll back with a failing handler', async () => {
+describe('atomic routes with Kysely', () => {
+  it('Kysely writes through tx.asPool() commit with the kept answer, and roll back with a failing handler', async () => {
     const store = new PgStore({ connectionString: server.url });
     await store.migrate();
     const Orders = Space('kysely-orders', { ttlSeconds: 60, maxBytes: 4096 });

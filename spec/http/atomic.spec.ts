@@ -115,8 +115,8 @@ const ledgerRows = async () =>
 const keptRows = async () =>
   (await pool.query('SELECT count(*)::int AS n FROM fw_store')).rows[0].n as number;
 
-describe('I23.2 atomic idempotent routes on PgStore', () => {
-  it('I23.2 the handler writes through its Tx; its row and the kept answer commit together; a retry replays and writes nothing', async () => {
+describe('atomic idempotent routes on PgStore', () => {
+  it('the handler writes through its Tx; its row and the kept answer commit together; a retry replays and writes nothing', async () => {
     const { url, runs } = await transfersApp();
     const before = await keptRows();
     const first = await post(url, 'k1');
@@ -129,7 +129,7 @@ describe('I23.2 atomic idempotent routes on PgStore', () => {
     expect(await keptRows()).toBe(before + 1);
   });
 
-  it('I23.2 the handler throws after its write: nothing is committed (no row, no claim), and the retry runs on a clean slate', async () => {
+  it('the handler throws after its write: nothing is committed (no row, no claim), and the retry runs on a clean slate', async () => {
     let fail = true;
     const { url, runs } = await transfersApp({
       during: async () => {
@@ -148,7 +148,7 @@ describe('I23.2 atomic idempotent routes on PgStore', () => {
     expect(await ledgerRows()).toBe(1);
   });
 
-  it('I23.2 a concurrent duplicate waits on the key row and gets the committed answer: one run, one row', async () => {
+  it('a concurrent duplicate waits on the key row and gets the committed answer: one run, one row', async () => {
     const { url, runs } = await transfersApp({ during: async () => void (await sleep(400)) });
     const [a, b] = await Promise.all([post(url, 'k3'), sleep(100).then(() => post(url, 'k3'))]);
     expect([a.status, b.status]).toEqual([201, 201]);
@@ -158,7 +158,7 @@ describe('I23.2 atomic idempotent routes on PgStore', () => {
     expect(await ledgerRows()).toBe(1);
   });
 
-  it('I23.2 a duplicate that waits longer than the lease gets 409 with Retry-After: 1, and the first still commits once', async () => {
+  it('a duplicate that waits longer than the lease gets 409 with Retry-After: 1, and the first still commits once', async () => {
     const { url, runs } = await transfersApp({
       during: async () => void (await sleep(1500)),
       leaseMs: 200,
@@ -174,14 +174,14 @@ describe('I23.2 atomic idempotent routes on PgStore', () => {
     expect(await ledgerRows()).toBe(1);
   });
 
-  it('I23.2 a key reused with another body gets 422 and writes nothing', async () => {
+  it('a key reused with another body gets 422 and writes nothing', async () => {
     const { url } = await transfersApp();
     expect((await post(url, 'k5')).status).toBe(201);
     expect((await post(url, 'k5', { to: 'eve', amount: 500 })).status).toBe(422);
     expect(await ledgerRows()).toBe(1);
   });
 
-  it('I23.2 a serialization failure (40001) is retried: the handler runs again and both transfers commit once', async () => {
+  it('a serialization failure (40001) is retried: the handler runs again and both transfers commit once', async () => {
     let arrived = 0;
     const { url, runs } = await transfersApp({
       isolation: 'serializable',
@@ -201,7 +201,7 @@ describe('I23.2 atomic idempotent routes on PgStore', () => {
     expect(await ledgerRows()).toBe(2);
   });
 
-  it('I23.2 serialization failures on every attempt: 3 attempts, then 503 TransactionConflict with Retry-After: 1, nothing committed', async () => {
+  it('serialization failures on every attempt: 3 attempts, then 503 TransactionConflict with Retry-After: 1, nothing committed', async () => {
     const { url, runs, lines } = await transfersApp({
       during: async (tx) => {
         await tx.query(
@@ -220,7 +220,7 @@ describe('I23.2 atomic idempotent routes on PgStore', () => {
     );
   });
 
-  it('I23.2 the database down: 503 idempotency store unavailable, the handler not run', async () => {
+  it('the database down: 503 idempotency store unavailable, the handler not run', async () => {
     const own = await startPostgres();
     const store = new PgStore({ connectionString: own.url, commandTimeoutMs: 1000 });
     await store.migrate();
@@ -258,7 +258,7 @@ describe('I23.2 atomic idempotent routes on PgStore', () => {
   }, 60_000);
 });
 
-describe('I23.2 refusals of atomic routes', () => {
+describe('refusals of atomic routes', () => {
   function refusals(make: (S: SpaceDecl) => Function, open: (S: SpaceDecl) => object): string[] {
     const S = Space(`r-${++spaces}`, { ttlSeconds: 60, maxBytes: 1024 });
     try {
@@ -271,7 +271,7 @@ describe('I23.2 refusals of atomic routes', () => {
   }
   const memory = (S: SpaceDecl) => S.open(new MemoryStore({ bytes: 1 << 20 }));
 
-  it('I23.2 atomic: true on a space whose store is not a PgStore is refused naming the route and the store', () => {
+  it('atomic: true on a space whose store is not a PgStore is refused naming the route and the store', () => {
     const problems = refusals((S) => {
       @Controller()
       class C {
@@ -288,7 +288,7 @@ describe('I23.2 refusals of atomic routes', () => {
     ]);
   });
 
-  it('I23.2 a Tx parameter on a route that is not atomic is refused, idempotent or not', () => {
+  it('a Tx parameter on a route that is not atomic is refused, idempotent or not', () => {
     const problems = refusals((S) => {
       @Controller()
       class C {
@@ -305,7 +305,7 @@ describe('I23.2 refusals of atomic routes', () => {
     for (const p of problems) expect(p).toMatch(/a Tx parameter needs an atomic route/);
   });
 
-  it('I23.2 atomic on a streaming answer is refused', () => {
+  it('atomic on a streaming answer is refused', () => {
     const store = new PgStore({ connectionString: 'postgres://127.0.0.1:1/x', sweepEveryMs: 0 });
     cleanups.push(() => store.close());
     const problems = refusals(

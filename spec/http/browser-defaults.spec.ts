@@ -94,7 +94,7 @@ const DEFAULTS = {
   'x-frame-options': 'DENY',
 };
 
-describe('I26.5 security headers', () => {
+describe('security headers', () => {
   let app: App;
   let url: string;
   beforeAll(async () => {
@@ -109,7 +109,7 @@ describe('I26.5 security headers', () => {
     ['a 404', '/nowhere', 404],
     ['a 405', '/framed', 405],
     ['a 400 failure', '/login', 400],
-  ])('I26.5 %s carries the defaults', async (_what, path, status) => {
+  ])('%s carries the defaults', async (_what, path, status) => {
     const method = status === 405 ? 'DELETE' : path === '/login' ? 'POST' : 'GET';
     const res = await fetch(url + path, {
       method,
@@ -122,14 +122,14 @@ describe('I26.5 security headers', () => {
     expect(res.headers.get('strict-transport-security')).toBeNull();
   });
 
-  it('I26.5 HSTS only over TLS (here: a trusted proxy saying https)', async () => {
+  it('HSTS only over TLS (here: a trusted proxy saying https)', async () => {
     const res = await fetch(`${url}/page`, { headers: { 'x-forwarded-proto': 'https' } });
     expect(res.headers.get('strict-transport-security')).toBe(
       'max-age=15552000; includeSubDomains',
     );
   });
 
-  it('I26.5 a route turns them off or chooses its own', async () => {
+  it('a route turns them off or chooses its own', async () => {
     const off = await fetch(`${url}/framed`);
     for (const name of Object.keys(DEFAULTS)) expect(off.headers.get(name)).toBeNull();
     const own = await fetch(`${url}/own`);
@@ -139,7 +139,7 @@ describe('I26.5 security headers', () => {
   });
 });
 
-describe('I26.5 CSRF on cookie-session routes that change state', () => {
+describe('CSRF on cookie-session routes that change state', () => {
   let app: App;
   let url: string;
   beforeAll(async () => {
@@ -155,7 +155,7 @@ describe('I26.5 CSRF on cookie-session routes that change state', () => {
       body: JSON.stringify({ account: 'alice' }),
     });
 
-  it('I26.5 another site (Sec-Fetch-Site or Origin) is 403 CrossSiteRequest; same origin and non-browsers pass', async () => {
+  it('another site (Sec-Fetch-Site or Origin) is 403 CrossSiteRequest; same origin and non-browsers pass', async () => {
     for (const headers of [
       { 'sec-fetch-site': 'cross-site' },
       { 'sec-fetch-site': 'same-site' },
@@ -173,7 +173,7 @@ describe('I26.5 CSRF on cookie-session routes that change state', () => {
       expect((await post('/login', headers)).status).toBe(200);
   });
 
-  it('I26.5 @AllowCrossSite lets one route through; the document lists the 403 of the others', async () => {
+  it('@AllowCrossSite lets one route through; the document lists the 403 of the others', async () => {
     expect((await post('/hook', { 'sec-fetch-site': 'cross-site' })).status).toBe(200);
     const doc = app.document();
     const login = doc.paths['/login']!.post as { responses: Record<string, unknown> };
@@ -183,8 +183,8 @@ describe('I26.5 CSRF on cookie-session routes that change state', () => {
   });
 });
 
-describe('I26.5 the double-submit token', () => {
-  it('I26.5 @RequireCsrfToken needs X-CSRF-Token equal to the fw_csrf cookie csrfToken(c) set (403 CsrfTokenMismatch)', async () => {
+describe('the double-submit token', () => {
+  it('@RequireCsrfToken needs X-CSRF-Token equal to the fw_csrf cookie csrfToken(c) set (403 CsrfTokenMismatch)', async () => {
     const app = browserApp();
     const form = await app.inject({ url: '/form' });
     const { csrf } = form.json<{ csrf: string }>();
@@ -211,7 +211,7 @@ describe('I26.5 the double-submit token', () => {
   });
 });
 
-describe('I26.5 in Debian chromium', () => {
+describe('in Debian chromium', () => {
   const CHROMIUM = '/usr/bin/chromium';
   let browser: Browser;
   let app: App;
@@ -256,7 +256,7 @@ describe('I26.5 in Debian chromium', () => {
     await new Promise<void>((r) => evil.close(() => r()));
   });
 
-  it("I26.5 a form on another site posting to a cookie-session route is refused 403; the same post from the app's own page passes", async () => {
+  it("a form on another site posting to a cookie-session route is refused 403; the same post from the app's own page passes", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     const refused = page.waitForResponse((r) => r.url() === `${url}/login`);
@@ -277,7 +277,7 @@ describe('I26.5 in Debian chromium', () => {
     await context.close();
   });
 
-  it("I26.5 chromium refuses to frame a page under frame-ancestors 'none', and frames the route that turned it off", async () => {
+  it("chromium refuses to frame a page under frame-ancestors 'none', and frames the route that turned it off", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     const framed = page.waitForResponse((r) => r.url() === `${url}/framed`);

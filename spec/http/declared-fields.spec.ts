@@ -161,7 +161,7 @@ const EXPECTED = {
   shape: { kind: 'circle', radius: 2 },
 };
 
-describe('I24.1 only declared fields leave the server', () => {
+describe('only declared fields leave the server', () => {
   let app: App;
   let base: string;
   const lines: string[] = [];
@@ -179,7 +179,7 @@ describe('I24.1 only declared fields leave the server', () => {
     return { status: res.statusCode, text, length: res.headers['content-length'] };
   };
 
-  it('I24.1 writes the declared fields of a returned entity in declaration order, nothing else', async () => {
+  it('writes the declared fields of a returned entity in declaration order, nothing else', async () => {
     const { status, text, length } = await get('/users/u1');
     expect(status).toBe(200);
     expect(text).toBe(JSON.stringify(EXPECTED));
@@ -189,7 +189,7 @@ describe('I24.1 only declared fields leave the server', () => {
     expect(text).not.toContain('everything');
   });
 
-  it('I24.1 writes an array of classes, and through Optional and Status', async () => {
+  it('writes an array of classes, and through Optional and Status', async () => {
     expect(JSON.parse((await get('/users')).text)).toEqual([EXPECTED, EXPECTED]);
     const some = await get('/maybe/u1');
     expect(some.status).toBe(201);
@@ -197,7 +197,7 @@ describe('I24.1 only declared fields leave the server', () => {
     expect((await get('/maybe/none')).status).toBe(404);
   });
 
-  it('I24.1 logs each dropped field once per route and field, naming both', async () => {
+  it('logs each dropped field once per route and field, naming both', async () => {
     await get('/users/u1');
     await get('/users/u1');
     const dropped = lines.filter(
@@ -213,20 +213,20 @@ describe('I24.1 only declared fields leave the server', () => {
     ]);
   });
 
-  it('I24.1 spells @Json names and leaves out what the marked class does not declare', async () => {
+  it('spells @Json names and leaves out what the marked class does not declare', async () => {
     expect((await get('/spelled')).text).toBe('{"first-name":"Ada","is-admin":false}');
   });
 
-  it('I24.1 a tagged union at the top: by class, or a plain object by its tag', async () => {
+  it('a tagged union at the top: by class, or a plain object by its tag', async () => {
     expect((await get('/shape/c')).text).toBe('{"kind":"circle","radius":1}');
     expect((await get('/shape/plain')).text).toBe('{"kind":"square","side":3}');
   });
 
-  it('I24.1 a class without decorators writes the fields new Class() has', async () => {
+  it('a class without decorators writes the fields new Class() has', async () => {
     expect((await get('/plain')).text).toBe('{"id":7,"name":"p"}');
   });
 
-  it('I24.1 a required field missing, of another kind or null is a 500 naming route and field', async () => {
+  it('a required field missing, of another kind or null is a 500 naming route and field', async () => {
     for (const [what, said] of [
       ['missing', 'Strict.label is missing'],
       ['string', 'Strict.count is a string, declared an integer'],
@@ -257,8 +257,8 @@ describe('I24.1 only declared fields leave the server', () => {
   });
 });
 
-describe('I24.1 in production nothing is logged, and the field is still dropped', () => {
-  it('I24.1 logDroppedFields: false drops silently', async () => {
+describe('in production nothing is logged, and the field is still dropped', () => {
+  it('logDroppedFields: false drops silently', async () => {
     const lines: string[] = [];
     const app = new App({ log: (l) => void lines.push(l), logDroppedFields: false }).controllers(
       UsersController,

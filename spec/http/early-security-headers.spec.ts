@@ -19,7 +19,7 @@ class Routes {
 const NOSNIFF = /\r\nx-content-type-options: nosniff\r\n/i;
 const FRAMES = /\r\nx-frame-options: DENY\r\n/i;
 
-describe('I26.5 security headers on answers written before routing, and on a 101', () => {
+describe('security headers on answers written before routing, and on a 101', () => {
   let secured: App;
   let plain: App;
   let port = 0;
@@ -39,7 +39,7 @@ describe('I26.5 security headers on answers written before routing, and on a 101
 
   const tooLarge = `GET /ok HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(4096)}\r\n\r\n`;
 
-  it('I26.5 a 431 for a head too large carries them; without securityHeaders() it does not', async () => {
+  it('a 431 for a head too large carries them; without securityHeaders() it does not', async () => {
     const { text } = await raw(port, tooLarge);
     expect(text).toMatch(/^HTTP\/1\.1 431 /);
     expect(text).toMatch(NOSNIFF);
@@ -49,13 +49,13 @@ describe('I26.5 security headers on answers written before routing, and on a 101
     expect(bare.text).not.toMatch(NOSNIFF);
   });
 
-  it('I26.5 a 400 for bad framing (two Host headers) carries them', async () => {
+  it('a 400 for bad framing (two Host headers) carries them', async () => {
     const { text } = await raw(port, 'GET /ok HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n');
     expect(text).toMatch(/^HTTP\/1\.1 400 /);
     expect(text).toMatch(NOSNIFF);
   });
 
-  it('I26.5 a WebSocket 101 carries them', async () => {
+  it('a WebSocket 101 carries them', async () => {
     const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
       const ws = new Client(`ws://127.0.0.1:${port}/ws`);
       ws.on('upgrade', (res) => resolve(res.headers));
@@ -67,7 +67,7 @@ describe('I26.5 security headers on answers written before routing, and on a 101
   });
 });
 
-it('I26.5 a shed 503 carries them', async () => {
+it('a shed 503 carries them', async () => {
   let release: () => void = () => {};
   @Controller()
   class Slow {

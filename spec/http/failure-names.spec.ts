@@ -29,7 +29,7 @@ class I {
   }
 }
 
-describe('I22.8 internal names never reach clients', () => {
+describe('internal names never reach clients', () => {
   const lines: string[] = [];
   const app = new App({ log: (l) => lines.push(l) })
     .controllers(I)
@@ -39,7 +39,7 @@ describe('I22.8 internal names never reach clients', () => {
     return lines.some((l) => l.includes(text));
   };
 
-  it('I22.8 a 4xx message that carries the route label is sent with method and path only; the log keeps the label', async () => {
+  it('a 4xx message that carries the route label is sent with method and path only; the log keeps the label', async () => {
     const post = (key: string) =>
       app.inject({ method: 'POST', url: '/i/big', headers: { 'idempotency-key': key } });
     let over = await post('k-0');
@@ -56,7 +56,7 @@ describe('I22.8 internal names never reach clients', () => {
     ['/i/events', 'I.events', 'NotAnEventStream'],
     ['/i/bare', 'I.bare', 'UndeclaredAnswer'],
   ])(
-    'I22.8 %s: the 500 body says internal server error and nothing else; the log names %s',
+    '%s: the 500 body says internal server error and nothing else; the log names %s',
     async (url, name, code) => {
       const res = await app.inject({ url });
       expect(res.status).toBe(500);

@@ -125,9 +125,9 @@ const CALLERS = ['ann', 'bob', 'cy', 'di'];
 beforeEach(() => jest.useFakeTimers({ now: 0 }));
 afterEach(() => jest.useRealTimers());
 
-describe('I28.1 I22.5 CallerBudget agrees with its model', () => {
+describe('CallerBudget agrees with its model', () => {
   it.each([1, 2, 3, 4, 5, 6, 7, 8])(
-    'I28.1 I22.5 seed %i: 400 random admits, keeps, drops and clock steps, every answer and count the same',
+    'seed %i: 400 random admits, keeps, drops and clock steps, every answer and count the same',
     (seed) => {
       const rnd = random(seed);
       const limit = 100;
@@ -157,15 +157,15 @@ describe('I28.1 I22.5 CallerBudget agrees with its model', () => {
   );
 });
 
-describe('I28.1 CallerBudget, its waits and its sweep', () => {
-  it('I28.1 a caller whose first claim alone is over the limit waits 1 ms: it holds nothing that could lapse', () => {
+describe('CallerBudget, its waits and its sweep', () => {
+  it('a caller whose first claim alone is over the limit waits 1 ms: it holds nothing that could lapse', () => {
     const budget = new CallerBudget(100);
     expect(budget.admit('ann', 'k', 101, 50)).toBe(1);
     expect(budget.used('ann')).toBe(0);
     expect(budget.admit('ann', 'k', 100, 50)).toBe(0);
   });
 
-  it('I28.1 the wait is until the oldest record lapses, not the newest', () => {
+  it('the wait is until the oldest record lapses, not the newest', () => {
     const budget = new CallerBudget(100);
     expect(budget.admit('ann', 'a', 40, 30)).toBe(0);
     expect(budget.admit('ann', 'b', 40, 90)).toBe(0);
@@ -176,7 +176,7 @@ describe('I28.1 CallerBudget, its waits and its sweep', () => {
     expect(budget.used('ann')).toBe(80);
   });
 
-  it('I28.1 a caller leaving where the sweep would look next moves the sweep on: the others are still swept', () => {
+  it('a caller leaving where the sweep would look next moves the sweep on: the others are still swept', () => {
     const budget = new CallerBudget(100);
     budget.admit('ann', 'a', 10, 5);
     budget.admit('bob', 'b', 20, 500);
@@ -187,7 +187,7 @@ describe('I28.1 CallerBudget, its waits and its sweep', () => {
     expect([budget.used('ann'), budget.used('bob'), budget.used('cy')]).toEqual([0, 4, 30]);
   });
 
-  it('I28.1 a caller who never comes back is swept: one caller looked at per admit, round the table', () => {
+  it('a caller who never comes back is swept: one caller looked at per admit, round the table', () => {
     const budget = new CallerBudget(100);
     budget.admit('ann', 'a', 10, 5);
     budget.admit('bob', 'b', 20, 5);

@@ -31,7 +31,7 @@ async function post(url: string, key: string) {
   };
 }
 
-describe('I23.4 fencing: a lost lease', () => {
+describe('fencing: a lost lease', () => {
   let redis: RedisServer;
   beforeAll(async () => {
     redis = await startRedis();
@@ -40,7 +40,7 @@ describe('I23.4 fencing: a lost lease', () => {
     await redis?.stop();
   });
 
-  it('I23.4 two instances on one Redis, lease 300 ms, the first stalls 900 ms: its claim is lost, its signal aborted and the loss logged; the second runs and its answer is kept', async () => {
+  it('two instances on one Redis, lease 300 ms, the first stalls 900 ms: its claim is lost, its signal aborted and the loss logged; the second runs and its answer is kept', async () => {
     const Leased = Space('leased', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 300 });
     const runs: string[] = [];
     const seen: { aborted: boolean; reason: unknown }[] = [];
@@ -108,7 +108,7 @@ describe('I23.4 fencing: a lost lease', () => {
   }, 30_000);
 });
 
-describe('I23.4 fencing on an atomic route: the transaction holds the key', () => {
+describe('fencing on an atomic route: the transaction holds the key', () => {
   let server: PostgresServer;
   let pool: Pool;
   beforeAll(async () => {
@@ -121,7 +121,7 @@ describe('I23.4 fencing on an atomic route: the transaction holds the key', () =
     await server?.stop();
   });
 
-  it('I23.4 two instances on one Postgres, lease 300 ms, the first stalls 900 ms inside its transaction: the second never runs the handler, one ledger row, one answer', async () => {
+  it('two instances on one Postgres, lease 300 ms, the first stalls 900 ms inside its transaction: the second never runs the handler, one ledger row, one answer', async () => {
     const Leased = Space('atomic-leased', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 300 });
     const runs: string[] = [];
     const seen: boolean[] = [];

@@ -51,8 +51,8 @@ function byApp(bys: readonly ((c: Ctx) => unknown)[], lines: string[]) {
   return { app, runs };
 }
 
-describe('I22 idempotency: the caller and the key', () => {
-  it('I22.2 a `by` that returns anything but a non-empty string is 500 naming the route in the log, and the handler never runs', async () => {
+describe('idempotency: the caller and the key', () => {
+  it('a `by` that returns anything but a non-empty string is 500 naming the route in the log, and the handler never runs', async () => {
     const lines: string[] = [];
     const bad = [
       () => () => 'x',
@@ -81,7 +81,7 @@ describe('I22 idempotency: the caller and the key', () => {
     expect(runs.n).toBe(0);
   });
 
-  it('I22.2 a `by` that returns null is still 403, and a non-empty string a caller', async () => {
+  it('a `by` that returns null is still 403, and a non-empty string a caller', async () => {
     const { app, runs } = byApp([() => null, () => 'alice'], []);
     const none = await app.inject({
       method: 'POST',
@@ -98,7 +98,7 @@ describe('I22 idempotency: the caller and the key', () => {
     expect(runs.n).toBe(1);
   });
 
-  it('I22.14 two Idempotency-Key headers are 400 over a real socket, never the key "k1, k2"; one key holding a comma is still one key', async () => {
+  it('two Idempotency-Key headers are 400 over a real socket, never the key "k1, k2"; one key holding a comma is still one key', async () => {
     const { app, runs } = byApp([], []);
     const { port } = await app.listen({ port: 0 });
     try {
@@ -130,9 +130,9 @@ async function rawText(port: number, text: string): Promise<string> {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const flush = () => new Promise((r) => setImmediate(r));
 
-describe('I22 idempotency: after the handler ran', () => {
+describe('idempotency: after the handler ran', () => {
   for (const kind of ['sync', 'async'] as const) {
-    it(`I22.16 an answer refused by the run-time @Returns check (${kind} handler) is 500 once and replayed after: the side effect runs once`, async () => {
+    it(`an answer refused by the run-time @Returns check (${kind} handler) is 500 once and replayed after: the side effect runs once`, async () => {
       const lines: string[] = [];
       let charges = 0;
       @Controller()
@@ -175,7 +175,7 @@ describe('I22 idempotency: after the handler ran', () => {
     });
   }
 
-  it('I22.16 a handler that throws still releases its key (IDEM-17): the retry runs it', async () => {
+  it('a handler that throws still releases its key (IDEM-17): the retry runs it', async () => {
     let runs = 0;
     @Controller()
     class Flaky {
@@ -198,7 +198,7 @@ describe('I22 idempotency: after the handler ran', () => {
     expect(runs).toBe(2);
   });
 
-  it('I22.7 an answer sent but not kept is refused 503 for the record TTL, well past the lease, then the key is free again', async () => {
+  it('an answer sent but not kept is refused 503 for the record TTL, well past the lease, then the key is free again', async () => {
     const Fragile = Space('fragile', { ttlSeconds: 2, maxBytes: 4096, leaseMs: 100 });
     const inner = new MemoryStore({ bytes: 1 << 20 });
     // Keeps nothing: every keep over a claim fails, as a store that went down after the claim.
@@ -242,8 +242,8 @@ describe('I22 idempotency: after the handler ran', () => {
   });
 });
 
-describe('I22.5 the per-caller share of a MemoryStore', () => {
-  it('I22.5 the default maxBytesPerCaller is a sixteenth of the store shared by its spaces; elsewhere the larger of 16 MiB and 64 × maxBytes', () => {
+describe('the per-caller share of a MemoryStore', () => {
+  it('the default maxBytesPerCaller is a sixteenth of the store shared by its spaces; elsewhere the larger of 16 MiB and 64 × maxBytes', () => {
     const A = Space('a', { ttlSeconds: 60, maxBytes: 4096 });
     const B = Space('b', { ttlSeconds: 60, maxBytes: 4096 });
     expect(A.maxBytesPerCaller).toBeNull();
@@ -271,7 +271,7 @@ describe('I22.5 the per-caller share of a MemoryStore', () => {
     ).toBe(99);
   });
 
-  it('I22.5 fourteen callers filling at their cap leave room for a new caller’s claim; a warning is logged once the store passes 80 %', async () => {
+  it('fourteen callers filling at their cap leave room for a new caller’s claim; a warning is logged once the store passes 80 %', async () => {
     const Shop = Space('shop', { ttlSeconds: 60, maxBytes: 4096 });
     const store = new MemoryStore({ bytes: 1 << 20 });
     @Controller()
@@ -309,7 +309,7 @@ describe('I22.5 the per-caller share of a MemoryStore', () => {
   });
 });
 
-describe('I22.17 tests that kill the step’s mutants', () => {
+describe('tests that kill the step’s mutants', () => {
   /** An app of one idempotent POST /x whose handler is `run`, on a fresh memory store (or `store`). */
   function one(
     run: (c: Ctx) => object | Promise<object>,
@@ -330,7 +330,7 @@ describe('I22.17 tests that kill the step’s mutants', () => {
     return { app, post };
   }
 
-  it('I22.17 IDEM-17 IDEM-18 an async handler that rejects answers its failure at once, keeps nothing and frees its key', async () => {
+  it('IDEM-17 IDEM-18 an async handler that rejects answers its failure at once, keeps nothing and frees its key', async () => {
     let runs = 0;
     const { post } = one(async () => {
       runs++;
@@ -346,7 +346,7 @@ describe('I22.17 tests that kill the step’s mutants', () => {
     expect(runs).toBe(3);
   });
 
-  it('I22.17 the same mismatched body sent twice is 422 both times; the first body still replays', async () => {
+  it('the same mismatched body sent twice is 422 both times; the first body still replays', async () => {
     const { post } = one(() => ({ ok: true }));
     expect((await post('m', '{"a":1}')).status).toBe(201);
     expect((await post('m', '{"a":2}')).status).toBe(422);
@@ -354,7 +354,7 @@ describe('I22.17 tests that kill the step’s mutants', () => {
     expect((await post('m', '{"a":1}')).headers['idempotent-replayed']).toBe('true');
   });
 
-  it('I22.17 a retry after a longer request on another key still replays (no stale scratch bytes in the fingerprint)', async () => {
+  it('a retry after a longer request on another key still replays (no stale scratch bytes in the fingerprint)', async () => {
     const { post } = one(() => ({ ok: true }));
     expect((await post('short', '{"a":1}')).status).toBe(201);
     expect((await post('long', JSON.stringify({ pad: 'y'.repeat(9000) }))).status).toBe(201);
@@ -363,7 +363,7 @@ describe('I22.17 tests that kill the step’s mutants', () => {
     expect([again.status, again.headers['idempotent-replayed']]).toEqual([201, 'true']);
   });
 
-  it('I22.17 OPEN-50 at run time: an idempotent route that answers through the Ctx is 500, keeps nothing, and its retry is refused the same way', async () => {
+  it('OPEN-50 at run time: an idempotent route that answers through the Ctx is 500, keeps nothing, and its retry is refused the same way', async () => {
     let runs = 0;
     const { post } = one((c) => {
       runs++;
@@ -377,7 +377,7 @@ describe('I22.17 tests that kill the step’s mutants', () => {
     expect(runs).toBe(2); // refused before it answered: the handler had not returned, nothing ran to keep
   });
 
-  it('I22.17 two answers not kept at once are both remembered: both retries are 503, neither runs again', async () => {
+  it('two answers not kept at once are both remembered: both retries are 503, neither runs again', async () => {
     const inner = new MemoryStore({ bytes: 1 << 20 });
     const store: Store = {
       get: (k) => inner.get(k),
@@ -398,7 +398,7 @@ describe('I22.17 tests that kill the step’s mutants', () => {
     expect(runs).toBe(2);
   });
 
-  it('I22.17 keep and release compare-and-set: a holder whose claim lapsed while a rival claimed neither overwrites nor deletes the rival’s record', async () => {
+  it('keep and release compare-and-set: a holder whose claim lapsed while a rival claimed neither overwrites nor deletes the rival’s record', async () => {
     const Short = Space('short', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 100 });
     const inner = new MemoryStore({ bytes: 1 << 20 });
     // Renewals (a claim put over itself) are dropped, so a claim lapses after its lease.

@@ -62,8 +62,8 @@ async function twice(mode: KeepMode | undefined, n: number) {
   };
 }
 
-describe('I23.4 keep: which answers a space keeps', () => {
-  it("I23.4 the default is 'declared': successes and declared 4xx are kept; a declared 5xx and a thrown failure give the key back", async () => {
+describe('keep: which answers a space keeps', () => {
+  it("the default is 'declared': successes and declared 4xx are kept; a declared 5xx and a thrown failure give the key back", async () => {
     expect(Space('d', { ttlSeconds: 1, maxBytes: 1 }).keep).toBe('declared');
     expect(await twice(undefined, 201)).toEqual({
       statuses: [201, 201],
@@ -89,7 +89,7 @@ describe('I23.4 keep: which answers a space keeps', () => {
     });
   });
 
-  it("I23.4 keep: 'success' keeps only successes: a declared 409 gives the key back and a retry runs again", async () => {
+  it("keep: 'success' keeps only successes: a declared 409 gives the key back and a retry runs again", async () => {
     expect(await twice('success', 201)).toEqual({
       statuses: [201, 201],
       replayed: true,
@@ -106,7 +106,7 @@ describe('I23.4 keep: which answers a space keeps', () => {
     expect(await twice('success', 500)).toMatchObject({ replayed: false, runs: 2 });
   });
 
-  it("I23.4 keep: 'all' keeps every answer of a handler that ran, a thrown failure and a 5xx included, and replays the same bytes", async () => {
+  it("keep: 'all' keeps every answer of a handler that ran, a thrown failure and a 5xx included, and replays the same bytes", async () => {
     expect(await twice('all', 201)).toEqual({
       statuses: [201, 201],
       replayed: true,
@@ -129,7 +129,7 @@ describe('I23.4 keep: which answers a space keeps', () => {
     expect(thrown).toMatchObject({ statuses: [500, 500], replayed: true, runs: 1 });
   });
 
-  it("I23.4 keep: 'all' never keeps a request refused before its handler ran: a 400 for its body gives the key back", async () => {
+  it("keep: 'all' never keeps a request refused before its handler ran: a 400 for its body gives the key back", async () => {
     const { runs, post } = keepApp({ keep: 'all' });
     expect((await post('v1', 'not a number')).status).toBe(400);
     expect(runs.n).toBe(0);
@@ -137,7 +137,7 @@ describe('I23.4 keep: which answers a space keeps', () => {
     expect([ok.status, ok.headers['idempotent-replayed'], runs.n]).toEqual([201, undefined, 1]);
   });
 
-  it('I23.4 Space refuses a keep it does not know, naming the space', () => {
+  it('Space refuses a keep it does not know, naming the space', () => {
     expect(() => Space('s', { ttlSeconds: 1, maxBytes: 1, keep: 'failures' as KeepMode })).toThrow(
       new CacheError(
         'InvalidArgument',
@@ -147,8 +147,8 @@ describe('I23.4 keep: which answers a space keeps', () => {
   });
 });
 
-describe('I23.4 a missing Idempotency-Key', () => {
-  it('I23.4 is 400 with Link: <docs>; rel="describedby" pointing to the IETF draft by default', async () => {
+describe('a missing Idempotency-Key', () => {
+  it('is 400 with Link: <docs>; rel="describedby" pointing to the IETF draft by default', async () => {
     const { runs, post } = keepApp({});
     const res = await post(null, 201);
     expect(res.status).toBe(400);
@@ -159,7 +159,7 @@ describe('I23.4 a missing Idempotency-Key', () => {
     expect((await post('', 201)).headers.link).toBeUndefined();
   });
 
-  it("I23.4 points to the space's keyDocs (a URL or a path), and a value that cannot sit in the header is refused", async () => {
+  it("points to the space's keyDocs (a URL or a path), and a value that cannot sit in the header is refused", async () => {
     for (const docs of ['https://api.example.com/docs/idempotency', '/docs#idempotency']) {
       const res = await keepApp({ keyDocs: docs }).post(null, 201);
       expect([res.status, res.headers.link]).toEqual([

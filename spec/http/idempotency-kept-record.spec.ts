@@ -60,8 +60,8 @@ beforeEach(() => {
   runs = 0;
 });
 
-describe('I28.1 IDEM-07 a replay is the first answer, whatever the record holds', () => {
-  it('I28.1 IDEM-07 no body and no content type: 204 again, the handler header kept, no type invented', async () => {
+describe('IDEM-07 a replay is the first answer, whatever the record holds', () => {
+  it('IDEM-07 no body and no content type: 204 again, the handler header kept, no type invented', async () => {
     const { first, replay } = await twice('/none', 'n1');
     expect([first.status, replay.status]).toEqual([204, 204]);
     expect([replay.body, replay.headers['content-type']]).toEqual(['', undefined]);
@@ -70,7 +70,7 @@ describe('I28.1 IDEM-07 a replay is the first answer, whatever the record holds'
     expect(runs).toBe(1);
   });
 
-  it('I28.1 IDEM-07 a body outside ASCII comes back byte for byte, with its length', async () => {
+  it('IDEM-07 a body outside ASCII comes back byte for byte, with its length', async () => {
     const { first, replay } = await twice('/accents', 'a1');
     expect(replay.body).toBe(first.body);
     expect(JSON.parse(replay.body)).toEqual({ name: 'Zoë Ångström — 東京' });
@@ -78,7 +78,7 @@ describe('I28.1 IDEM-07 a replay is the first answer, whatever the record holds'
     expect(runs).toBe(1);
   });
 
-  it('I28.1 IDEM-07 a body past the decoded-entry bound is replayed from the record, again and again', async () => {
+  it('IDEM-07 a body past the decoded-entry bound is replayed from the record, again and again', async () => {
     const { first, replay } = await twice('/big', 'b1');
     expect(first.body.length).toBeGreaterThan(BIG);
     expect(replay.body).toBe(first.body);
@@ -91,7 +91,7 @@ describe('I28.1 IDEM-07 a replay is the first answer, whatever the record holds'
     expect(runs).toBe(1);
   });
 
-  it("I28.1 IDEM-04 a cookie the handler set is kept; middleware's, set before the handler, is set again, not kept twice", async () => {
+  it("IDEM-04 a cookie the handler set is kept; middleware's, set before the handler, is set again, not kept twice", async () => {
     const { first, replay } = await twice('/cookies', 'c1');
     const cookies = (n: number) => [
       `visit=${n}; Path=/; HttpOnly; SameSite=Lax`,
@@ -106,14 +106,14 @@ describe('I28.1 IDEM-07 a replay is the first answer, whatever the record holds'
   });
 });
 
-describe('I28.1 IDEM-07 another instance replays from the record alone', () => {
+describe('IDEM-07 another instance replays from the record alone', () => {
   // Each route remembers the answers it decoded; a second app over the same store has seen none,
   // so it decodes the record: what the mutation run found no test doing.
   const other = new App({ log: () => {} }).controllers(Shapes).provide(Records.open(store));
   const post = (on: App, url: string, key: string) =>
     on.inject({ method: 'POST', url, headers: { 'idempotency-key': key } });
 
-  it('I28.1 IDEM-07 a body kept by one instance comes back byte for byte from another', async () => {
+  it('IDEM-07 a body kept by one instance comes back byte for byte from another', async () => {
     const first = await post(app, '/accents', 'o1');
     const replay = await post(other, '/accents', 'o1');
     expect([replay.status, replay.headers['idempotent-replayed']]).toEqual([201, 'true']);
@@ -122,7 +122,7 @@ describe('I28.1 IDEM-07 another instance replays from the record alone', () => {
     expect(runs).toBe(1);
   });
 
-  it('I28.1 IDEM-07 an answer with no body and no type comes back as one from another instance', async () => {
+  it('IDEM-07 an answer with no body and no type comes back as one from another instance', async () => {
     await post(app, '/none', 'o2');
     const replay = await post(other, '/none', 'o2');
     expect([replay.status, replay.body, replay.headers['content-type']]).toEqual([

@@ -21,15 +21,15 @@ function read(header: string | string[] | undefined, raw?: string[]): string {
   }
 }
 
-describe('I28.1 IDEM-02 IDEM-03 readKey', () => {
-  it('I28.1 IDEM-02 a header array: one value is the key, two are two keys', () => {
+describe('IDEM-02 IDEM-03 readKey', () => {
+  it('IDEM-02 a header array: one value is the key, two are two keys', () => {
     expect(read(['k1'])).toBe('k1');
     expect(read(['k1', 'k2'])).toBe('400 more than one Idempotency-Key');
     expect(read([])).toBe('400 Idempotency-Key missing');
     expect(read(undefined)).toBe('400 Idempotency-Key missing');
   });
 
-  it('I28.1 IDEM-02 a comma is two keys only when the head holds two key lines', () => {
+  it('IDEM-02 a comma is two keys only when the head holds two key lines', () => {
     expect(read('a, b', ['Idempotency-Key', 'a', 'IDEMPOTENCY-KEY', 'b'])).toBe(
       '400 more than one Idempotency-Key',
     );
@@ -38,7 +38,7 @@ describe('I28.1 IDEM-02 IDEM-03 readKey', () => {
     expect(read('a, b')).toBe('a, b');
   });
 
-  it('I28.1 IDEM-03 the quoted form is unquoted and unescaped; blanks around are not the key', () => {
+  it('IDEM-03 the quoted form is unquoted and unescaped; blanks around are not the key', () => {
     expect(read('  k1  ')).toBe('k1');
     expect(read('"k1"')).toBe('k1');
     expect(read('"a\\"b\\\\c"')).toBe('a"b\\c');
@@ -48,7 +48,7 @@ describe('I28.1 IDEM-02 IDEM-03 readKey', () => {
     expect(read('"k1')).toBe('"k1');
   });
 
-  it(`I28.1 IDEM-03 at most ${MAX_KEY_BYTES} bytes: latin1 counts a byte a char, wider chars as UTF-8`, () => {
+  it(`IDEM-03 at most ${MAX_KEY_BYTES} bytes: latin1 counts a byte a char, wider chars as UTF-8`, () => {
     const tooLong = `400 Idempotency-Key longer than ${MAX_KEY_BYTES} bytes`;
     expect(read('k'.repeat(MAX_KEY_BYTES))).toBe('k'.repeat(MAX_KEY_BYTES));
     expect(read('k'.repeat(MAX_KEY_BYTES + 1))).toBe(tooLong);
@@ -61,7 +61,7 @@ describe('I28.1 IDEM-02 IDEM-03 readKey', () => {
     expect(read('k'.repeat(254) + 'é')).toBe('k'.repeat(254) + 'é');
   });
 
-  it('I28.1 the record key cannot be spelled by another (caller, key); the log names the key as sent', () => {
+  it('the record key cannot be spelled by another (caller, key); the log names the key as sent', () => {
     expect(recordKey('a:b', 'c')).not.toBe(recordKey('a', 'b:c'));
     expect(recordKey('', 'k')).toBe('0::k');
     expect(namedKey('', 'k"1')).toBe('Idempotency-Key "k\\"1"');
@@ -69,8 +69,8 @@ describe('I28.1 IDEM-02 IDEM-03 readKey', () => {
   });
 });
 
-describe('I28.1 IDEM-15 SpaceState', () => {
-  it('I28.1 is one per opened space, made on first use', () => {
+describe('IDEM-15 SpaceState', () => {
+  it('is one per opened space, made on first use', () => {
     const S = Space('read-key-state', { ttlSeconds: 60, maxBytes: 1024 });
     const a = S.open(new MemoryStore({ bytes: 1 << 20 }));
     const b = S.open(new MemoryStore({ bytes: 1 << 20 }));
@@ -78,7 +78,7 @@ describe('I28.1 IDEM-15 SpaceState', () => {
     expect(SpaceState.of(a)).not.toBe(SpaceState.of(b));
   });
 
-  it(`I28.1 IDEM-15 holds at most ${MAX_NOT_KEPT} "answered, not kept" markers, the oldest going first`, () => {
+  it(`IDEM-15 holds at most ${MAX_NOT_KEPT} "answered, not kept" markers, the oldest going first`, () => {
     const S = Space('read-key-bound', { ttlSeconds: 60, maxBytes: 1024 });
     const state = SpaceState.of(S.open(new MemoryStore({ bytes: 1 << 20 })));
     for (let i = 0; i <= MAX_NOT_KEPT; i++) state.notKeptFor(`id${i}`, 60_000);

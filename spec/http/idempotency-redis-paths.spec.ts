@@ -8,7 +8,7 @@ import { startRedis, type RedisServer } from '../support/redis';
 
 const Small = Space('small', { ttlSeconds: 60, maxBytes: 300 });
 
-describe('I22.17 a route without `by` on Redis: lost race, claim failure, over-size answer', () => {
+describe('a route without `by` on Redis: lost race, claim failure, over-size answer', () => {
   let redis: RedisServer;
   let store: RedisStore;
   /** Answers `get` with null once when set: the record appears between the lookup and the claim. */
@@ -50,7 +50,7 @@ describe('I22.17 a route without `by` on Redis: lost race, claim failure, over-s
   const post = (key: string, size = 1) =>
     app.inject({ method: 'POST', url: `/one/${size}`, headers: { 'idempotency-key': key } });
 
-  it('I22.17 the lost race finds a kept answer: the answer is its replay (201, Idempotent-Replayed), never 409, never a run', async () => {
+  it('the lost race finds a kept answer: the answer is its replay (201, Idempotent-Replayed), never 409, never a run', async () => {
     expect((await post('race')).status).toBe(201);
     missNext = true;
     const lost = await post('race');
@@ -62,7 +62,7 @@ describe('I22.17 a route without `by` on Redis: lost race, claim failure, over-s
     expect(runs).toBe(1);
   });
 
-  it('I22.17 a claim refused by a full Redis (OOM under noeviction) is 503 StoreFull with Retry-After: 1, the handler not run; room again, it runs', async () => {
+  it('a claim refused by a full Redis (OOM under noeviction) is 503 StoreFull with Retry-After: 1, the handler not run; room again, it runs', async () => {
     await cli(redis.port, 'config', 'set', 'maxmemory', '1');
     try {
       const full = await post('full');
@@ -76,7 +76,7 @@ describe('I22.17 a route without `by` on Redis: lost race, claim failure, over-s
     expect(runs).toBe(1);
   });
 
-  it('I22.17 an answer over maxBytes is sent, not kept, its claim released: the retry runs again', async () => {
+  it('an answer over maxBytes is sent, not kept, its claim released: the retry runs again', async () => {
     const big = await post('big', 1000);
     expect(big.status).toBe(201);
     const again = await post('big', 1000);

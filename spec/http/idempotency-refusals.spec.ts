@@ -34,8 +34,8 @@ function refusals(controller: Function, store: 'memory' | 'pg' = 'memory'): read
 
 const TAKES = `it takes the Space declaration (const Orders = Space('orders', { … }); @Idempotent(Orders)) and the opened space is provided (app.provide(Orders.open(store)))`;
 
-describe('I28.1 REF-44 what @Idempotent was given instead of a Space declaration', () => {
-  it('I28.1 REF-44 null, undefined, an anonymous class, an object, a number and a string are each named', () => {
+describe('REF-44 what @Idempotent was given instead of a Space declaration', () => {
+  it('REF-44 null, undefined, an anonymous class, an object, a number and a string are each named', () => {
     const anonymous = (() => class {})();
     @Controller()
     class Given {
@@ -75,7 +75,7 @@ describe('I28.1 REF-44 what @Idempotent was given instead of a Space declaration
     ]);
   });
 
-  it('I28.1 REF-44 an object shaped like a Space but missing one of name, open and ttlSeconds is not taken for one', () => {
+  it('REF-44 an object shaped like a Space but missing one of name, open and ttlSeconds is not taken for one', () => {
     const like = { name: 'orders', open: () => null, ttlSeconds: 60 };
     const { ttlSeconds: _t, ...noTtl } = like;
     const { open: _o, ...noOpen } = like;
@@ -101,7 +101,7 @@ describe('I28.1 REF-44 what @Idempotent was given instead of a Space declaration
     ]);
   });
 
-  it('I28.1 REF-44 a Space declaration whose opened space is not provided names the space and the fix', () => {
+  it('REF-44 a Space declaration whose opened space is not provided names the space and the fix', () => {
     const Other = Space('other-orders', { ttlSeconds: 60, maxBytes: 1024 });
     @Controller()
     class Unprovided {
@@ -115,8 +115,8 @@ describe('I28.1 REF-44 what @Idempotent was given instead of a Space declaration
   });
 });
 
-describe('I28.1 I23.2 the Refusals of atomic routes, word for word', () => {
-  it('I28.1 I23.2 a Tx parameter needs atomic: true (not false, not absent, not on a plain route)', () => {
+describe('the Refusals of atomic routes, word for word', () => {
+  it('a Tx parameter needs atomic: true (not false, not absent, not on a plain route)', () => {
     @Controller()
     class Txs {
       @Post('/absent') @Idempotent(Orders) @Returns(Object) a(tx: Tx) {
@@ -138,7 +138,7 @@ describe('I28.1 I23.2 the Refusals of atomic routes, word for word', () => {
     ]);
   });
 
-  it('I28.1 I23.2 atomic must be a boolean and isolation one of the three levels', () => {
+  it('atomic must be a boolean and isolation one of the three levels', () => {
     @Controller()
     class Settings {
       @Post('/atomic')
@@ -166,7 +166,7 @@ describe('I28.1 I23.2 the Refusals of atomic routes, word for word', () => {
     ]);
   });
 
-  it('I28.1 I23.2 atomic: true on a MemoryStore names the space and the store', () => {
+  it('atomic: true on a MemoryStore names the space and the store', () => {
     @Controller()
     class OnMemory {
       @Post('/m') @Idempotent(Orders, { atomic: true }) @Returns(Object) m() {
@@ -178,7 +178,7 @@ describe('I28.1 I23.2 the Refusals of atomic routes, word for word', () => {
     ]);
   });
 
-  it('I28.1 I23.2 REF-10 atomic: true cannot stream: an event stream and a redirect are refused, a kept status is not', () => {
+  it('REF-10 atomic: true cannot stream: an event stream and a redirect are refused, a kept status is not', () => {
     const stream =
       'cannot stream its answer: the answer commits with the transaction, so it is whole before it is sent';
     @Controller()

@@ -110,8 +110,8 @@ beforeEach(() => {
   runs = 0;
 });
 
-describe('I28.1 a store that claims and reads in one round trip', () => {
-  it('I28.1 IDEM-07 claims with one call: the first request runs, the retry replays from what the claim call found', async () => {
+describe('a store that claims and reads in one round trip', () => {
+  it('IDEM-07 claims with one call: the first request runs, the retry replays from what the claim call found', async () => {
     const f = new Faulty(true);
     const { send } = shop(f);
     expect((await send('k1')).status).toBe(201);
@@ -121,7 +121,7 @@ describe('I28.1 a store that claims and reads in one round trip', () => {
     expect(f.calls).toEqual(['putIfAbsentOrGet', 'put', 'putIfAbsentOrGet']);
   });
 
-  it('I28.1 I22.5 a caller over its share asks for the record first: a retry of a kept answer still replays, a new key is 429 with Retry-After', async () => {
+  it('a caller over its share asks for the record first: a retry of a kept answer still replays, a new key is 429 with Retry-After', async () => {
     const f = new Faulty(true);
     const { send } = shop(f);
     expect((await send('k1')).status).toBe(201);
@@ -143,7 +143,7 @@ describe('I28.1 a store that claims and reads in one round trip', () => {
     expect((await send('k1')).status).toBe(503);
   });
 
-  it('I28.1 IDEM-21 the claim call failing at once or later is 503 store unavailable, the handler not run; the store answering again is logged', async () => {
+  it('IDEM-21 the claim call failing at once or later is 503 store unavailable, the handler not run; the store answering again is logged', async () => {
     for (const failure of ['throw', 'reject'] as const) {
       const f = new Faulty(true);
       const { send, msgs } = shop(f);
@@ -163,7 +163,7 @@ describe('I28.1 a store that claims and reads in one round trip', () => {
     }
   });
 
-  it('I28.1 the outage ends on a replay as well: a store back with the key already kept says so once', async () => {
+  it('the outage ends on a replay as well: a store back with the key already kept says so once', async () => {
     const f = new Faulty(true);
     const { send, msgs } = shop(f);
     expect((await send('k1')).status).toBe(201);
@@ -178,8 +178,8 @@ describe('I28.1 a store that claims and reads in one round trip', () => {
   });
 });
 
-describe('I28.1 a claim found taken', () => {
-  it('I28.1 IDEM-19 taken, then gone before it could be read: 409 with Retry-After, not run', async () => {
+describe('a claim found taken', () => {
+  it('IDEM-19 taken, then gone before it could be read: 409 with Retry-After, not run', async () => {
     const f = new Faulty();
     const { send } = shop(f);
     f.answer.set('putIfAbsent', () => false);
@@ -189,7 +189,7 @@ describe('I28.1 a claim found taken', () => {
     expect(f.calls).toEqual(['get', 'putIfAbsent', 'get']);
   });
 
-  it('I28.1 IDEM-21 taken, and the read after it fails at once or later: 503, not run', async () => {
+  it('IDEM-21 taken, and the read after it fails at once or later: 503, not run', async () => {
     for (const failure of ['throw', 'reject'] as const) {
       const f = new Faulty();
       const { send } = shop(f);
@@ -206,7 +206,7 @@ describe('I28.1 a claim found taken', () => {
     }
   });
 
-  it('I28.1 the claim written after an outage ends it: logged when the first claim goes through, before any replay', async () => {
+  it('the claim written after an outage ends it: logged when the first claim goes through, before any replay', async () => {
     for (const failure of ['throw', 'reject'] as const) {
       const f = new Faulty();
       const { send, msgs } = shop(f);
@@ -219,8 +219,8 @@ describe('I28.1 a claim found taken', () => {
   });
 });
 
-describe('I28.1 a claim that cannot be given back', () => {
-  it('I28.1 IDEM-06 the handler fails and the store cannot delete the claim (at once or later): the failure is answered, and the log says the claim lapses with its lease', async () => {
+describe('a claim that cannot be given back', () => {
+  it('IDEM-06 the handler fails and the store cannot delete the claim (at once or later): the failure is answered, and the log says the claim lapses with its lease', async () => {
     for (const failure of ['throw', 'reject'] as const) {
       const f = new Faulty();
       const { send, msgs } = shop(f);
@@ -233,7 +233,7 @@ describe('I28.1 a claim that cannot be given back', () => {
     }
   });
 
-  it('I28.1 IDEM-06 a claim the store did delete is not logged', async () => {
+  it('IDEM-06 a claim the store did delete is not logged', async () => {
     const f = new Faulty();
     const { send, msgs } = shop(f);
     expect((await send('k1', 'boom')).status).toBe(409);
@@ -243,7 +243,7 @@ describe('I28.1 a claim that cannot be given back', () => {
   });
 });
 
-describe('I28.1 the claim renewed while the handler runs', () => {
+describe('the claim renewed while the handler runs', () => {
   const Leased = Space('step-renew', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 300 });
 
   function slowApp(faulty: Faulty, ms: number) {
@@ -266,7 +266,7 @@ describe('I28.1 the claim renewed while the handler runs', () => {
     return { send, msgs, aborted: () => aborted };
   }
 
-  it('I28.1 IDEM-26 a renewal that fails (at once or later) is logged as not renewed, and the run goes on within the lease', async () => {
+  it('IDEM-26 a renewal that fails (at once or later) is logged as not renewed, and the run goes on within the lease', async () => {
     for (const failure of ['throw', 'reject'] as const) {
       const f = new Faulty();
       // Renewals every 100 ms of a 300 ms lease, the handler done at 150: one renewal, failed.
@@ -283,7 +283,7 @@ describe('I28.1 the claim renewed while the handler runs', () => {
     }
   });
 
-  it('I28.1 IDEM-26 no renewal confirmed for a whole lease: the claim is lost, said once, and the handler signal aborted', async () => {
+  it('IDEM-26 no renewal confirmed for a whole lease: the claim is lost, said once, and the handler signal aborted', async () => {
     const f = new Faulty();
     // No renewal confirmed at 100, 200 and 300 ms: lost at the third tick.
     const { send, msgs, aborted } = slowApp(f, 450);
@@ -300,7 +300,7 @@ describe('I28.1 the claim renewed while the handler runs', () => {
   });
 });
 
-describe('I28.1 the caller named by an async resolver', () => {
+describe('the caller named by an async resolver', () => {
   class Account {
     constructor(readonly id: string) {}
     static async resolve(c: Ctx): Promise<Account> {
@@ -323,7 +323,7 @@ describe('I28.1 the caller named by an async resolver', () => {
     }
   }
 
-  it('I28.1 IDEM-11 REF-32 the resolver is awaited before the key: 401 for no caller, each caller its own answers', async () => {
+  it('IDEM-11 REF-32 the resolver is awaited before the key: 401 for no caller, each caller its own answers', async () => {
     const f = new Faulty();
     const app = new App({ log: () => {} }).controllers(Payments).provide(Accounts.open(f.store));
     const pay = (token: string) =>
@@ -343,7 +343,7 @@ describe('I28.1 the caller named by an async resolver', () => {
   });
 });
 
-describe('I28.1 an answer sent but not kept', () => {
+describe('an answer sent but not kept', () => {
   const Brief = Space('step-brief', { ttlSeconds: 3, maxBytes: 4096 });
   @Controller()
   class Once {
@@ -352,7 +352,7 @@ describe('I28.1 an answer sent but not kept', () => {
     }
   }
 
-  it('I28.1 I22.7 the keep refused (the claim lapsed) or failing: the log says which, and the retry is 503 with the whole seconds left', async () => {
+  it('the keep refused (the claim lapsed) or failing: the log says which, and the retry is 503 with the whole seconds left', async () => {
     const reasons: string[] = [];
     for (const how of ['refused', 'throw', 'reject'] as const) {
       const f = new Faulty();
@@ -389,7 +389,7 @@ describe('I28.1 an answer sent but not kept', () => {
   });
 });
 
-describe('I28.1 I22.5 a caller holding claims in flight', () => {
+describe('a caller holding claims in flight', () => {
   // One claim in flight fits each budget, two do not: a MemoryStore counts 384 bytes per entry
   // beside the key and the claim (about 60 bytes); a store of the program's own counts no overhead.
   const OnMemory = Space('step-held-memory', {
@@ -421,7 +421,7 @@ describe('I28.1 I22.5 a caller holding claims in flight', () => {
     ['a MemoryStore', () => OnMemory.open(new MemoryStore({ bytes: 1 << 20 })), OnMemory],
     ['a store claiming in one round trip', () => OnOwn.open(new Faulty(true).store), OnOwn],
   ] as const)(
-    'I28.1 I22.5 on %s: a second claim while the first runs is 429, Retry-After the lease left',
+    'on %s: a second claim while the first runs is 429, Retry-After the lease left',
     async (_, open, S) => {
       const { send, release } = heldApp(open as () => ReturnType<typeof OnMemory.open>, S);
       const first = send('h1');
@@ -436,7 +436,7 @@ describe('I28.1 I22.5 a caller holding claims in flight', () => {
   );
 });
 
-describe('I28.1 a space too small for a claim', () => {
+describe('a space too small for a claim', () => {
   const Tiny = Space('step-tiny', { ttlSeconds: 60, maxBytes: 16 });
   @Controller()
   class TinyRoutes {
@@ -449,7 +449,7 @@ describe('I28.1 a space too small for a claim', () => {
     ['a MemoryStore', () => new MemoryStore({ bytes: 1 << 20 })],
     ['a store claiming in one round trip', () => new Faulty(true).store],
   ] as const)(
-    'I28.1 IDEM-19 on %s: the claim is not written, so the handler never runs: 409 with Retry-After',
+    'IDEM-19 on %s: the claim is not written, so the handler never runs: 409 with Retry-After',
     async (_, store) => {
       const app = new App({ log: () => {} }).controllers(TinyRoutes).provide(Tiny.open(store()));
       const res = await app.inject({
@@ -463,7 +463,7 @@ describe('I28.1 a space too small for a claim', () => {
   );
 });
 
-describe('I28.1 I23.4 an answer an async handler returns, at the edges of keep', () => {
+describe('an answer an async handler returns, at the edges of keep', () => {
   class Asked {
     @IsInt() n!: number;
   }
@@ -499,7 +499,7 @@ describe('I28.1 I23.4 an answer an async handler returns, at the edges of keep',
     };
   }
 
-  it("I28.1 I23.4 keep: 'success' keeps a 201 and gives a returned 400 back; 'declared' keeps the 400 and gives a returned 500 back", async () => {
+  it("keep: 'success' keeps a 201 and gives a returned 400 back; 'declared' keeps the 400 and gives a returned 500 back", async () => {
     const success = asyncApp('success');
     expect(await success('s201', 201)).toEqual([201, 201, 'true', 1]);
     expect(await success('s400', 400)).toEqual([400, 400, 'ran again', 3]);

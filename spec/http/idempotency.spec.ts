@@ -1031,7 +1031,7 @@ describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
   });
 });
 
-describe('issue 13: eviction, key bytes, headers kept, health', () => {
+describe('eviction, key bytes, headers kept, health', () => {
   it('IDEM-26 IDEM-25 another caller filling the store cannot evict a kept answer or an in-flight claim: the retry replays, the duplicate is 409', async () => {
     const Shop = Space('shop', { ttlSeconds: 60, maxBytes: 4096, maxBytesPerCaller: 256 * 1024 });
     const counts: Record<string, number> = {};
@@ -1167,7 +1167,7 @@ describe('issue 13: eviction, key bytes, headers kept, health', () => {
   });
 });
 
-describe('issue 13: the per-caller bound (maxBytesPerCaller)', () => {
+describe('the per-caller bound (maxBytesPerCaller)', () => {
   it("the per-caller bound: a claim that fits the caller's bound exactly is admitted; one byte more is refused with the wait until its oldest record lapses", () => {
     const budget = new CallerBudget(1000);
     const now = performance.now();
@@ -1338,7 +1338,7 @@ describe('the per-caller count and the kept answers, exactly', () => {
   });
 });
 
-describe('issue 18: the first POST on an in-process store', () => {
+describe('the first POST on an in-process store', () => {
   const Now = Space('now', { ttlSeconds: 60, maxBytes: 4096 });
   @Controller()
   class NowController {

@@ -83,8 +83,8 @@ type Op = {
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-describe('I26.1 Bearer.jwt verifies tokens from a remote key set', () => {
-  it('I26.1 a good RS256 or ES256 token resolves a caller with subject and scopes; a controller @Guard needs no parameter', async () => {
+describe('Bearer.jwt verifies tokens from a remote key set', () => {
+  it('a good RS256 or ES256 token resolves a caller with subject and scopes; a controller @Guard needs no parameter', async () => {
     const app = build(Caller);
     for (const key of [rs, es]) {
       const token = await sign(key, {
@@ -102,7 +102,7 @@ describe('I26.1 Bearer.jwt verifies tokens from a remote key set', () => {
     expect(me.json()).toEqual({ sub: 'bob', scopes: ['read'], kind: true });
   });
 
-  it('I26.1 no token is 401 with WWW-Authenticate: Bearer and no error code (RFC 6750 §3.1)', async () => {
+  it('no token is 401 with WWW-Authenticate: Bearer and no error code (RFC 6750 §3.1)', async () => {
     const res = await build(Caller).inject({ url: '/guarded/plain' });
     expect(res.status).toBe(401);
     expect(res.headers['www-authenticate']).toBe('Bearer');
@@ -113,7 +113,7 @@ describe('I26.1 Bearer.jwt verifies tokens from a remote key set', () => {
     ['another issuer', { iss: 'http://127.0.0.1:1' }],
     ['expired an hour ago', { exp: Math.floor(Date.now() / 1000) - 3600 }],
     ['valid only in an hour (nbf)', { nbf: Math.floor(Date.now() / 1000) + 3600 }],
-  ])('I26.1 a token for %s is 401 Bearer error="invalid_token"', async (_what, claims) => {
+  ])('a token for %s is 401 Bearer error="invalid_token"', async (_what, claims) => {
     const token = await sign(rs, { iss: ISSUER, aud: 'shop', sub: 'alice', ...claims });
     const res = await build(Caller).inject({ url: '/guarded/plain', headers: bearer(token) });
     expect(res.status).toBe(401);
@@ -123,7 +123,7 @@ describe('I26.1 Bearer.jwt verifies tokens from a remote key set', () => {
     expect(res.json<{ error: string }>().error).toMatch(/^invalid token: /);
   });
 
-  it('I26.1 a token without exp is refused: every token must expire', async () => {
+  it('a token without exp is refused: every token must expire', async () => {
     const token = await new SignJWT({ iss: ISSUER, aud: 'shop', sub: 'alice' })
       .setProtectedHeader({ alg: 'RS256', kid: rs.kid })
       .sign(rs.privateKey);
@@ -132,14 +132,14 @@ describe('I26.1 Bearer.jwt verifies tokens from a remote key set', () => {
     expect(res.headers['www-authenticate']).toContain('error="invalid_token"');
   });
 
-  it('I26.1 an unsigned token (alg none) is 401 invalid_token', async () => {
+  it('an unsigned token (alg none) is 401 invalid_token', async () => {
     const token = unsigned({ iss: ISSUER, aud: 'shop', sub: 'alice', exp: 9e9 });
     const res = await build(Caller).inject({ url: '/guarded/plain', headers: bearer(token) });
     expect(res.status).toBe(401);
     expect(res.headers['www-authenticate']).toContain('error="invalid_token"');
   });
 
-  it('I26.1 a token without a scope the route requires is 403 insufficient_scope naming it', async () => {
+  it('a token without a scope the route requires is 403 insufficient_scope naming it', async () => {
     const app = build(Caller);
     const plain = await sign(rs, { iss: ISSUER, aud: 'shop', sub: 'alice', scope: 'orders' });
     const res = await app.inject({ url: '/guarded/admin', headers: bearer(plain) });
@@ -152,8 +152,8 @@ describe('I26.1 Bearer.jwt verifies tokens from a remote key set', () => {
   });
 });
 
-describe('I26.1 the OpenAPI document declares the JWT scheme and the scopes of each operation', () => {
-  it('I26.1 http bearer with bearerFormat JWT; @Requires lists its scopes, 401 and 403 with their challenges', () => {
+describe('the OpenAPI document declares the JWT scheme and the scopes of each operation', () => {
+  it('http bearer with bearerFormat JWT; @Requires lists its scopes, 401 and 403 with their challenges', () => {
     const doc = build(Caller).document();
     expect(doc.components.securitySchemes).toEqual({
       jwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
@@ -174,7 +174,7 @@ describe('I26.1 the OpenAPI document declares the JWT scheme and the scopes of e
     expect(me.responses['401']).toBeDefined();
   });
 
-  it('I26.1 with discovery the scheme is openIdConnect, and keys come from the jwks_uri the issuer names', async () => {
+  it('with discovery the scheme is openIdConnect, and keys come from the jwks_uri the issuer names', async () => {
     const Oidc = Bearer.jwt({ issuer: ISSUER, audience: 'shop', discovery: true });
     const app = build(Oidc);
     expect(app.document().components.securitySchemes).toEqual({
@@ -190,8 +190,8 @@ describe('I26.1 the OpenAPI document declares the JWT scheme and the scopes of e
   });
 });
 
-describe("I26.1 map builds the program's own caller", () => {
-  it("I26.1 map(claims) gives the resolved value; @Requires still knows the token's scopes", async () => {
+describe("map builds the program's own caller", () => {
+  it("map(claims) gives the resolved value; @Requires still knows the token's scopes", async () => {
     class Account {
       constructor(readonly id: string) {}
     }
@@ -220,8 +220,8 @@ describe("I26.1 map builds the program's own caller", () => {
   });
 });
 
-describe('I26.1 other key sources', () => {
-  it('I26.1 a secret verifies HS256; a public key in PEM verifies RS256', async () => {
+describe('other key sources', () => {
+  it('a secret verifies HS256; a public key in PEM verifies RS256', async () => {
     const secret = createHash('sha256').update('a secret for tests').digest('hex');
     const Hs = Bearer.jwt({ issuer: 'me', audience: 'shop', secret });
     const hs = await new SignJWT({ iss: 'me', aud: 'shop', sub: 'x', exp: 9e9 })
@@ -241,7 +241,7 @@ describe('I26.1 other key sources', () => {
     ).toBe(200);
   });
 
-  it('I26.1 a misdeclared resolver throws naming the option: two key sources, HS with public keys, a short secret', () => {
+  it('a misdeclared resolver throws naming the option: two key sources, HS with public keys, a short secret', () => {
     expect(() =>
       Bearer.jwt({ issuer: 'me', audience: 'shop', secret: 'x'.repeat(32), jwks: server.url }),
     ).toThrow(/exactly one of jwks, keys, secret, publicKey, discovery \(got jwks, secret\)/);
@@ -254,15 +254,15 @@ describe('I26.1 other key sources', () => {
     expect(() => Bearer.jwt({ issuer: 'me', audience: [], jwks: server.url })).toThrow(/audience/);
   });
 
-  it('I26.1 without jose installed, Bearer.jwt says PeerMissing naming npm install jose', () => {
+  it('without jose installed, Bearer.jwt says PeerMissing naming npm install jose', () => {
     const missing = (id: string) => require(`${id}-is-not-installed-here`) as unknown;
     expect(() => joseApi(missing)).toThrow(expect.objectContaining({ code: 'PeerMissing' }));
     expect(() => joseApi(missing)).toThrow(/npm install jose/);
   });
 });
 
-describe('I26.2 guards are refused when misdeclared', () => {
-  it('I26.2 @Guard of a class without resolve and scopes on a resolver without scopes are Refusals naming the route', () => {
+describe('guards are refused when misdeclared', () => {
+  it('@Guard of a class without resolve and scopes on a resolver without scopes are Refusals naming the route', () => {
     class NotResolvable {}
     class Plain {
       static resolve(): Plain {
@@ -298,7 +298,7 @@ describe('I26.2 guards are refused when misdeclared', () => {
     );
   });
 
-  it('I26.2 a guard on a plain resolver answers its 401 before the handler, which never runs', async () => {
+  it('a guard on a plain resolver answers its 401 before the handler, which never runs', async () => {
     let ran = 0;
     class Staff {
       static resolve(c: Ctx): Staff {

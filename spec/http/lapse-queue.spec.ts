@@ -3,8 +3,8 @@ import { LapseQueue } from '../../lib/http/features/lapse-queue';
 // I28.5 the kept answers a caller is counted for, two numbers each in a ring that grows: what
 // lapses leaves oldest first, up to the first that has not, across the ring's wrap and growth.
 
-describe('I28.5 LapseQueue', () => {
-  it('I28.5 lapse takes the oldest out while they have lapsed, stops at the first live one, and answers their bytes', () => {
+describe('LapseQueue', () => {
+  it('lapse takes the oldest out while they have lapsed, stops at the first live one, and answers their bytes', () => {
     const q = new LapseQueue();
     expect(q.firstUntil).toBe(Infinity);
     q.push(10, 1);
@@ -20,7 +20,7 @@ describe('I28.5 LapseQueue', () => {
     expect([q.size, q.firstUntil]).toEqual([0, Infinity]);
   });
 
-  it('I28.5 grows past its first room while its oldest is mid-ring, and keeps every entry in order', () => {
+  it('grows past its first room while its oldest is mid-ring, and keeps every entry in order', () => {
     const q = new LapseQueue();
     let until = 0;
     for (let i = 0; i < 6; i++) q.push(++until, 1);

@@ -83,7 +83,7 @@ async function untilCounting(ports: number[], lines: string[]): Promise<void> {
 }
 
 describe('@RateLimit over a shared RedisStore', () => {
-  it('I26.4 admitted answers say what is left across instances: RateLimit r counts down, fixed and sliding', async () => {
+  it('admitted answers say what is left across instances: RateLimit r counts down, fixed and sliding', async () => {
     const [a, b] = await instances(2);
     const fixed: string[] = [];
     for (let i = 0; i < 3; i++)

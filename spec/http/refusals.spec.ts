@@ -396,8 +396,8 @@ describe('provided clients start with the app', () => {
   });
 });
 
-describe('I22.14 an app with no routes', () => {
-  it('I22.14 builds (middleware alone may answer) but says so in the log; an app with a route or a built-in route does not', async () => {
+describe('an app with no routes', () => {
+  it('builds (middleware alone may answer) but says so in the log; an app with a route or a built-in route does not', async () => {
     const lines: string[] = [];
     const empty = new App({ log: (l) => lines.push(l) }).build();
     expect((await empty.inject({ url: '/anything' })).status).toBe(404);

@@ -46,9 +46,9 @@ async function cutShort(path: string): Promise<{ status: number; body: string }>
   return answer;
 }
 
-describe('I22.14 a request cut short by close()', () => {
+describe('a request cut short by close()', () => {
   it.each(['/own', '/sleep'])(
-    'I22.14 %s: 503 Canceled, not 500, when close() aborts c.signal',
+    '%s: 503 Canceled, not 500, when close() aborts c.signal',
     async (path) => {
       const res = await cutShort(path);
       expect(res.status).toBe(503);

@@ -60,8 +60,8 @@ type Doc = {
   components: { schemas: Record<string, unknown> };
 };
 
-describe('I24.5 valibot documents itself through App({ jsonSchemaOf })', () => {
-  it('I24.5 with jsonSchemaOf: query parameters and the answer component from it; ?qty=3 reads as a number', async () => {
+describe('valibot documents itself through App({ jsonSchemaOf })', () => {
+  it('with jsonSchemaOf: query parameters and the answer component from it; ?qty=3 reads as a number', async () => {
     const app = new App({ log: () => {}, jsonSchemaOf }).controllers(ValibotController);
     const doc = app.document() as unknown as Doc;
     expect(doc.paths['/v/search']!.get!.parameters!.map((p) => [p.name, p.required])).toEqual([
@@ -82,7 +82,7 @@ describe('I24.5 valibot documents itself through App({ jsonSchemaOf })', () => {
     ]);
   });
 
-  it('I24.5 without it: the answer is any object, the query undescribed, its values text', async () => {
+  it('without it: the answer is any object, the query undescribed, its values text', async () => {
     const app = new App({ log: () => {} }).controllers(ValibotController);
     const doc = app.document() as unknown as Doc;
     expect(doc.paths['/v/search']!.get!.parameters).toBeUndefined();

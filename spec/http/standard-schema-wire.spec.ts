@@ -137,8 +137,8 @@ type Doc = {
   components: { schemas: Record<string, Record<string, unknown>> };
 };
 
-describe('I24.5 @Query(schema)', () => {
-  it('I24.5 zod 4: each value converted as the schema types it, then validated and typed', async () => {
+describe('@Query(schema)', () => {
+  it('zod 4: each value converted as the schema types it, then validated and typed', async () => {
     const r = await app.inject({ url: '/s/search?q=ab&qty=3&exact=true&tags=a&tags=b&page=2' });
     expect([r.status, r.json()]).toEqual([
       200,
@@ -148,7 +148,7 @@ describe('I24.5 @Query(schema)', () => {
     expect(plain.json()).toEqual({ q: 'abc', qty: null, exact: null, tags: null, page: null });
   });
 
-  it('I24.5 a query schema named with .meta({ id }): its properties still read and listed', async () => {
+  it('a query schema named with .meta({ id }): its properties still read and listed', async () => {
     const r = await app.inject({ url: '/s/named?qty=3&sort=new' });
     expect([r.status, r.body]).toEqual([200, '{"id":"3","name":"user 3"}']);
     expect((await app.inject({ url: '/s/named?qty=0' })).status).toBe(404);
@@ -162,7 +162,7 @@ describe('I24.5 @Query(schema)', () => {
     expect(doc.components.schemas.Sort).toEqual({ type: 'string', enum: ['new', 'old'] });
   });
 
-  it('I24.5 400 naming the first failing path, in the failure shape', async () => {
+  it('400 naming the first failing path, in the failure shape', async () => {
     for (const [url, at] of [
       ['/s/search?q=ab&qty=0', /^query\.qty: /],
       ['/s/search?q=ab&qty=x', /^query\.qty: /],
@@ -180,13 +180,13 @@ describe('I24.5 @Query(schema)', () => {
     expect((await app.inject({ url: '/s/lookup?q=ab' })).json()).toEqual({ q: 'ab' });
   });
 
-  it('I24.5 the query bound holds: past maxParams is 400', async () => {
+  it('the query bound holds: past maxParams is 400', async () => {
     const small = new App({ log: () => {}, maxParams: 3 }).controllers(SchemaWire);
     const r = await small.inject({ url: '/s/search?q=ab&a=1&b=2&c=3' });
     expect(r.status).toBe(400);
   });
 
-  it("I24.5 one parameter per property of the schema's JSON Schema, required from `required`", () => {
+  it("one parameter per property of the schema's JSON Schema, required from `required`", () => {
     const doc = app.document() as unknown as Doc;
     const params = doc.paths['/s/search']!.get!.parameters as Record<string, unknown>[];
     expect(params.map((p) => [p.name, p.in, p.required])).toEqual([
@@ -202,8 +202,8 @@ describe('I24.5 @Query(schema)', () => {
   });
 });
 
-describe('I24.5 @Returns(schema) and Reply({ 201: schema })', () => {
-  it("I24.5 the schema's output is the wire: a returned passwordHash never leaves", async () => {
+describe('@Returns(schema) and Reply({ 201: schema })', () => {
+  it("the schema's output is the wire: a returned passwordHash never leaves", async () => {
     const r = await app.inject({ url: '/s/users/7' });
     expect([r.status, r.body]).toEqual([200, '{"id":"7","name":"user 7"}']);
     const nested = await app.inject({ url: '/s/owner' });
@@ -219,7 +219,7 @@ describe('I24.5 @Returns(schema) and Reply({ 201: schema })', () => {
     expect([vb.status, vb.body]).toEqual([200, '{"id":"9","name":"user 9"}']);
   });
 
-  it('I24.5 a Reply map of schemas: each status written through its own schema, headers kept', async () => {
+  it('a Reply map of schemas: each status written through its own schema, headers kept', async () => {
     const made = await app.inject({ method: 'POST', url: '/s/users?q=ok' });
     expect([made.status, made.headers.location, made.body]).toEqual([
       201,
@@ -230,7 +230,7 @@ describe('I24.5 @Returns(schema) and Reply({ 201: schema })', () => {
     expect([refused.status, refused.json()]).toEqual([422, { reason: 'taken', field: 'name' }]);
   });
 
-  it('I24.5 a value the schema refuses is a 500 whose log names the route and the path', async () => {
+  it('a value the schema refuses is a 500 whose log names the route and the path', async () => {
     const before = lines.length;
     const r = await app.inject({ url: '/s/broken' });
     expect(r.status).toBe(500);
@@ -242,12 +242,12 @@ describe('I24.5 @Returns(schema) and Reply({ 201: schema })', () => {
     expect(logged).toContain('AnswerMismatch');
   });
 
-  it('I24.5 an async schema answers once it has settled', async () => {
+  it('an async schema answers once it has settled', async () => {
     expect((await app.inject({ url: '/s/later?q=ok' })).json()).toEqual({ id: 'ok' });
     expect((await app.inject({ url: '/s/later?q=bad' })).status).toBe(500);
   });
 
-  it("I24.5 the answer's component: the schema's output JSON Schema, named by its id or after the route", () => {
+  it("the answer's component: the schema's output JSON Schema, named by its id or after the route", () => {
     const doc = app.document() as unknown as Doc;
     const schemas = doc.components.schemas;
     const content = (path: string, method: string, status: string) =>
@@ -297,7 +297,7 @@ describe('I24.5 @Returns(schema) and Reply({ 201: schema })', () => {
     });
   });
 
-  it('I24.5 the document with schema components validates as OpenAPI 3.2', () => {
+  it('the document with schema components validates as OpenAPI 3.2', () => {
     const out = execFileSync(
       process.execPath,
       [

@@ -19,7 +19,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-it('I23.3 on an atomic route a step inside the rolled-back run is run again on the rerun (its write went with the rollback), and no step record is written', async () => {
+it('on an atomic route a step inside the rolled-back run is run again on the rerun (its write went with the rollback), and no step record is written', async () => {
   const store = new PgStore({ connectionString: server.url, table: 'fw_steps' });
   await store.migrate();
   const Payments = Space('payments', { ttlSeconds: 60, maxBytes: 4096 });

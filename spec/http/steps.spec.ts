@@ -42,7 +42,7 @@ const post = (app: App, key: string) =>
   app.inject({ method: 'POST', url: '/orders', headers: { 'idempotency-key': key } });
 
 function twoSteps(name: string, open: () => Promise<{ store: Store; stop(): Promise<void> }>) {
-  describe(`I23.3 c.step on ${name}`, () => {
+  describe(`c.step on ${name}`, () => {
     let store: Store;
     let stop: () => Promise<void>;
     beforeAll(async () => ({ store, stop } = await open()));
@@ -51,7 +51,7 @@ function twoSteps(name: string, open: () => Promise<{ store: Store; stop(): Prom
       await stop();
     });
 
-    it('I23.3 a handler that fails after step one: the rerun skips step one, reads its result back, and runs step two once', async () => {
+    it('a handler that fails after step one: the rerun skips step one, reads its result back, and runs step two once', async () => {
       const runs: Runs = { charge: 0, ship: 0, failAfterCharge: true };
       const lines: string[] = [];
       const app = shop(store, runs, lines);
@@ -79,7 +79,7 @@ function twoSteps(name: string, open: () => Promise<{ store: Store; stop(): Prom
       expect([runs.charge, runs.ship]).toEqual([1, 1]);
     });
 
-    it('I23.3 another key runs its steps afresh (a step record belongs to one request)', async () => {
+    it('another key runs its steps afresh (a step record belongs to one request)', async () => {
       const runs: Runs = { charge: 0, ship: 0, failAfterCharge: false };
       const app = shop(store, runs, []);
       expect((await post(app, 'k-a')).status).toBe(201);
@@ -100,7 +100,7 @@ twoSteps('RedisStore', async () => {
   return { store: new RedisStore({ url: r.url, keyPrefix: 'steps:' }), stop: () => r.stop() };
 });
 
-describe('I23.3 where a step is recorded and its limits', () => {
+describe('where a step is recorded and its limits', () => {
   let server: RedisServer;
   let store: RedisStore;
   beforeAll(async () => {
@@ -112,7 +112,7 @@ describe('I23.3 where a step is recorded and its limits', () => {
     await server.stop();
   });
 
-  it("I23.3 the record is the step's JSON under (record key, step name) in the route's space, with the space's TTL, written before the handler goes on", async () => {
+  it("the record is the step's JSON under (record key, step name) in the route's space, with the space's TTL, written before the handler goes on", async () => {
     let seenInStore: string | null = 'unread';
     const storeKey = `6:orders:${stepKey(recordKey('', 'where'), 'charge')}`;
     @Controller()
@@ -139,7 +139,7 @@ describe('I23.3 where a step is recorded and its limits', () => {
     expect(ttl).toBeLessThanOrEqual(120_000);
   });
 
-  it("I23.3 a result over the space's maxBytes is handed back but not recorded (logged: a rerun runs it again); one at maxBytes is recorded", async () => {
+  it("a result over the space's maxBytes is handed back but not recorded (logged: a rerun runs it again); one at maxBytes is recorded", async () => {
     // '{"v":"…"}' is 8 bytes around the string: a string of maxBytes - 8 fills it exactly.
     let runs = 0;
     let size = 0;
@@ -182,7 +182,7 @@ describe('I23.3 where a step is recorded and its limits', () => {
     expect([at.status, at.json(), runs]).toEqual([201, { n: Orders.maxBytes - 8 }, 1]);
   });
 
-  it('I23.3 a step name used twice in one request, an empty one or one over 100 characters is the program’s mistake: 500, logged; 100 characters pass', async () => {
+  it('a step name used twice in one request, an empty one or one over 100 characters is the program’s mistake: 500, logged; 100 characters pass', async () => {
     /** One request whose handler runs step `name` (twice when asked); its status and log. */
     async function run(name: string, twice = false): Promise<[number, string]> {
       const lines: string[] = [];
@@ -225,7 +225,7 @@ describe('I23.3 where a step is recorded and its limits', () => {
     ]);
   });
 
-  it('I23.3 outside an idempotent route c.step just runs fn every time (no key, no rerun to recognise), its result through JSON', async () => {
+  it('outside an idempotent route c.step just runs fn every time (no key, no rerun to recognise), its result through JSON', async () => {
     let runs = 0;
     @Controller()
     class Plain {
@@ -243,7 +243,7 @@ describe('I23.3 where a step is recorded and its limits', () => {
     expect(runs).toBe(2);
   });
 
-  it('I23.3 the store failing when a step is looked up: 503 idempotency store unavailable, fn not run', async () => {
+  it('the store failing when a step is looked up: 503 idempotency store unavailable, fn not run', async () => {
     const inner = new MemoryStore({ bytes: 1 << 20 });
     // The real store, failing only the step's lookup (the claim before it succeeds).
     const failing: Store = {

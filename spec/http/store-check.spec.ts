@@ -27,14 +27,14 @@ function shopOn(url: string, lines: string[], storeCheck?: 'warn' | 'refuse') {
 
 const flush = () => new Promise((r) => setTimeout(r, 10));
 
-describe('I22.6 the idempotency store checked at start, its failure cause logged', () => {
+describe('the idempotency store checked at start, its failure cause logged', () => {
   let redis: RedisServer;
   beforeAll(async () => {
     redis = await startRedis();
   });
   afterAll(() => redis.stop());
 
-  it('I22.6 a wrong Redis URL: listen logs an error naming the host and ECONNREFUSED; every POST is 503 and the cause is logged once per outage', async () => {
+  it('a wrong Redis URL: listen logs an error naming the host and ECONNREFUSED; every POST is 503 and the cause is logged once per outage', async () => {
     const port = await freePort();
     const lines: string[] = [];
     const { app, store } = shopOn(`redis://127.0.0.1:${port}`, lines);
@@ -64,7 +64,7 @@ describe('I22.6 the idempotency store checked at start, its failure cause logged
     }
   });
 
-  it("I22.6 with storeCheck: 'refuse' listen rejects with the cause and starts no socket", async () => {
+  it("with storeCheck: 'refuse' listen rejects with the cause and starts no socket", async () => {
     const port = await freePort();
     const { app, store } = shopOn(`redis://127.0.0.1:${port}`, [], 'refuse');
     try {
@@ -76,7 +76,7 @@ describe('I22.6 the idempotency store checked at start, its failure cause logged
     }
   });
 
-  it('I22.6 a database index the server does not have is a warning at listen (ioredis would go on in database 0)', async () => {
+  it('a database index the server does not have is a warning at listen (ioredis would go on in database 0)', async () => {
     const lines: string[] = [];
     const { app, store } = shopOn(`${redis.url}/99`, lines);
     await app.listen({ port: 0 });
@@ -95,7 +95,7 @@ describe('I22.6 the idempotency store checked at start, its failure cause logged
     }
   });
 
-  it('I22.6 a maxmemory-policy other than noeviction is a warning at listen; noeviction none', async () => {
+  it('a maxmemory-policy other than noeviction is a warning at listen; noeviction none', async () => {
     for (const policy of ['allkeys-lru', 'noeviction']) {
       await cli(redis.port, 'config', 'set', 'maxmemory-policy', policy);
       const lines: string[] = [];

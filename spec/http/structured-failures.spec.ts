@@ -60,8 +60,8 @@ const post = (app: App, body: object) =>
     body: JSON.stringify(body),
   });
 
-describe('I24.2 errors clients can act on', () => {
-  it('I24.2 the default shape stays exactly { error, status }, whatever the code and details', async () => {
+describe('errors clients can act on', () => {
+  it('the default shape stays exactly { error, status }, whatever the code and details', async () => {
     const app = new App({ log: () => {} }).controllers(TransfersController);
     const r = await post(app, { to: 'bob', amount: 11 });
     expect(r.status).toBe(422);
@@ -69,7 +69,7 @@ describe('I24.2 errors clients can act on', () => {
     expect(r.body).toBe('{"error":"the balance is too low","status":422}');
   });
 
-  it('I24.2 fail.* keeps its message form and gets a code from its status', () => {
+  it('fail.* keeps its message form and gets a code from its status', () => {
     const f = fail.notFound('order %s', 'o1');
     expect([f.message, f.status, f.code, f.details]).toEqual(['order o1', 404, 'NotFound', null]);
     expect(fail.unprocessable().code).toBe('UnprocessableEntity');
@@ -77,7 +77,7 @@ describe('I24.2 errors clients can act on', () => {
     expect([g.status, g.code, g.details, g.message]).toEqual([409, 'AlreadyPaid', { at: 1 }, '']);
   });
 
-  it('I24.2 app.failures(Problem) answers application/problem+json with RFC 9457 members and extensions', async () => {
+  it('app.failures(Problem) answers application/problem+json with RFC 9457 members and extensions', async () => {
     const app = new App({ log: () => {} }).controllers(TransfersController).failures(Problem);
     const r = await post(app, { to: 'bob', amount: 11 });
     expect(r.status).toBe(422);
@@ -99,7 +99,7 @@ describe('I24.2 errors clients can act on', () => {
     expect(Number.isInteger(p.status)).toBe(true);
   });
 
-  it("I24.2 fw's own failures carry their codes: validation, HttpError with details, a 500, no route", async () => {
+  it("fw's own failures carry their codes: validation, HttpError with details, a 500, no route", async () => {
     const app = new App({ log: () => {} }).controllers(TransfersController).failures(Problem);
     const bad = (await post(app, { to: 'bob', amount: 'x' })).json<Record<string, unknown>>();
     expect([bad.status, bad.code]).toEqual([400, 'BadRequest']);
@@ -118,7 +118,7 @@ describe('I24.2 errors clients can act on', () => {
     expect(none).toMatchObject({ status: 404, code: 'NotFound', instance: '/nowhere' });
   });
 
-  it("I24.2 a custom shape's factory receives the whole failure; a (status, message) one still works", async () => {
+  it("a custom shape's factory receives the whole failure; a (status, message) one still works", async () => {
     const seen: FailureFacts[] = [];
     class Whole {
       static failure(status: number, message: string, f: FailureFacts) {
@@ -148,7 +148,7 @@ describe('I24.2 errors clients can act on', () => {
     );
   });
 
-  it('I24.2 the document names the Problem schema under application/problem+json', async () => {
+  it('the document names the Problem schema under application/problem+json', async () => {
     const app = new App({ log: () => {} }).controllers(TransfersController).failures(Problem);
     const doc = app.document() as unknown as {
       paths: Record<string, Record<string, { responses: Record<string, { content?: object }> }>>;
@@ -196,8 +196,8 @@ class PayController {
   }
 }
 
-describe('I24.2 idempotency keeps declared answers, never structured failures', () => {
-  it('I24.2 a retry of a coded failure runs again; a declared Reply variant is replayed', async () => {
+describe('idempotency keeps declared answers, never structured failures', () => {
+  it('a retry of a coded failure runs again; a declared Reply variant is replayed', async () => {
     const app = new App({ log: () => {} })
       .controllers(PayController)
       .provide(Payments.open(new MemoryStore({ bytes: 1 << 20 })))

@@ -67,13 +67,13 @@ function refusal(controller: Function): string {
   throw new Error('built');
 }
 
-describe('I22.3 a @Body() or @Query() class imported with `import type`', () => {
+describe('a @Body() or @Query() class imported with `import type`', () => {
   for (const [compiler, compile] of [
     ['tsc (a whole program)', withTsc],
     ['SWC (decoratorMetadata)', withSwc],
     ['ts-jest (isolated modules)', () => Transfers],
   ] as const) {
-    it(`I22.3 is refused at startup under ${compiler}, naming the parameter and the fix`, () => {
+    it(`is refused at startup under ${compiler}, naming the parameter and the fix`, () => {
       const message = refusal(compile());
       expect(message).toContain(
         'POST /transfers (Transfers.create): parameter 0: @Body() has no class at run time',

@@ -37,7 +37,7 @@ class OrdersController {
 
 const quiet = { log: () => {} };
 
-describe('I28.2 a capability of the program’s own (sample/audit/audit.ts), added with app.use', () => {
+describe('a capability of the program’s own (sample/audit/audit.ts), added with app.use', () => {
   const trail = new AuditTrail({ maxEntries: 2 });
   const app = new App(quiet).controllers(OrdersController).use(trail).openapi();
   let url = '';
@@ -53,7 +53,7 @@ describe('I28.2 a capability of the program’s own (sample/audit/audit.ts), add
     return trail.entries;
   };
 
-  it('I28.2 records each answer of a marked route over a real socket, failures too, and not an unmarked one', async () => {
+  it('records each answer of a marked route over a real socket, failures too, and not an unmarked one', async () => {
     const ok = await fetch(`${url}/orders/7/cancel`, { method: 'POST' });
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({ id: '7' });
@@ -68,7 +68,7 @@ describe('I28.2 a capability of the program’s own (sample/audit/audit.ts), add
     expect(seen[0]!.requestId).not.toBe(seen[1]!.requestId);
   });
 
-  it('I28.2 wraps inside fw’s own steps: a request the rate limit refuses never reaches it', async () => {
+  it('wraps inside fw’s own steps: a request the rate limit refuses never reaches it', async () => {
     expect((await fetch(`${url}/orders/1/refund`, { method: 'POST' })).status).toBe(204);
     for (let i = 0; i < 200 && trail.entries.at(-1)?.action !== 'orders.refund'; i++)
       await new Promise((r) => setTimeout(r, 10));
@@ -82,7 +82,7 @@ describe('I28.2 a capability of the program’s own (sample/audit/audit.ts), add
     ]);
   });
 
-  it('I28.2 registers an app-level route (GET /audit) listing the trail', async () => {
+  it('registers an app-level route (GET /audit) listing the trail', async () => {
     const res = await fetch(`${url}/audit`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
@@ -93,7 +93,7 @@ describe('I28.2 a capability of the program’s own (sample/audit/audit.ts), add
     );
   });
 
-  it('I28.2 adds to the OpenAPI operation of marked routes only (x-audit, the audited tag)', () => {
+  it('adds to the OpenAPI operation of marked routes only (x-audit, the audited tag)', () => {
     const paths = app.document().paths as Record<string, Record<string, Record<string, unknown>>>;
     const cancel = paths['/orders/{id}/cancel']!.post!;
     expect(cancel['x-audit']).toBe('orders.cancel');
@@ -105,8 +105,8 @@ describe('I28.2 a capability of the program’s own (sample/audit/audit.ts), add
   });
 });
 
-describe('I28.2 app.use(capability): its checks, its options and the app’s rules', () => {
-  it('I28.2 a bad @Audit action is a Refusal naming the route, with the app’s other problems', () => {
+describe('app.use(capability): its checks, its options and the app’s rules', () => {
+  it('a bad @Audit action is a Refusal naming the route, with the app’s other problems', () => {
     @Controller('/x')
     class Bad {
       @Post() @Audit('Orders Cancel') cancel(): void {}
@@ -118,7 +118,7 @@ describe('I28.2 app.use(capability): its checks, its options and the app’s rul
     );
   });
 
-  it('I28.2 the same capability added twice is refused at the call, naming it', () => {
+  it('the same capability added twice is refused at the call, naming it', () => {
     const trail = new AuditTrail();
     const app = new App(quiet).use(trail);
     expect(() => app.use(trail)).toThrow(
@@ -126,19 +126,19 @@ describe('I28.2 app.use(capability): its checks, its options and the app’s rul
     );
   });
 
-  it('I28.2 a capability after build is refused like every configuring call (REF-39)', () => {
+  it('a capability after build is refused like every configuring call (REF-39)', () => {
     const app = new App(quiet).controllers(OrdersController);
     app.build();
     expect(() => app.use(new AuditTrail())).toThrow(/app\.use\(\) called after the app was built/);
   });
 
-  it('I28.2 a capability class given for its instance is refused at the call, not at every request', () => {
+  it('a capability class given for its instance is refused at the call, not at every request', () => {
     expect(() => new App(quiet).use(AuditTrail as never)).toThrow(
       'app.use(AuditTrail): a class, not middleware or a capability: give an instance (app.use(new AuditTrail()))',
     );
   });
 
-  it('I28.2 what is neither a function nor a capability object is refused at the call', () => {
+  it('what is neither a function nor a capability object is refused at the call', () => {
     expect(() => new App(quiet).use(null as never)).toThrow(
       'app.use() takes a middleware function or a capability object, got null',
     );

@@ -35,8 +35,8 @@ async function order(key: string, sku = 'tea') {
   return { res, body: await res.text() };
 }
 
-describe('I23.6 the sample with DATABASE_URL', () => {
-  it('I23.6 creates its tables at startup; POST /orders places the order in Postgres once, a retry replays it', async () => {
+describe('the sample with DATABASE_URL', () => {
+  it('creates its tables at startup; POST /orders places the order in Postgres once, a retry replays it', async () => {
     const { rows: tables } = await pool.query(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
     );
@@ -60,7 +60,7 @@ describe('I23.6 the sample with DATABASE_URL', () => {
     expect(((await listed.json()) as { id: string }[]).map((o) => o.id)).toContain(placed.id);
   });
 
-  it('I23.6 a sold-out sku is 409 and leaves neither an order row nor a kept answer', async () => {
+  it('a sold-out sku is 409 and leaves neither an order row nor a kept answer', async () => {
     const before = (await pool.query('SELECT count(*)::int AS n FROM shop_orders')).rows[0].n;
     const kept = (await pool.query('SELECT count(*)::int AS n FROM fw_store')).rows[0].n;
     expect((await order('db-2', 'sold-out')).res.status).toBe(409);
@@ -68,7 +68,7 @@ describe('I23.6 the sample with DATABASE_URL', () => {
     expect((await pool.query('SELECT count(*)::int AS n FROM fw_store')).rows[0].n).toBe(kept);
   });
 
-  it('I23.6 cancel and the versioned GET read and write the order in Postgres', async () => {
+  it('cancel and the versioned GET read and write the order in Postgres', async () => {
     const placed = JSON.parse((await order('db-3')).body) as { id: string };
     const one = await fetch(`${shop.url}/orders/${placed.id}`, { headers: alice });
     expect(one.status).toBe(200);
@@ -212,7 +212,7 @@ describe('I23.6 the sample with DATABASE_URL', () => {
     }
   }, 60_000);
 
-  it('I23.6 /healthz reports the database: 200 while it answers, 503 naming it while it is down', async () => {
+  it('/healthz reports the database: 200 while it answers, 503 naming it while it is down', async () => {
     expect((await fetch(`${shop.url}/healthz`)).status).toBe(200);
     await pg.halt();
     try {

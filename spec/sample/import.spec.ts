@@ -11,7 +11,7 @@ let keys = 0;
 /** Alice with a fresh Idempotency-Key: each import its own request. */
 const fresh = () => ({ ...alice, 'idempotency-key': `import-${++keys}` });
 
-describe('I25 the sample shop: POST /orders/import (SAMPLE.md contract)', () => {
+describe('the sample shop: POST /orders/import (SAMPLE.md contract)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fw-sample-import-'));
   let app: App;
   let port = 0;
@@ -43,7 +43,7 @@ describe('I25 the sample shop: POST /orders/import (SAMPLE.md contract)', () => 
     data,
   });
 
-  it('I25 answers 201 { imported, bytes, sha256 } and places the orders', async () => {
+  it('answers 201 { imported, bytes, sha256 } and places the orders', async () => {
     const text = 'sku,qty\nimport-a,2\nimport-b,5\n';
     const res = await send([{ name: 'note', value: 'monday' }, csv(text)]);
     expect(res.status).toBe(201);
@@ -61,7 +61,7 @@ describe('I25 the sample shop: POST /orders/import (SAMPLE.md contract)', () => 
     ]);
   });
 
-  it('I25 note is optional; a file of exactly 1 MiB is read', async () => {
+  it('note is optional; a file of exactly 1 MiB is read', async () => {
     // Two orders, then blank lines (skipped) up to exactly 1 MiB.
     const head = 'big-a,1\nbig-b,2\n';
     const data = Buffer.from(head + '\n'.repeat(1024 * 1024 - head.length));
@@ -71,7 +71,7 @@ describe('I25 the sample shop: POST /orders/import (SAMPLE.md contract)', () => 
     expect(res.json()).toMatchObject({ imported: 2, bytes: data.length });
   });
 
-  it('I25 a file over 1 MiB is 413', async () => {
+  it('a file over 1 MiB is 413', async () => {
     const res = await send([csv(Buffer.alloc(1024 * 1024 + 1, 0x61))]);
     expect(res.status).toBe(413);
     expect(res.json()).toEqual({
@@ -80,7 +80,7 @@ describe('I25 the sample shop: POST /orders/import (SAMPLE.md contract)', () => 
     });
   });
 
-  it('I25 another type is 415, no file is 400, a note over 200 chars is 400', async () => {
+  it('another type is 415, no file is 400, a note over 200 chars is 400', async () => {
     const other = await send([csv('a,1\n', 'application/json')]);
     expect(other.status).toBe(415);
     expect(other.json<{ error: string }>().error).toMatch(/^form\.csv: /);
@@ -92,13 +92,13 @@ describe('I25 the sample shop: POST /orders/import (SAMPLE.md contract)', () => 
     expect(long.json<{ error: string }>().error).toMatch(/^form\.note: /);
   });
 
-  it('I25 bearer required: none or an unknown token is 401 with WWW-Authenticate: Bearer', async () => {
+  it('bearer required: none or an unknown token is 401 with WWW-Authenticate: Bearer', async () => {
     const res = await send([csv('a,1\n')], {});
     expect(res.status).toBe(401);
     expect(res.headers['www-authenticate']).toBe('Bearer');
   });
 
-  it('I25 a bad line is 400 naming it, and nothing is imported', async () => {
+  it('a bad line is 400 naming it, and nothing is imported', async () => {
     const res = await send([csv('ok-sku,1\nbad line\n')]);
     expect(res.status).toBe(400);
     expect(res.json()).toEqual({

@@ -40,8 +40,8 @@ const get = (path: string, token?: string) =>
 const claimsOf = (jwt: string) =>
   JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString()) as Record<string, unknown>;
 
-describe('I26.6 the sample accepts JWTs from its development issuer', () => {
-  it("I26.6 POST /dev/token answers a 15-minute ES256 token of the shop's URL for audience shop; the keys are at /.well-known/jwks.json", async () => {
+describe('the sample accepts JWTs from its development issuer', () => {
+  it("POST /dev/token answers a 15-minute ES256 token of the shop's URL for audience shop; the keys are at /.well-known/jwks.json", async () => {
     const jwt = await token('alice', ['admin']);
     const header = JSON.parse(Buffer.from(jwt.split('.')[0], 'base64url').toString()) as {
       alg: string;
@@ -58,7 +58,7 @@ describe('I26.6 the sample accepts JWTs from its development issuer', () => {
     expect(jwks.keys[0].d).toBeUndefined(); // the public half only
   });
 
-  it('I26.6 GET /admin/stats: scope admin gives { orders: n }; without it 403 insufficient_scope; no token 401 Bearer', async () => {
+  it('GET /admin/stats: scope admin gives { orders: n }; without it 403 insufficient_scope; no token 401 Bearer', async () => {
     const admin = await get('/admin/stats', await token('bob', ['admin', 'orders']));
     expect(admin.status).toBe(200);
     expect(await admin.json()).toEqual({ orders: expect.any(Number) });
@@ -73,7 +73,7 @@ describe('I26.6 the sample accepts JWTs from its development issuer', () => {
     expect(none.headers.get('www-authenticate')).toBe('Bearer');
   });
 
-  it('I26.6 unsigned, signed by another key, expired or for another audience: 401 error="invalid_token"', async () => {
+  it('unsigned, signed by another key, expired or for another audience: 401 error="invalid_token"', async () => {
     const host = new URL(url).host;
     const other = await generateKeyPair('ES256');
     const now = Math.floor(Date.now() / 1000);
@@ -109,7 +109,7 @@ describe('I26.6 the sample accepts JWTs from its development issuer', () => {
     }
   });
 
-  it('I26.6 the static alice-token still works, and a JWT names the account on /orders', async () => {
+  it('the static alice-token still works, and a JWT names the account on /orders', async () => {
     expect((await get('/orders', 'alice-token')).status).toBe(200);
     const jwt = await token('bob', []);
     const placed = await fetch(`${url}/orders`, {
@@ -127,7 +127,7 @@ describe('I26.6 the sample accepts JWTs from its development issuer', () => {
     expect(mine.length).toBeGreaterThan(0);
   });
 
-  it('I26.6 /dev/token refuses an unknown account and a scope that is not a scope token (400)', async () => {
+  it('/dev/token refuses an unknown account and a scope that is not a scope token (400)', async () => {
     for (const body of [
       { account: 'mallory', scopes: [] },
       { account: 'alice', scopes: ['a b'] },
@@ -141,7 +141,7 @@ describe('I26.6 the sample accepts JWTs from its development issuer', () => {
     }
   });
 
-  it('I26.6 under NODE_ENV=production there is no /dev/token (404), the keys and /admin/stats stay', async () => {
+  it('under NODE_ENV=production there is no /dev/token (404), the keys and /admin/stats stay', async () => {
     const env = { ...process.env };
     process.env.NODE_ENV = 'production';
     process.env.SESSION_SECRET = 'a-production-secret-of-at-least-32-bytes!';

@@ -66,34 +66,34 @@ const post = (url: string) =>
   app.inject({ method: 'POST', url, headers: { 'idempotency-key': `o-${++n}` } });
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
-describe('I28.1 OTEL-13 idempotency outcomes', () => {
-  it('I28.1 OTEL-13 a handler that failed, its key given back, is counted released (it was counted nothing)', async () => {
+describe('OTEL-13 idempotency outcomes', () => {
+  it('OTEL-13 a handler that failed, its key given back, is counted released (it was counted nothing)', async () => {
     expect((await post('/released')).status).toBe(409);
     expect(await counted('/released', 'released')).toBe(1);
     expect(await counted('/released', 'stored')).toBe(0);
   });
 
-  it('I28.1 OTEL-13 IDEM-16 an answer larger than the space keeps is counted not_kept, and sent', async () => {
+  it('OTEL-13 IDEM-16 an answer larger than the space keeps is counted not_kept, and sent', async () => {
     const res = await post('/huge');
     expect(res.status).toBe(201);
     expect(await counted('/huge', 'not_kept')).toBe(1);
     expect(await counted('/huge', 'stored')).toBe(0);
   });
 
-  it('I28.1 OTEL-13 an async handler answer kept is counted stored, once', async () => {
+  it('OTEL-13 an async handler answer kept is counted stored, once', async () => {
     expect((await post('/async')).status).toBe(201);
     expect(await counted('/async', 'stored')).toBe(1);
     expect(await counted('/async', 'released')).toBe(0);
   });
 
-  it('I28.1 OTEL-13 IDEM-21 a store that cannot be read is counted store_unavailable', async () => {
+  it('OTEL-13 IDEM-21 a store that cannot be read is counted store_unavailable', async () => {
     expect((await post('/down')).status).toBe(503);
     expect(await counted('/down', 'store_unavailable')).toBe(1);
   });
 });
 
-describe('I28.1 IDEM-11 what by may name', () => {
-  it('I28.1 IDEM-11 null or undefined is no caller: 403, the handler not run', async () => {
+describe('IDEM-11 what by may name', () => {
+  it('IDEM-11 null or undefined is no caller: 403, the handler not run', async () => {
     for (const none of [null, undefined]) {
       who = none;
       const res = await post('/by');
@@ -104,7 +104,7 @@ describe('I28.1 IDEM-11 what by may name', () => {
     }
   });
 
-  it('I28.1 IDEM-11 an empty string, a function or a number is the program’s mistake: 500, said in the log', async () => {
+  it('IDEM-11 an empty string, a function or a number is the program’s mistake: 500, said in the log', async () => {
     const said: string[] = [];
     for (const wrong of ['', () => 'ann', 42]) {
       who = wrong;

@@ -180,7 +180,7 @@ describe('metrics (OTEL-10..15)', () => {
     expect(store.bytesUsed).toBeGreaterThan(0);
   });
 
-  it('I22.17 an answer sent but not kept is counted not_kept; its retry (503) is not run again', async () => {
+  it('an answer sent but not kept is counted not_kept; its retry (503) is not run again', async () => {
     const headers = { 'idempotency-key': `u-${Date.now()}` };
     expect((await app.inject({ method: 'POST', url: '/unkept', headers })).status).toBe(201);
     expect((await app.inject({ method: 'POST', url: '/unkept', headers })).status).toBe(503);
@@ -194,7 +194,7 @@ describe('metrics (OTEL-10..15)', () => {
     ).toBe(0);
   });
 
-  it('I22.5 a MemoryStore provided only through its space is reported by the fw.store gauges', async () => {
+  it('a MemoryStore provided only through its space is reported by the fw.store gauges', async () => {
     expect(await sum('fw.store.budget', { 'fw.store': 1 })).toBe(3 << 20);
     expect(await sum('fw.store.bytes', { 'fw.store': 1 })).toBe(asideStore.bytesUsed);
   });
@@ -222,7 +222,7 @@ describe('metrics (OTEL-10..15)', () => {
 });
 
 describe('deprecated routes (I27.3)', () => {
-  it('I27.3 fw.deprecated.requests counts the use of a @Deprecated route, by route', async () => {
+  it('fw.deprecated.requests counts the use of a @Deprecated route, by route', async () => {
     @Controller()
     class Old {
       @Get('/old-thing')

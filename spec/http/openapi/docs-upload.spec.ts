@@ -9,7 +9,7 @@ import { emptied } from '../../support/multipart';
 const CHROMIUM = '/usr/bin/chromium';
 
 /** An upload through the docs page's "Try it out", in a real browser. */
-describe('I25 POST /orders/import from /docs in Debian chromium', () => {
+describe('POST /orders/import from /docs in Debian chromium', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fw-docs-upload-'));
   let app: App;
   let url: string;
@@ -30,7 +30,7 @@ describe('I25 POST /orders/import from /docs in Debian chromium', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('I25 Authorize, choose a CSV file in "Try it out", Execute: 201 with the import', async () => {
+  it('Authorize, choose a CSV file in "Try it out", Execute: 201 with the import', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     page.setDefaultTimeout(15_000);

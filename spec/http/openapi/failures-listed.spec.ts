@@ -74,8 +74,8 @@ const build = (problem: boolean) => {
   return (problem ? app.failures(Problem) : app).document() as unknown as Doc;
 };
 
-describe('I24.3 every failure a route can give is in its operation', () => {
-  it('I24.3 lists 400, 401/403 from the resolver, 409 (controller), 413/415, 422 (route and idempotency), 503', () => {
+describe('every failure a route can give is in its operation', () => {
+  it('lists 400, 401/403 from the resolver, 409 (controller), 413/415, 422 (route and idempotency), 503', () => {
     const doc = build(false);
     const post = doc.paths['/accounts/{id}/transfers']!.post!.responses;
     for (const s of ['201', '200'].filter((x) => x in post)) expect(post[s]).toBeDefined();
@@ -86,7 +86,7 @@ describe('I24.3 every failure a route can give is in its operation', () => {
     expect(Object.keys(get).sort()).toEqual(['200', '404', '409']);
   });
 
-  it('I24.3 the default shape has no code, so no enum; Problem gets the codes as an enum per status', () => {
+  it('the default shape has no code, so no enum; Problem gets the codes as an enum per status', () => {
     const plain = build(false).paths['/accounts/{id}/transfers']!.post!.responses;
     expect(plain['422']!.content!['application/json']!.schema).toEqual({
       $ref: '#/components/schemas/Failure',
@@ -105,7 +105,7 @@ describe('I24.3 every failure a route can give is in its operation', () => {
     expect(narrowed('409')).toEqual({ $ref: '#/components/schemas/Failure' });
   });
 
-  it('I24.3 openapi-typescript makes a 422 InsufficientFunds a typed branch', () => {
+  it('openapi-typescript makes a 422 InsufficientFunds a typed branch', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fw-i24-'));
     try {
       writeFileSync(join(dir, 'doc.json'), JSON.stringify(build(true)));

@@ -16,7 +16,7 @@ class OrdersController {
   }
 }
 
-it('I23.4 an idempotent operation publishes its space expiry, in the key description and x-idempotency-key-expiry-seconds', () => {
+it('an idempotent operation publishes its space expiry, in the key description and x-idempotency-key-expiry-seconds', () => {
   const app = new App({ log: () => {} })
     .controllers(OrdersController)
     .provide(Orders.open(new MemoryStore({ bytes: 1 << 20 })));

@@ -38,7 +38,7 @@ class ShopController {
 
 type Schemas = Record<string, Record<string, unknown>>;
 
-describe('I24.6 shapes people actually return', () => {
+describe('shapes people actually return', () => {
   const app = new App({ log: () => {} }).controllers(ShopController);
   const doc = app.document() as unknown as {
     paths: Record<
@@ -51,7 +51,7 @@ describe('I24.6 shapes people actually return', () => {
     components: { schemas: Schemas };
   };
 
-  it('I24.6 Page(Order) is the named component PageOfOrder, one class per item class', () => {
+  it('Page(Order) is the named component PageOfOrder, one class per item class', () => {
     expect(Page(Order)).toBe(Page(Order));
     expect(
       doc.paths['/shop/orders']!.get!.responses['200']!.content['application/json']!.schema,
@@ -72,14 +72,14 @@ describe('I24.6 shapes people actually return', () => {
     });
   });
 
-  it('I24.6 a page is written by its declaration: items of Order only, null where optional', async () => {
+  it('a page is written by its declaration: items of Order only, null where optional', async () => {
     const r = await app.inject({ url: '/shop/orders' });
     expect(r.body).toBe(
       '{"items":[{"id":"o1","qty":2,"note":null},{"id":"o2","qty":1}],"total":2,"next":null}',
     );
   });
 
-  it('I24.6 a top-level union is a component with a discriminator; the document validates', () => {
+  it('a top-level union is a component with a discriminator; the document validates', () => {
     expect(doc.components.schemas.Shape).toMatchObject({
       oneOf: [
         { $ref: '#/components/schemas/Shape.circle' },

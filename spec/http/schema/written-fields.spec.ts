@@ -49,8 +49,8 @@ const component = () =>
     }
   ).components.schemas.Mixed!;
 
-describe('I24.1 the writer and the component follow one rule', () => {
-  it('I24.1 a field the writer writes is exactly a field the component lists (writeOnly aside)', async () => {
+describe('the writer and the component follow one rule', () => {
+  it('a field the writer writes is exactly a field the component lists (writeOnly aside)', async () => {
     const written = Object.keys((await app.inject({ url: '/w/mixed' })).json<object>()).sort();
     const properties = component().properties as Record<string, { writeOnly?: boolean }>;
     const listed = Object.keys(properties)
@@ -60,7 +60,7 @@ describe('I24.1 the writer and the component follow one rule', () => {
     expect(written).toEqual(['count', 'id', 'made', 'nick', 'note', 'shown']);
   });
 
-  it('I24.1 undecorated fields are readOnly any JSON; an @Exclude(toPlainOnly) one is writeOnly', async () => {
+  it('undecorated fields are readOnly any JSON; an @Exclude(toPlainOnly) one is writeOnly', async () => {
     const c = component();
     expect(c.properties).toMatchObject({
       id: { type: 'string' },

@@ -60,8 +60,8 @@ const upload = (key: string, data: Buffer, boundary = 'b1') => {
   return post(port, '/imports', m.body, { 'content-type': m.type, 'idempotency-key': key });
 };
 
-describe('I25 an @Idempotent upload route fingerprints the streamed bytes', () => {
-  it('I25 the same file retried replays (another boundary too); another file with the key is 422', async () => {
+describe('an @Idempotent upload route fingerprints the streamed bytes', () => {
+  it('the same file retried replays (another boundary too); another file with the key is 422', async () => {
     // 3 MiB: past the 1 MiB whole-body bound, so it can only be fingerprinted as it streams.
     const file = Buffer.alloc(3 << 20, 1);
     const first = await upload('k1', file);

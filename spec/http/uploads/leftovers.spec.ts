@@ -54,11 +54,11 @@ async function stallAfter(port: number, bytes: number) {
   return { socket, closed };
 }
 
-describe('I25 temp files and descriptors are gone however the request ends', () => {
+describe('temp files and descriptors are gone however the request ends', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fw-leftovers-spec-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('I25 a client that stops sending mid-file: the request ends within the idle timeout, no temp file or descriptor left', async () => {
+  it('a client that stops sending mid-file: the request ends within the idle timeout, no temp file or descriptor left', async () => {
     const app = new App({ log: () => {}, idleTimeoutMs: 300, uploads: { tmpDir: dir } });
     app.controllers(Slow);
     const port = Number(new URL((await app.listen({ port: 0 })).url).port);
@@ -75,7 +75,7 @@ describe('I25 temp files and descriptors are gone however the request ends', () 
     await app.close();
   });
 
-  it('I25 a client that aborts mid-file leaves no temp file', async () => {
+  it('a client that aborts mid-file leaves no temp file', async () => {
     const app = new App({ log: () => {}, uploads: { tmpDir: dir } }).controllers(Slow);
     const port = Number(new URL((await app.listen({ port: 0 })).url).port);
     const { socket } = await stallAfter(port, 300_000);
@@ -87,7 +87,7 @@ describe('I25 temp files and descriptors are gone however the request ends', () 
     await app.close();
   });
 
-  it('I25 the server closing while the handler holds the files removes them', async () => {
+  it('the server closing while the handler holds the files removes them', async () => {
     const app = new App({ log: () => {}, closeGraceMs: 100, uploads: { tmpDir: dir } });
     app.controllers(Slow);
     const port = Number(new URL((await app.listen({ port: 0 })).url).port);

@@ -23,7 +23,7 @@ class Galleries {
   }
 }
 
-describe('I25 the OpenAPI operation of an upload route', () => {
+describe('the OpenAPI operation of an upload route', () => {
   const doc = new App({ log: () => {} }).controllers(Galleries).document() as unknown as {
     paths: Record<
       string,
@@ -32,7 +32,7 @@ describe('I25 the OpenAPI operation of an upload route', () => {
   };
   const op = doc.paths['/galleries'].post;
 
-  it('I25 is a multipart/form-data body: fields with constraints, files as 3.1 binary strings, required list', () => {
+  it('is a multipart/form-data body: fields with constraints, files as 3.1 binary strings, required list', () => {
     expect(op.requestBody).toEqual({
       required: true,
       content: {
@@ -70,7 +70,7 @@ describe('I25 the OpenAPI operation of an upload route', () => {
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['201', '400', '413', '415']));
   });
 
-  it('I25 the document validates (OpenAPI 3.2, @seriousme/openapi-schema-validator)', async () => {
+  it('the document validates (OpenAPI 3.2, @seriousme/openapi-schema-validator)', async () => {
     const script = `
       import { Validator } from '@seriousme/openapi-schema-validator';
       const v = new Validator();

@@ -71,8 +71,8 @@ const send = (parts: Parameters<typeof multipart>[0]) => {
   return post(port, '/piped', m.body, { 'content-type': m.type });
 };
 
-describe('I25 @FormFile({ stream: true }): the file handed over as it arrives', () => {
-  it('I25 the handler pipes the file (through a slow sink) with its size and sha256 after; nothing on disk', async () => {
+describe('@FormFile({ stream: true }): the file handed over as it arrives', () => {
+  it('the handler pipes the file (through a slow sink) with its size and sha256 after; nothing on disk', async () => {
     const data = Buffer.alloc(3 << 20, 9);
     const memBefore = process.memoryUsage().rss;
     const res = await send([
@@ -92,7 +92,7 @@ describe('I25 @FormFile({ stream: true }): the file handed over as it arrives', 
     expect(process.memoryUsage().rss - memBefore).toBeLessThan(64 << 20);
   });
 
-  it('I25 past maxBytes the stream errors: 413 naming the limit', async () => {
+  it('past maxBytes the stream errors: 413 naming the limit', async () => {
     const res = await send([
       { name: 'note', value: 'hi' },
       { name: 'file', filename: 'big.bin', data: Buffer.alloc((4 << 20) + 1, 1) },
@@ -104,7 +104,7 @@ describe('I25 @FormFile({ stream: true }): the file handed over as it arrives', 
     });
   });
 
-  it('I25 a part after the streamed file fails the stream: 400 naming it', async () => {
+  it('a part after the streamed file fails the stream: 400 naming it', async () => {
     const res = await send([
       { name: 'note', value: 'hi' },
       { name: 'file', filename: 'f', data: 'abc' },
@@ -117,7 +117,7 @@ describe('I25 @FormFile({ stream: true }): the file handed over as it arrives', 
     });
   });
 
-  it('I25 a streamed file on an @Idempotent route is refused at build, naming the field', () => {
+  it('a streamed file on an @Idempotent route is refused at build, naming the field', () => {
     const Kept = Space('streamed', { ttlSeconds: 60, maxBytes: 4096 });
     @Controller()
     class Idem {

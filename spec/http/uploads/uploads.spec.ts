@@ -142,8 +142,8 @@ const image = (data: Buffer | string, type = 'image/png') => ({
   data,
 });
 
-describe('I25 uploads: @Form with @FormFile', () => {
-  it('I25 a multipart form gives fields validated and each file on disk (0600) with size, sha256 and sniffed type', async () => {
+describe('uploads: @Form with @FormFile', () => {
+  it('a multipart form gives fields validated and each file on disk (0600) with size, sha256 and sniffed type', async () => {
     const res = await send('/avatars', [{ name: 'caption', value: 'me' }, image(png)]);
     expect(res.status).toBe(201);
     expect(res.json()).toEqual({
@@ -164,7 +164,7 @@ describe('I25 uploads: @Form with @FormFile', () => {
     });
   });
 
-  it('I25 a text file declared as text/plain is not sniffed as anything', async () => {
+  it('a text file declared as text/plain is not sniffed as anything', async () => {
     const res = await send('/avatars', [
       { name: 'caption', value: 'x' },
       image('a,b\n', 'text/plain'),
@@ -175,19 +175,19 @@ describe('I25 uploads: @Form with @FormFile', () => {
     });
   });
 
-  it('I25 a field failing class-validator is 400 naming it; files are removed', async () => {
+  it('a field failing class-validator is 400 naming it; files are removed', async () => {
     const res = await send('/avatars', [{ name: 'caption', value: '' }, image(png)]);
     expect(res.status).toBe(400);
     expect(res.json<{ error: string }>().error).toMatch(/^form\.caption: /);
   });
 
-  it('I25 a missing required file is 400 naming the field', async () => {
+  it('a missing required file is 400 naming the field', async () => {
     const res = await send('/avatars', [{ name: 'caption', value: 'me' }]);
     expect(res.status).toBe(400);
     expect(res.json()).toEqual({ error: 'form.image: a file is required', status: 400 });
   });
 
-  it('I25 a disallowed type is 415 naming the field', async () => {
+  it('a disallowed type is 415 naming the field', async () => {
     const res = await send('/avatars', [{ name: 'caption', value: 'me' }, image(png, 'image/gif')]);
     expect(res.status).toBe(415);
     expect(res.json()).toEqual({
@@ -254,7 +254,7 @@ describe('I25 uploads: @Form with @FormFile', () => {
     );
   });
 
-  it('I25 per-file maxBytes: exactly the limit is read, one byte more is 413 naming it', async () => {
+  it('per-file maxBytes: exactly the limit is read, one byte more is 413 naming it', async () => {
     const at = await send('/avatars', [
       { name: 'caption', value: 'me' },
       image(Buffer.alloc(1024, 1)),
@@ -271,7 +271,7 @@ describe('I25 uploads: @Form with @FormFile', () => {
     });
   });
 
-  it('I25 a file where a field is declared, and a file field nobody declared, are 400 naming them', async () => {
+  it('a file where a field is declared, and a file field nobody declared, are 400 naming them', async () => {
     const asField = await send('/avatars', [
       { name: 'caption', value: 'me' },
       { name: 'image', value: 'x' },
@@ -287,7 +287,7 @@ describe('I25 uploads: @Form with @FormFile', () => {
     });
   });
 
-  it('I25 count: a list takes its files in order; a single file field takes one, a second is 413', async () => {
+  it('count: a list takes its files in order; a single file field takes one, a second is 413', async () => {
     const doc = (i: number) => ({
       name: 'docs',
       filename: `d${i}.txt`,
@@ -308,7 +308,7 @@ describe('I25 uploads: @Form with @FormFile', () => {
     expect(none.json()).toEqual({ note: null, docs: [] });
   });
 
-  it('I25 maxFields and maxFieldBytes: at the limit read, past it 413 naming the limit', async () => {
+  it('maxFields and maxFieldBytes: at the limit read, past it 413 naming the limit', async () => {
     expect((await send('/docs', [{ name: 'note', value: '0123456789' }])).status).toBe(201);
     const long = await send('/docs', [{ name: 'note', value: '0123456789x' }]);
     expect(long.status).toBe(413);
@@ -326,7 +326,7 @@ describe('I25 uploads: @Form with @FormFile', () => {
     expect(three.json()).toEqual({ error: 'form: more than 2 fields (maxFields)', status: 413 });
   });
 
-  it('I25 maxParts and maxFiles: at the limit read, past it 413 naming the limit', async () => {
+  it('maxParts and maxFiles: at the limit read, past it 413 naming the limit', async () => {
     const doc = (i: number) => ({
       name: 'docs',
       filename: `d${i}.txt`,
@@ -344,7 +344,7 @@ describe('I25 uploads: @Form with @FormFile', () => {
     expect(files.json()).toEqual({ error: 'form: more than 4 files (maxFiles)', status: 413 });
   });
 
-  it('I25 maxPartHeaderBytes: a header block of exactly the bound is read, one byte more is 413', async () => {
+  it('maxPartHeaderBytes: a header block of exactly the bound is read, one byte more is 413', async () => {
     // The block counted is every byte after the delimiter's CRLF up to and including the blank line.
     const base = 'Content-Disposition: form-data; name="note"\r\n'.length + 2;
     const pad = (n: number) => `X-Pad: ${'p'.repeat(n - 'X-Pad: \r\n'.length)}\r\n`;
@@ -358,7 +358,7 @@ describe('I25 uploads: @Form with @FormFile', () => {
     });
   });
 
-  it('I25 maxTotalBytes: a declared length past it is 413 before anything is read; so is a streamed one', async () => {
+  it('maxTotalBytes: a declared length past it is 413 before anything is read; so is a streamed one', async () => {
     const big = Buffer.alloc(9000, 1);
     const declared = await send('/docs', [{ name: 'docs', filename: 'b', data: big }]);
     expect(declared.status).toBe(413);
@@ -375,7 +375,7 @@ describe('I25 uploads: @Form with @FormFile', () => {
     expect(chunked.json()).toEqual(declared.json());
   });
 
-  it('I25 maxPartHeaderBytes at its default (16 KiB, busboy ceiling): a larger header block is 400 naming it', async () => {
+  it('maxPartHeaderBytes at its default (16 KiB, busboy ceiling): a larger header block is 400 naming it', async () => {
     const pad = `X-Pad: ${'p'.repeat(17 * 1024)}\r\n`;
     const res = await send('/avatars', [{ name: 'caption', value: 'me', extra: pad }, image(png)]);
     expect(res.status).toBe(400);
@@ -384,7 +384,7 @@ describe('I25 uploads: @Form with @FormFile', () => {
     );
   });
 
-  it('I25 a malformed multipart body is 400', async () => {
+  it('a malformed multipart body is 400', async () => {
     const res = await post(port, '/avatars', Buffer.from('--b\r\nnonsense'), {
       'content-type': 'multipart/form-data; boundary=b',
     });
@@ -392,7 +392,7 @@ describe('I25 uploads: @Form with @FormFile', () => {
     expect(res.json<{ error: string }>().error).toMatch(/^form: malformed multipart body/);
   });
 
-  it('I25 application/x-www-form-urlencoded goes through the same @Form(): its required file is missing', async () => {
+  it('application/x-www-form-urlencoded goes through the same @Form(): its required file is missing', async () => {
     const res = await post(port, '/avatars', Buffer.from('caption=me'), {
       'content-type': 'application/x-www-form-urlencoded',
     });
@@ -410,7 +410,7 @@ describe('I25 uploads: @Form with @FormFile', () => {
     });
   });
 
-  it('I25 a Bound upload form gets the missing file among its errors', async () => {
+  it('a Bound upload form gets the missing file among its errors', async () => {
     const res = await send('/bound', [{ name: 'caption', value: '' }]);
     expect(res.json<{ errors: string[] }>().errors).toEqual([
       expect.stringMatching(/^form\.caption: /),
@@ -418,14 +418,14 @@ describe('I25 uploads: @Form with @FormFile', () => {
     ]);
   });
 
-  it('I25 temp files are removed when the handler throws', async () => {
+  it('temp files are removed when the handler throws', async () => {
     const res = await send('/throws', [{ name: 'caption', value: 'me' }, image(png)]);
     expect(res.status).toBe(500);
   });
 });
 
-describe('I25 body limits per route and per app', () => {
-  it('I25 App({ maxBodyBytes }) bounds @Body on routes without @BodyLimit; @BodyLimit raises it per route', async () => {
+describe('body limits per route and per app', () => {
+  it('App({ maxBodyBytes }) bounds @Body on routes without @BodyLimit; @BodyLimit raises it per route', async () => {
     const at = await post(port, '/small', Buffer.from(`{"text":"ok"}${' '.repeat(1024 - 13)}`), {
       'content-type': 'application/json',
     });
@@ -449,7 +449,7 @@ describe('I25 body limits per route and per app', () => {
     });
   });
 
-  it('I25 @BodyLimit bounds c.body() too: exactly the limit read, one byte more 413', async () => {
+  it('@BodyLimit bounds c.body() too: exactly the limit read, one byte more 413', async () => {
     const at = await post(port, '/raw', Buffer.alloc(100, 1), {});
     expect(at.json()).toEqual({ bytes: 100 });
     const past = await post(port, '/raw', Buffer.alloc(101, 1), {});

@@ -26,10 +26,10 @@ class OnDisk {
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-describe('I25 temp files written through the 1 MiB write buffer hold the exact bytes sent', () => {
+describe('temp files written through the 1 MiB write buffer hold the exact bytes sent', () => {
   // Random bytes larger than the buffer, so reads queue behind a write and leave in one writev:
   // a chunk written out of order or twice would change the file's SHA-256.
-  it('I25 two files of random bytes larger than the write buffer reach the disk whole and in order, 0600', async () => {
+  it('two files of random bytes larger than the write buffer reach the disk whole and in order, 0600', async () => {
     const app = new App({ log: () => {}, uploads: { maxTotalBytes: 32 << 20 } });
     app.controllers(OnDisk);
     const port = Number(new URL((await app.listen({ port: 0 })).url).port);
