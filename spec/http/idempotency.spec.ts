@@ -1470,7 +1470,7 @@ describe('the first POST on an in-process store', () => {
   });
 });
 
-describe('issue 18 §5: the per-caller count kept in lists (claims by id, kept answers in lapse order)', () => {
+describe('the per-caller count kept in lists (claims by id, kept answers in lapse order)', () => {
   it('a claim released out of order leaves the records before and after it counted, and they lapse in order', async () => {
     const budget = new CallerBudget(100);
     const now = performance.now();

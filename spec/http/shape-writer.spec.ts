@@ -66,7 +66,7 @@ function corpus(): unknown[] {
   ];
 }
 
-describe('issue 18: a route writes its JSON answers by the shape it learned', () => {
+describe('a route writes its JSON answers by the shape it learned', () => {
   it('gives the text JSON.stringify gives, for every value, the learned shape and others', () => {
     const w = shapeWriter();
     for (const v of corpus()) {
@@ -156,7 +156,7 @@ class ShapeController {
   }
 }
 
-describe('issue 18: a route of one class answers its JSON byte for byte', () => {
+describe('a route of one class answers its JSON byte for byte', () => {
   let app: App;
   let base: string;
   beforeAll(async () => {
