@@ -126,7 +126,7 @@ async function many(path: string, count: number): Promise<void> {
 const listeners = () => getEventListeners(shutdown!, 'abort').length;
 
 describe('requests that look at their signal, sleep, or call out with the Ctx as scope', () => {
-  it('leave no listener on the shutdown signal and no memory behind (issue 13 item 4)', async () => {
+  it('leave no listener on the shutdown signal and no memory behind', async () => {
     await many('/signal', 50);
     await many('/nap', 50);
     await many('/call', 50);
