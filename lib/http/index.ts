@@ -126,6 +126,18 @@ export {
 } from './features/jwt/bearer-jwt';
 export { JWKS_DEFAULTS, type RemoteKeyOptions } from './features/jwt/remote-key-options';
 export { Guard, Requires, GUARD, type GuardMark, type GuardEntry } from './features/guards';
+
+// Routes as tools for AI agents (MCP).
+export {
+  Tool,
+  TOOL,
+  MCP_VERSIONS,
+  mcpServer,
+  type ToolOptions,
+  type McpOptions,
+  type ToolDefinition,
+  type CallToolResult,
+} from './features/mcp';
 export type { SecurityDeclaration } from './route/extensions';
 // Browser-facing defaults: security headers and the CSRF check of cookie-session routes.
 export {
@@ -183,6 +195,8 @@ export { builtInRecord, type BuiltInRoute } from './route/route-record';
 export type {
   Capability,
   Host,
+  InjectedRequest,
+  InjectedAnswer,
   Around,
   AroundFactory,
   RecordCheck,

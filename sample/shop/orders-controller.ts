@@ -11,6 +11,7 @@ import {
   Reply,
   Returns,
   Status,
+  Tool,
   Tx,
   Versioned,
   fail,
@@ -50,6 +51,7 @@ export function ordersController(atomic: boolean) {
 
     /** Reserves stock at the warehouse, then places the order; sold out is a 409 failure (not kept). */
     @Post()
+    @Tool({ name: 'place_order', description: 'Places an order of qty (1 to 100) of sku' })
     @Idempotent(Orders, { by: byAccount, atomic })
     @Returns(Reply({ 201: Order }))
     async create(@Body() order: NewOrder, account: Account, c: Ctx) {

@@ -17,6 +17,7 @@ import { Client } from 'fw-http/fetch';
 import { Metrics } from './metrics';
 import { MetricsController } from './metrics-controller';
 import { AdminController, DevTokenController, JwksController } from './admin-controller';
+import { Account } from './account';
 
 export interface ShopOptions {
   readonly log?: ((line: string) => void) | undefined;
@@ -94,6 +95,8 @@ export function shop(options: ShopOptions = {}): App {
     .health('/healthz')
     .openapi({ path: openapiPath(options) })
     .docs()
+    // The @Tool routes for AI agents, for the same callers as HTTP (a bearer token or a JWT).
+    .mcp({ path: '/mcp', guard: Account })
     .static('/', resolve(process.cwd(), 'sample/public'), {
       maxFileBytes: 256 * 1024,
       spaFallback: 'index.html',

@@ -37,6 +37,7 @@ import {
   type StaticOptions,
 } from '../features/static/static-tree';
 import { compression, type CompressOptions } from '../features/compress';
+import { mcpServer, type McpOptions } from '../features/mcp';
 import { sessionCookies, type SessionOptions } from '../features/sessions';
 import type { Capability } from '../route/extensions';
 
@@ -135,6 +136,19 @@ export class App extends AppCore {
    */
   docs(options: DocsOptions = {}): this {
     addAs(this, 'docs', docsRoutes(options));
+    return this;
+  }
+
+  /**
+   * Serves the app's `@Tool` routes to AI agents over MCP's Streamable HTTP transport at `path`
+   * (default `/mcp`, POST; protocol 2025-06-18 and 2025-11-25): `initialize`, `tools/list` (the
+   * tools the caller's guards and scopes let it call) and `tools/call`, which runs the route
+   * through the app's whole pipeline with the caller's `Authorization` (an `@Idempotent` route's
+   * key from `params._meta.idempotencyKey`). Answers are JSON; no session is kept.
+   * @example app.mcp({ path: '/mcp', guard: Account })
+   */
+  mcp(options: McpOptions = {}): this {
+    addAs(this, 'mcp', mcpServer(options));
     return this;
   }
 

@@ -10,6 +10,10 @@ export interface InjectOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** Text or bytes as sent; any other value is sent as JSON (with `Content-Type: application/json` unless given). */
   readonly body?: string | Uint8Array | object;
+  /** The peer the request seems to come from (`c.ip` reads it, through trusted proxies' headers). Default 127.0.0.1. */
+  readonly remoteAddress?: string;
+  /** True when the request seems to come over TLS (`c.protocol` is then `https`). Default false. */
+  readonly encrypted?: boolean;
 }
 
 export interface InjectResult {
@@ -30,9 +34,13 @@ export class InjectRequest extends Readable {
   readonly httpVersionMinor = 1;
   /** The whole body is here from the start, as for a request whose body came with its head. */
   readonly complete = true;
-  readonly socket = { remoteAddress: '127.0.0.1', encrypted: false };
+  readonly socket: { readonly remoteAddress: string; readonly encrypted: boolean };
   constructor(options: InjectOptions) {
     super({ read() {} });
+    this.socket = {
+      remoteAddress: options.remoteAddress ?? '127.0.0.1',
+      encrypted: options.encrypted ?? false,
+    };
     this.method = (options.method ?? 'GET').toUpperCase();
     this.url = options.url;
     const headers: Record<string, string> = {};

@@ -232,4 +232,32 @@ export interface Host {
   compressAnswers(step: AnswerCompressor): void;
   /** Turns sessions on: a handler's `Session` parameter reads and writes the signed cookie (`app.sessions()`). */
   useSessions(options: SessionOptions): void;
+  /**
+   * Sends a request through the app's whole pipeline without a socket (middleware, routing, the
+   * route's steps, failures) and gives its answer: how a capability serving the app's routes over
+   * another protocol (MCP tools) runs them exactly as HTTP would.
+   */
+  inject(request: InjectedRequest): Promise<InjectedAnswer>;
+}
+
+/** A request a capability sends through the app (`host.inject`). */
+export interface InjectedRequest {
+  readonly method?: string;
+  /** Path and query. */
+  readonly url: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Text or bytes as sent; any other value is sent as JSON. */
+  readonly body?: string | Uint8Array | object;
+  /** The peer it comes from, for `c.ip` (default 127.0.0.1). */
+  readonly remoteAddress?: string;
+  /** True when it comes over TLS. */
+  readonly encrypted?: boolean;
+}
+
+/** The answer to an injected request. */
+export interface InjectedAnswer {
+  readonly status: number;
+  /** Lower-cased names. */
+  readonly headers: Readonly<Record<string, string | string[]>>;
+  readonly body: string;
 }

@@ -13,5 +13,11 @@ export {
   type ResponseObject,
   type SecurityScheme,
 } from './operation-builder';
-export { addOpenApi, documentOf, openApiRoutes, type OpenApiOptions } from './serve';
+export {
+  addOpenApi,
+  documentOf,
+  hideFromDocument,
+  openApiRoutes,
+  type OpenApiOptions,
+} from './serve';
 export { addDocsRoutes, docsRoutes, type DocsOptions } from './docs-page';

@@ -131,6 +131,11 @@ export function addOpenApi(app: Host, options: OpenApiOptions): void {
   }
 }
 
+/** Keeps a route the framework adds out of the document (one that speaks another protocol: MCP's endpoint). */
+export function hideFromDocument(record: RouteRecord): void {
+  hidden.add(record);
+}
+
 class OpenApiRoutes {}
 
 /** Adds a GET route the framework owns, answering Bytes, and keeps it out of the document. */
