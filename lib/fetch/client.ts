@@ -14,6 +14,7 @@ import {
 import { bindEngine, Engine, type StartMode } from './engine';
 import type { FetchResponse } from './response';
 import type { Scope } from './scope';
+import { OUTBOUND_CLIENT } from './outbound-client';
 import { sendCall } from './send-call';
 
 /** One call as a public method states it, before its URL is parsed and its body encoded. */
@@ -45,6 +46,11 @@ export class Client {
   /** The settings in force, defaults filled in. */
   get settings(): ResolvedClientSettings {
     return this.#engine.settings;
+  }
+
+  /** @internal How an app finds this client among what it is provided. */
+  get [OUTBOUND_CLIENT](): Client {
+    return this;
   }
 
   /** True between `start()` and `close()`. */

@@ -18,6 +18,7 @@ import { Gate } from './gate';
 import { fetchHead } from './fetch-head';
 import { callHeaders, checkHeader, type HeaderLine } from './header-line';
 import { checkKeyReused, keyReused, saysKeyReused, type KeyReusedAnswer } from './key-reused';
+import { OUTBOUND_CLIENT } from './outbound-client';
 import { fillTemplate, type PathArgs, type TemplateIsPlain } from './path-template';
 import type { FetchResponse } from './response';
 import type { OutboundCall, Scope } from './scope';
@@ -183,7 +184,7 @@ export function Target(name: string, options: TargetOptions = {}): TargetType {
 /**
  * An opened target: calls take a path template and its arguments where a URL would go.
  * `'/users/{id}'` takes `{ id, …query }`, `'/users/{}'` a one-element tuple, a plain path a query
- * object or nothing. The framework finds provided targets with `instanceof OpenTarget`.
+ * object or nothing. The framework finds a provided target's client by its `OUTBOUND_CLIENT` mark.
  */
 export class OpenTarget {
   readonly name: string;
@@ -206,6 +207,11 @@ export class OpenTarget {
     userAgent: string | null;
     secret: ReadonlySet<string> | null;
   };
+
+  /** @internal How an app finds this target's client among what it is provided. */
+  get [OUTBOUND_CLIENT](): Client {
+    return this.client;
+  }
 
   constructor(type: TargetType, client: Client, options: OpenOptions) {
     const { origin, prefix } = parseBase(options.base);

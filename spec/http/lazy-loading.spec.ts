@@ -79,6 +79,15 @@ describe('optional packages load with their feature, not with fw', () => {
     },
   );
 
+  it('requiring the http door loads no more of lib/fetch than the marks it reads (a Client, a server-side parameter)', async () => {
+    const fetchFiles = await inFreshNode<string[]>(
+      `require(process.env.OUT + '/lib/http/index.js');` +
+        `process.stdout.write(JSON.stringify(Object.keys(require.cache)` +
+        `.filter((f) => f.startsWith(process.env.OUT + '/lib/fetch/')).map((f) => f.slice(process.env.OUT.length)).sort()))`,
+    );
+    expect(fetchFiles).toEqual(['/lib/fetch/outbound-client.js', '/lib/fetch/server-side.js']);
+  });
+
   // RedisStore's script lane speaks TLS only for a rediss:// store: node:tls is not part of every
   // app's cold start (it was, for one commit, through the lane's import).
   it.each(['http', 'cache', 'fetch'])(

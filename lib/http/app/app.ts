@@ -1,7 +1,7 @@
 import { createServer, type ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { Client, OpenTarget } from '../../fetch';
+import { outboundClientOf, type OutboundClient } from '../../fetch/outbound-client';
 import { compileRoute, type CompiledRoute } from '../pipeline/compile-route';
 import { Ctx, isThenable, type Core } from '../request/ctx';
 import { bodyLimitOf } from '../request/read-body';
@@ -644,11 +644,11 @@ export class App {
   }
 
   /** The outbound clients the app starts and closes: those provided, and those of provided targets. */
-  #clients(): Set<Client> {
-    const clients = new Set<Client>();
+  #clients(): Set<OutboundClient> {
+    const clients = new Set<OutboundClient>();
     for (const s of this.#provided) {
-      if (s instanceof Client) clients.add(s);
-      else if (s instanceof OpenTarget) clients.add(s.client);
+      const client = outboundClientOf(s);
+      if (client !== null) clients.add(client);
     }
     return clients;
   }
