@@ -1,9 +1,11 @@
-// Issue 28 §5, beside Fastify in one run: start-to-ready (process start to first answer), idle RSS
-// and RSS after load, p99 at 50 connections on GET and POST, and the resident memory 10,000 idle
-// keep-alive connections hold. fw serves Fastify's two routes only (two-routes-app.ts); Fastify
-// loads class-validator as well, as every fw app does (issue 28: "with the same two routes and
-// class-validator loaded"); Fastify without it is reported beside. Every measure is the median of
-// fresh processes or rounds, taken in turn, so a drift of the loaded machine falls on each alike.
+// The footprint beside Fastify and NestJS in one run: start-to-ready (process start to first
+// answer), idle RSS and RSS after load, p99 at 50 connections on GET and POST, and the resident
+// memory 10,000 idle keep-alive connections hold. fw serves Fastify's two routes only, as a zod
+// app (two-routes-zod-app.ts, no class-validator loaded) and as a class-validator app
+// (two-routes-app.ts); Fastify checks bodies with its own JSON schema, and runs again with
+// class-validator loaded (the class-validator app's allowance is that load); Nest runs on Fastify
+// with class-validator's ValidationPipe. Every measure is the median of fresh processes or rounds,
+// taken in turn, so a drift of the loaded machine falls on each alike.
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import autocannon from 'autocannon';
@@ -43,83 +45,135 @@ async function readyIn(kind: ServerKind): Promise<{ wall: number; cpu: number }>
   }
 }
 
+/** The servers of the footprint table, and how each is named in it. */
+const TABLE: readonly (readonly [ServerKind, string])[] = [
+  ['fw-zod', 'fw, zod app'],
+  ['fw-two', 'fw, class-validator app'],
+  ['fastify', 'Fastify 5 (JSON schema)'],
+  ['fastify-cv', 'Fastify 5 + class-validator loaded'],
+  ['nest', 'NestJS 12 on Fastify (ValidationPipe)'],
+];
+const KINDS = TABLE.map(([k]) => k);
+const named = (k: ServerKind) => TABLE.find(([kind]) => kind === k)![1];
+
+/** One measure of each server per round, the rounds taken in turn. */
+type Samples = Map<ServerKind, number[]>;
+const samples = (): Samples => new Map(KINDS.map((k) => [k, []]));
+const at = (s: Samples, k: ServerKind) => median(s.get(k)!);
+/** The median of the paired differences `a - b` (each pair from one round). */
+const over = (s: Samples, a: ServerKind, b: ServerKind) =>
+  median(s.get(a)!.map((x, i) => x - s.get(b)![i]));
+const signed = (x: number, unit: string) => `${x >= 0 ? '+' : ''}${Math.round(x)} ${unit}`;
+
+/** What startToReady measured, for the table beside the goal rows. */
+export interface StartTimes {
+  readonly wall: Samples;
+  readonly cpu: Samples;
+}
+
 /**
- * Start-to-ready of fw (two routes) against Fastify with class-validator, and Fastify alone. The
- * goal is checked on the median of the paired wall-clock differences; the process's own CPU time
- * to its first answer is printed beside (on a loaded machine it moves less than the wall clock).
+ * Start-to-ready (spawn to first answer) of the five servers of TABLE, `spawns` fresh processes
+ * each in turn. Goals, on the median of paired wall-clock differences: the zod app within 50 ms
+ * of Fastify's; the class-validator app at most Fastify's + class-validator's own load time + 50 ms,
+ * that is within 50 ms of Fastify with class-validator loaded. The process's own CPU time to its
+ * first answer is printed beside (on a loaded machine it moves less than the wall clock).
  */
-export async function startToReady(spawns: number): Promise<FootprintRow[]> {
-  const kinds: ServerKind[] = ['fw-two', 'fastify-cv', 'fastify'];
-  const wall = new Map<ServerKind, number[]>(kinds.map((k) => [k, []]));
-  const cpu = new Map<ServerKind, number[]>(kinds.map((k) => [k, []]));
-  for (const k of kinds) await readyIn(k); // the files in the page cache
+export async function startToReady(spawns: number): Promise<[FootprintRow[], StartTimes]> {
+  const wall = samples();
+  const cpu = samples();
+  for (const k of KINDS) await readyIn(k); // the files in the page cache
   for (let i = 0; i < spawns; i++)
-    for (let j = 0; j < kinds.length; j++) {
-      const k = kinds[(i + j) % kinds.length];
+    for (let j = 0; j < KINDS.length; j++) {
+      const k = KINDS[(i + j) % KINDS.length];
       const t = await readyIn(k);
       wall.get(k)!.push(t.wall);
       cpu.get(k)!.push(t.cpu);
     }
-  const at = (k: ServerKind) => ({ wall: median(wall.get(k)!), cpu: median(cpu.get(k)!) });
-  const fw = at('fw-two');
-  const cv = at('fastify-cv');
-  const bare = at('fastify');
-  const over = median(wall.get('fw-two')!.map((t, i) => t - wall.get('fastify-cv')![i]));
-  const ms = (x: { wall: number; cpu: number }) =>
-    `${Math.round(x.wall)} ms (CPU ${Math.round(x.cpu)} ms)`;
-  return [
-    {
-      name: 'start-to-ready (spawn to first answer), two routes',
-      fw: ms(fw),
-      base: 'Fastify 5 + class-validator',
-      baseValue: ms(cv),
-      ratio: fw.wall / cv.wall,
-      verdict: `≤ +50 ms: ${over >= 0 ? '+' : ''}${Math.round(over)} ms ${over <= 50 ? '✓' : '✗'}`,
-    },
-    {
-      name: 'start-to-ready (spawn to first answer), two routes',
-      fw: ms(fw),
-      base: 'Fastify 5 alone',
-      baseValue: ms(bare),
-      ratio: fw.wall / bare.wall,
-      verdict: 'reported',
-    },
+  const ms = (k: ServerKind) => `${Math.round(at(wall, k))} ms (CPU ${Math.round(at(cpu, k))} ms)`;
+  const zod = over(wall, 'fw-zod', 'fastify');
+  const cv = over(wall, 'fw-two', 'fastify-cv');
+  const cvLoad = over(wall, 'fastify-cv', 'fastify');
+  const row = (fw: ServerKind, base: ServerKind, verdict: string): FootprintRow => ({
+    name: `start-to-ready (spawn to first answer), two routes, ${named(fw)}`,
+    fw: ms(fw),
+    base: named(base),
+    baseValue: ms(base),
+    ratio: at(wall, fw) / at(wall, base),
+    verdict,
+  });
+  const rows = [
+    row('fw-zod', 'fastify', `≤ +50 ms: ${signed(zod, 'ms')} ${zod <= 50 ? '✓' : '✗'}`),
+    row(
+      'fw-two',
+      'fastify-cv',
+      `≤ +50 ms over Fastify + class-validator's load (${signed(cvLoad, 'ms')}): ${signed(cv, 'ms')} ${cv <= 50 ? '✓' : '✗'}`,
+    ),
+    row('fw-zod', 'nest', 'reported'),
   ];
+  return [rows, { wall, cpu }];
+}
+
+/** What twoRouteMemory measured, for the table beside the goal rows. */
+export interface Memories {
+  readonly idle: Samples;
+  readonly loaded: Samples;
 }
 
 /**
- * Idle RSS and RSS after load, fw (two routes) against Fastify with class-validator (the goal)
- * and Fastify alone (reported).
+ * Idle RSS and RSS after load (GET /small then POST /orders, 64 connections, `seconds` each) of
+ * the servers of TABLE, `spawns` fresh processes each in turn. Goals: the zod app's idle RSS at
+ * most Fastify's; the class-validator app's after load at most Fastify's + 10 MB.
  */
-export async function twoRouteMemory(spawns: number, seconds: number): Promise<FootprintRow[]> {
-  const kinds: ServerKind[] = ['fw-two', 'fastify-cv', 'fastify'];
-  const idle = new Map<ServerKind, number[]>(kinds.map((k) => [k, []]));
-  const loaded = new Map<ServerKind, number[]>(kinds.map((k) => [k, []]));
+export async function twoRouteMemory(
+  spawns: number,
+  seconds: number,
+): Promise<[FootprintRow[], Memories]> {
+  const idle = samples();
+  const loaded = samples();
   for (let i = 0; i < spawns; i++)
-    for (let j = 0; j < kinds.length; j++) {
-      const k = kinds[(i + j) % kinds.length];
+    for (let j = 0; j < KINDS.length; j++) {
+      const k = KINDS[(i + j) % KINDS.length];
       const m = await memoryOf(k, seconds);
       idle.get(k)!.push(m.idle);
       loaded.get(k)!.push(m.loaded);
     }
-  const row = (name: string, of: Map<ServerKind, number[]>, base: ServerKind): FootprintRow => {
-    const fw = median(of.get('fw-two')!);
-    const other = median(of.get(base)!);
-    return {
-      name,
-      fw: mb(fw),
-      base: base === 'fastify' ? 'Fastify 5 alone' : 'Fastify 5 + class-validator',
-      baseValue: mb(other),
-      ratio: fw / other,
-      verdict: base === 'fastify' ? 'reported' : `≤ 1× ${fw <= other ? '✓' : '✗'}`,
-    };
-  };
-  const after = 'RSS after load (GET + POST, 64 connections), two routes';
+  const row = (name: string, of: Samples, fw: ServerKind, verdict: string): FootprintRow => ({
+    name: `${name}, two routes, ${named(fw)}`,
+    fw: mb(at(of, fw)),
+    base: named('fastify'),
+    baseValue: mb(at(of, 'fastify')),
+    ratio: at(of, fw) / at(of, 'fastify'),
+    verdict,
+  });
+  const zodIdle = (at(idle, 'fw-zod') - at(idle, 'fastify')) / 2 ** 20;
+  const cvLoaded = (at(loaded, 'fw-two') - at(loaded, 'fastify')) / 2 ** 20;
+  const after = 'RSS after load (GET + POST, 64 connections)';
+  const rows = [
+    row('idle RSS', idle, 'fw-zod', `≤ 1×: ${signed(zodIdle, 'MB')} ${zodIdle <= 0 ? '✓' : '✗'}`),
+    row(after, loaded, 'fw-zod', 'reported'),
+    row('idle RSS', idle, 'fw-two', 'reported'),
+    row(
+      after,
+      loaded,
+      'fw-two',
+      `≤ +10 MB: ${signed(cvLoaded, 'MB')} ${cvLoaded <= 10 ? '✓' : '✗'}`,
+    ),
+  ];
+  return [rows, { idle, loaded }];
+}
+
+/** The footprint table: each server's start-to-ready, idle RSS and RSS after load, as measured. */
+export function footprintTable(start: StartTimes | null, memory: Memories | null): string[] {
+  const cell = (s: Samples | undefined, k: ServerKind, show: (x: number) => string) =>
+    s === undefined ? '' : show(at(s, k));
+  const ms = (x: number) => `${Math.round(x)} ms`;
   return [
-    row('idle RSS, two routes', idle, 'fastify-cv'),
-    row('idle RSS, two routes', idle, 'fastify'),
-    row(after, loaded, 'fastify-cv'),
-    row(after, loaded, 'fastify'),
+    '| two routes | start-to-ready | (its CPU) | idle RSS | RSS after load |',
+    '|---|---:|---:|---:|---:|',
+    ...TABLE.map(
+      ([k, name]) =>
+        `| ${name} | ${cell(start?.wall, k, ms)} | ${cell(start?.cpu, k, ms)} | ${cell(memory?.idle, k, mb)} | ${cell(memory?.loaded, k, mb)} |`,
+    ),
   ];
 }
 
@@ -256,22 +310,34 @@ export async function idleConnections(spawns: number, count = 10_000): Promise<F
 }
 
 /**
- * Issue 28 §5's goals, each run when `chosen` accepts its name (BENCH_ONLY): start-to-ready,
- * two routes (idle RSS and RSS after load), p99, keep-alive.
+ * The footprint goals beside Fastify and Nest, each run when `chosen` accepts its name
+ * (BENCH_ONLY): start-to-ready, two routes (idle RSS and RSS after load), p99, keep-alive. The
+ * table of the servers' start-to-ready and memory comes with the rows.
  */
 export async function footprintGoals(
   chosen: (name: string) => boolean,
   o: { spawns: number; rounds: number; seconds: number },
-): Promise<FootprintRow[]> {
+): Promise<{ rows: FootprintRow[]; table: string[] }> {
   const rows: FootprintRow[] = [];
-  if (chosen('start-to-ready')) rows.push(...(await startToReady(o.spawns)));
-  if (chosen('two routes')) rows.push(...(await twoRouteMemory(3, o.seconds)));
+  let start: StartTimes | null = null;
+  let memory: Memories | null = null;
+  if (chosen('start-to-ready')) {
+    const [r, t] = await startToReady(o.spawns);
+    rows.push(...r);
+    start = t;
+  }
+  if (chosen('two routes')) {
+    const [r, m] = await twoRouteMemory(3, o.seconds);
+    rows.push(...r);
+    memory = m;
+  }
   if (chosen('p99')) rows.push(...(await tails(o.rounds, o.seconds)));
   if (chosen('keep-alive')) rows.push(...(await idleConnections(3)));
-  return rows;
+  return { rows, table: start === null && memory === null ? [] : footprintTable(start, memory) };
 }
 
-// `node dist/bench/footprint-goals.js`: these rows alone (BENCH_ONLY picks among them).
+// `npm run bench:footprint` (`node dist/bench/footprint-goals.js`): these rows alone, BENCH_ONLY
+// picking among them (`BENCH_ONLY=start-to-ready`, `two routes`, `p99`, `keep-alive`).
 if (require.main === module) {
   const n = (name: string, d: number) => Number(process.env[name] ?? d);
   const only = process.env.BENCH_ONLY;
@@ -279,12 +345,14 @@ if (require.main === module) {
     spawns: n('BENCH_SPAWNS', 11),
     rounds: n('BENCH_ROUNDS', 5),
     seconds: n('BENCH_SECONDS', 2),
-  }).then((rows) => {
+  }).then(({ rows, table }) => {
+    console.log(`${new Date().toISOString()}, Node ${process.version}`);
     console.log('| case | fw | baseline | baseline | ratio | target |');
     console.log('|---|---|---|---|---|---|');
     for (const f of rows)
       console.log(
         `| ${f.name} | ${f.fw} | ${f.base} | ${f.baseValue} | **${f.ratio.toFixed(2)}×** | ${f.verdict} |`,
       );
+    if (table.length > 0) console.log(['', ...table].join('\n'));
   });
 }

@@ -3,9 +3,9 @@
 // fw, its baselines, the baselines again in reverse, fw again; the median round (by ratio) is
 // reported with the range of the rounds' ratios (the noise). Each server runs in a process of its
 // own (servers.ts) so the load generator (autocannon, or the outbound clients) has the other core.
-// Then the footprint: cold start and memory, in fresh processes (footprint.ts), and issue 28's
-// goals beside Fastify: start-to-ready, two routes' memory, p99, idle keep-alive connections
-// (footprint-goals.ts). BENCH_ONLY=<part of
+// Then the footprint: cold start and memory, in fresh processes (footprint.ts), and the goals
+// beside Fastify and NestJS: start-to-ready, two routes' memory, p99, idle keep-alive connections
+// (footprint-goals.ts; `npm run bench:footprint` runs those alone). BENCH_ONLY=<part of
 // a case's name> runs the cases whose name contains it. About 10 minutes in all.
 import { existsSync } from 'node:fs';
 import autocannon from 'autocannon';
@@ -507,8 +507,9 @@ async function main(): Promise<void> {
   // First, on a machine the bench has not loaded yet: the fresh processes.
   if (chosen('cold start')) footprint.push(...(await coldStart(spawns)));
   if (chosen('RSS')) footprint.push(...(await memory(3, seconds)));
-  // Issue 28 §5: start-to-ready, two routes' memory, p99 at 50 connections, idle connections.
-  footprint.push(...(await footprintGoals(chosen, { spawns, rounds, seconds })));
+  // Start-to-ready, two routes' memory, p99 at 50 connections, idle connections.
+  const goals = await footprintGoals(chosen, { spawns, rounds, seconds });
+  footprint.push(...goals.rows);
 
   const rows: string[] = [];
   const redis = await startRedises();
@@ -548,6 +549,7 @@ async function main(): Promise<void> {
         `| ${f.name} | ${f.fw} | ${f.base} | ${f.baseValue} | **${f.ratio.toFixed(2)}×** | ${f.verdict} |`,
       );
   }
+  if (goals.table.length > 0) console.log(['', ...goals.table].join('\n'));
   console.log(
     `\nMemory per kept record (MemoryStore, typical order answer): ${Math.round(perRecord)} bytes`,
   );

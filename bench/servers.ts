@@ -11,7 +11,9 @@ import { gzipSync } from 'node:zlib';
 import type { benchApp as BenchApp, BenchRedisUrls } from './app';
 import { BIG, KIB, SMALL } from './data';
 import type { fastifyApp as FastifyApp } from './fastify';
+import type { listenNest as ListenNest } from './nest-app';
 import type { twoRoutesApp as TwoRoutesApp } from './two-routes-app';
+import type { twoRoutesZodApp as TwoRoutesZodApp } from './two-routes-zod-app';
 
 // The answer a replay sends, as the raw server writes it by hand.
 const REPLAY = JSON.stringify({ sku: 'abc-123', qty: 3 });
@@ -110,10 +112,12 @@ function fail(res: ServerResponse, message: string): void {
 export type ServerMessage =
   { readonly port: number } | { readonly rss: number } | { readonly cpuMs: number };
 /**
- * `fw-two`: fw with Fastify's two routes only; `fastify-cv`: Fastify with class-validator loaded
- * as well (what every fw app loads), for issue 28's start-to-ready, memory and tail goals.
+ * `fw-two`: fw with Fastify's two routes only, the body a class-validator class; `fw-zod`: the
+ * same routes declared by zod schemas (no class-validator loaded); `fastify-cv`: Fastify with
+ * class-validator loaded as well (its load time is the class-validator app's allowance); `nest`:
+ * NestJS on Fastify, the body checked by class-validator's ValidationPipe. For the footprint goals.
  */
-export type ServerKind = 'fw' | 'raw' | 'fastify' | 'fw-two' | 'fastify-cv';
+export type ServerKind = 'fw' | 'raw' | 'fastify' | 'fw-two' | 'fw-zod' | 'fastify-cv' | 'nest';
 
 // Issue 28's 10,000 idle connections open over several seconds: set, every server keeps them this
 // long; unset, each keeps its own default (Fastify's 72 s, 5 s for the others).
@@ -136,9 +140,21 @@ async function listen(kind: ServerKind, redis: BenchRedisUrls): Promise<number> 
       };
       return (await twoRoutesApp(keepAliveMs).listen({ port: 0 })).port;
     }
+    case 'fw-zod': {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- only this process loads fw
+      const { twoRoutesZodApp } = require('./two-routes-zod-app') as {
+        twoRoutesZodApp: typeof TwoRoutesZodApp;
+      };
+      return (await twoRoutesZodApp(keepAliveMs).listen({ port: 0 })).port;
+    }
+    case 'nest': {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- only this process loads Nest
+      const { listenNest } = require('./nest-app') as { listenNest: typeof ListenNest };
+      return listenNest(keepAliveMs);
+    }
     case 'fastify-cv':
     case 'fastify': {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded as an fw app loads it
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded as a class-validator app loads it
       if (kind === 'fastify-cv') require('class-validator');
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the Fastify process loads Fastify
       const { fastifyApp } = require('./fastify') as { fastifyApp: typeof FastifyApp };
