@@ -1,4 +1,5 @@
 import { IsInt, IsString, Min } from 'class-validator';
+import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import {
   logger,
@@ -346,6 +347,29 @@ describe.each(stores)('idempotent routes on %s', (_name, makeStore) => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toBe(first.body);
     expect((await send('{"qty":2,"sku":"a"}')).status).toBe(422);
+  });
+
+  it('a record kept under the raw-bytes fingerprint (by an earlier fw) still replays its JSON request', async () => {
+    const key = fresh();
+    const first = await order(key);
+    const space = Orders.open(store);
+    const record = (await space.get(recordKey('alice', key)))!;
+    const n = record.readUInt32BE(0);
+    const meta = JSON.parse(record.toString('utf8', 4, 4 + n)) as { fp: string };
+    const raw = Buffer.concat([
+      Buffer.from('POST\0/orders\0\0'),
+      Buffer.from('{"sku":"abc","qty":2}'),
+    ]);
+    meta.fp = createHash('sha256').update(raw).digest('base64url');
+    const head = Buffer.from(JSON.stringify(meta));
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(head.length);
+    await space.put(recordKey('alice', key), Buffer.concat([length, head, record.subarray(4 + n)]));
+    const again = await order(key);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toBe(first.body);
+    expect(t.counts.create).toBe(1);
+    expect((await order(key, { sku: 'abc', qty: 3 })).status).toBe(422);
   });
 
   it('a number that parsing could round is fingerprinted as sent: 16 digits apart by one are two requests', async () => {

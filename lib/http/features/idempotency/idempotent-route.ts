@@ -13,7 +13,7 @@ import { Tx } from '../tx';
 import { ClaimRenewer } from './claim-renewer';
 import { IdempotentRequest } from './idempotent-request';
 import { IDEMPOTENT, type IdempotentMark } from './idempotent-mark';
-import { decodeKept, encodeKept, fingerprint } from './kept-record';
+import { decodeKept, encodeKept, fingerprintMatches } from './kept-record';
 import { readKey, recordKey } from './read-key';
 import { SpaceState } from './space-state';
 import { inFlight, note } from './outcomes';
@@ -139,7 +139,7 @@ export class IdempotentRoute implements RouteSteps {
     const entry = this.#answers.find(id, bytes, decodeKept);
     if (entry === null) throw inFlight(c);
     if (!KeptAnswers.known(entry, parts)) {
-      if (fingerprint(parts) !== entry.answer.fp) {
+      if (!fingerprintMatches(parts, entry.answer.fp)) {
         note(c, 'mismatch');
         // Whatever the app's failure shape, a caller (fw's outbound client) knows it by the header.
         c.setHeader(KEY_MISMATCH.name, KEY_MISMATCH.value);

@@ -121,12 +121,32 @@ function added(before: HeaderBag | null, now: HeaderBag | null): [string, string
  * between requests).
  */
 export function fingerprint(p: RequestParts): string {
-  const head = `${p.method}\0${p.path}\0${p.rawQuery}\0`;
+  const head = headOf(p);
   const json = canonicalBody(p.body);
-  if (json !== null) return hash('sha256', `${head}\0${json}`, 'base64url');
+  return json === null ? rawFingerprint(head, p.body) : canonicalFingerprint(head, json);
+}
+
+/**
+ * Whether the request is the one a kept answer was made for: its fingerprint, or for a JSON body
+ * also the raw one, which an earlier fw kept for every body. A retry of a request answered before
+ * an upgrade, or by an instance not upgraded yet, still replays.
+ */
+export function fingerprintMatches(p: RequestParts, fp: string): boolean {
+  const head = headOf(p);
+  const json = canonicalBody(p.body);
+  if (json !== null && canonicalFingerprint(head, json) === fp) return true;
+  return rawFingerprint(head, p.body) === fp;
+}
+
+const headOf = (p: RequestParts): string => `${p.method}\0${p.path}\0${p.rawQuery}\0`;
+
+const canonicalFingerprint = (head: string, json: string): string =>
+  hash('sha256', `${head}\0${json}`, 'base64url');
+
+function rawFingerprint(head: string, body: Buffer): string {
   const n = Buffer.byteLength(head);
-  const all = Buffer.allocUnsafe(n + p.body.length);
+  const all = Buffer.allocUnsafe(n + body.length);
   all.write(head, 0, 'utf8');
-  all.set(p.body, n);
+  all.set(body, n);
   return hash('sha256', all, 'base64url');
 }
