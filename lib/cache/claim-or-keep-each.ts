@@ -5,10 +5,17 @@
 // 7.0 (the first to give scripts `REDIS_VERSION_NUM`) a claim is one `SET NX GET`: a command
 // fewer per claim. `pcall` turns a key's error into that key's reply element, so one bad key
 // fails only its own call.
+//
+// A claim written answers the server's clock in microseconds (`TIME`, an integer reply), the
+// claim's fencing token: one clock per key, the master owning it, orders its claims. Two claims
+// of one key are a whole handler run apart at least (the second waits for the first's claim to
+// be released, kept and lapsed, or to lapse), so their readings never tie. Before Redis 5 a
+// script that read the clock could write no more unless it replicates its effects: it asks to.
 export const CLAIM_OR_KEEP_EACH = `
 local out = {}
 local kinds = ARGV[1]
 local nxget = redis.REDIS_VERSION_NUM ~= nil
+if not nxget and redis.replicate_commands then redis.replicate_commands() end
 local a = 2
 for i, key in ipairs(KEYS) do
   if string.byte(kinds, i) == 99 then -- 'c', a claim
@@ -22,6 +29,10 @@ for i, key in ipairs(KEYS) do
         local set = redis.pcall('SET', key, ARGV[a], 'PX', ARGV[a + 1])
         if set.err then out[i] = set else out[i] = false end
       end
+    end
+    if out[i] == false then
+      local t = redis.call('TIME')
+      out[i] = t[1] * 1000000 + t[2]
     end
     a = a + 2
   else

@@ -1,5 +1,6 @@
 import { checkBytes, checkTtlMs } from './check-args';
 import { CacheError } from './errors';
+import { clockToken } from './fence-token';
 import { MemoryStore } from './memory-store';
 import { isPromise, type Answer, type ExpectOptions, type Store } from './store';
 
@@ -12,6 +13,8 @@ export interface SpaceDecl {
   readonly ttlSeconds: number;
   readonly maxBytes: number;
   readonly leaseMs: number;
+  /** How long before its lease runs out a running handler's claim counts as lost in its process (see `SpaceOptions.leaseMarginMs`). */
+  readonly leaseMarginMs: number;
   /** As declared; null: derived from the store it is opened on (see `OpenSpace.maxBytesPerCaller`). */
   readonly maxBytesPerCaller: number | null;
   /** Which answers of an idempotent route are kept (see `SpaceOptions.keep`). */
@@ -41,6 +44,8 @@ export class OpenSpace {
   readonly ttlSeconds: number;
   /** How long a claim holds its key between renewals (the space's `leaseMs`). */
   readonly leaseMs: number;
+  /** How long before the lease runs out a running handler's claim counts as lost in its process (the space's `leaseMarginMs`). */
+  readonly leaseMarginMs: number;
   readonly #store: Store;
   #perCaller: number | null;
   /** The store when it is a `MemoryStore`: its budget sets the default per-caller share, and its fill is watched. */
@@ -66,6 +71,7 @@ export class OpenSpace {
     this.maxBytes = space.maxBytes;
     this.ttlSeconds = space.ttlSeconds;
     this.leaseMs = space.leaseMs;
+    this.leaseMarginMs = space.leaseMarginMs;
     this.#perCaller = space.maxBytesPerCaller;
     this.#store = store;
     this.#memory = store instanceof MemoryStore ? store : null;
@@ -201,6 +207,43 @@ export class OpenSpace {
     return isPromise(answer) ? this.#later('putIfAbsentOrGet', key, answer) : answer;
   }
 
+  /**
+   * @internal The claim of an idempotent run: the store's `claim` when it has one, else its
+   * `putIfAbsentOrGet` or `putIfAbsent`. Answers the claim's fencing token when `value` was
+   * written (the store's, or for a store that mints none one from this process's clock, taken
+   * the moment the claim is known won); the bytes found when the key is taken and they were
+   * read, null when not; `false` when `value` is over `maxBytes` (nothing written, nothing read).
+   */
+  claimWithToken(
+    key: string,
+    value: Buffer,
+    ttlMs?: number,
+  ): Answer<bigint | Buffer | null | false> {
+    if (!this.#fits(key, value)) return false;
+    const ms = this.#ttl(ttlMs, key);
+    const store = this.#store;
+    const k = this.#storeKey(key);
+    const op =
+      store.claim !== undefined
+        ? 'claim'
+        : store.putIfAbsentOrGet !== undefined
+          ? 'putIfAbsentOrGet'
+          : 'putIfAbsent';
+    let answer: Answer<bigint | Buffer | boolean | null>;
+    try {
+      answer =
+        op === 'claim'
+          ? store.claim!(k, value, ms)
+          : op === 'putIfAbsentOrGet'
+            ? store.putIfAbsentOrGet!(k, value, ms)
+            : store.putIfAbsent(k, value, ms);
+    } catch (err) {
+      throw this.#unavailable(op, key, err);
+    }
+    const fence = op === 'claim' ? asIs : op === 'putIfAbsentOrGet' ? writtenIfNull : writtenIfTrue;
+    return isPromise(answer) ? this.#later(op, key, answer.then(fence)) : fence(answer);
+  }
+
   /** Keeps `value` (handed over, see `Store`) only if nothing live is kept under `key`, for `ttlMs` or the space's `ttlSeconds`. */
   putIfAbsent(key: string, value: Buffer, ttlMs?: number): Answer<boolean> {
     if (!this.#fits(key, value)) return false;
@@ -281,6 +324,14 @@ export class OpenSpace {
     );
   }
 }
+
+// How each store operation's answer reads as a claim's (see `claimWithToken`).
+const asIs = (a: bigint | Buffer | boolean | null): bigint | Buffer | null =>
+  a as bigint | Buffer | null;
+const writtenIfNull = (a: bigint | Buffer | boolean | null): bigint | Buffer =>
+  a === null ? clockToken() : (a as Buffer);
+const writtenIfTrue = (a: bigint | Buffer | boolean | null): bigint | null =>
+  a === true ? clockToken() : null;
 
 /** The names of the spaces opened on each store, so a default share can be split between them. */
 const spacesOn = new WeakMap<Store, Set<string>>();

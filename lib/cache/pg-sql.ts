@@ -7,7 +7,10 @@ export interface PgSql {
   readonly table: string;
   readonly migrate: string;
   readonly get: string;
-  /** $1 key, $2 value, $3 ttl ms; returns a row (the transaction id, a fencing token) when the claim was taken. */
+  /**
+   * $1 key, $2 value, $3 ttl ms; returns a row when the claim was taken: `us`, the database's clock
+   * in microseconds once the row is written (after any wait on a duplicate's lock), its fencing token.
+   */
   readonly claim: string;
   readonly put: string;
   /** $1 key, $2 value, $3 ttl ms, $4 expected value. */
@@ -39,7 +42,8 @@ CREATE INDEX IF NOT EXISTS ${index} ON ${table} (expires_at);`,
     // so the WHERE refuses them. A lapsed row is taken over in the same statement.
     claim: `INSERT INTO ${table} AS t (key, value, expires_at) VALUES ($1, $2, ${until})
 ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at
-WHERE t.expires_at <= clock_timestamp() RETURNING txid_current()::text AS token`,
+WHERE t.expires_at <= clock_timestamp()
+RETURNING (extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text AS us`,
     put: `INSERT INTO ${table} (key, value, expires_at) VALUES ($1, $2, ${until})
 ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
     putIfEqual: `UPDATE ${table} SET value = $2, expires_at = ${until}

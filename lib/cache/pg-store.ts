@@ -1,5 +1,6 @@
 import { checkBytes, checkTtlMs } from './check-args';
 import { CacheError } from './errors';
+import { tokenOfMicros } from './fence-token';
 import { pgSql, type PgSql } from './pg-sql';
 import type { ExpectOptions, Store } from './store';
 
@@ -183,6 +184,25 @@ export class PgStore implements Store {
     const ms = checkTtlMs(ttlMs, key);
     const rows = await this.#query('putIfAbsent', key, this.sql.claim, [checkKey(key), value, ms]);
     return rows.length > 0;
+  }
+
+  /**
+   * `putIfAbsent` answering, when it wrote, the claim's fencing token (see `Store.claim`) from the
+   * database's clock, read by the statement that writes the row; null when the key is taken. The
+   * atomic routes' claims read the same clock, so the tokens of a key grow whichever route claims it.
+   * @example
+   * const token = await store.claim('order:1', claim, 30_000); // 7226051072004096n, or null
+   */
+  async claim(key: string, value: Buffer, ttlMs: number): Promise<bigint | null> {
+    checkBytes(value, key);
+    const ms = checkTtlMs(ttlMs, key);
+    const rows = await this.#query('claim', key, this.sql.claim, [checkKey(key), value, ms]);
+    return rows.length === 0 ? null : this.tokenOf(rows[0]!);
+  }
+
+  /** @internal The fencing token of a row the claim statement returned (atomic routes run it in their transaction). */
+  tokenOf(row: Record<string, unknown>): bigint {
+    return tokenOfMicros(String(row.us));
   }
 
   async put(key: string, value: Buffer, ttlMs: number, opts?: ExpectOptions): Promise<boolean> {

@@ -17,6 +17,16 @@ export interface SpaceOptions {
    */
   readonly leaseMs?: number;
   /**
+   * How long before its lease runs out a handler's claim counts as lost in its own process. While
+   * the handler runs, reading `c.signal`, an outbound call of fw's going out and a `c.step`
+   * compare the time since the store last confirmed the claim with `leaseMs − leaseMarginMs`, at
+   * once and with no round trip, and abort the handler's signal past it: a process that stalled
+   * (a SIGSTOP, a long GC pause) stops before its next effect rather than a renewal later. The
+   * margin covers the store's clock running ahead of this process's and the time between a
+   * check and the effect it guards. At least 0 and less than `leaseMs`. Default a tenth of `leaseMs`.
+   */
+  readonly leaseMarginMs?: number;
+  /**
    * The most one caller of an idempotent route may hold in the space at once (claims and kept
    * answers, record bytes plus key, plus a `MemoryStore`'s own cost per entry), so that one caller
    * cannot fill the store for the others. Default on a `MemoryStore`: a sixteenth of its budget
@@ -57,6 +67,7 @@ export const DEFAULT_LEASE_MS = 30_000;
  *
  * @example
  * const Orders = Space('orders', { ttlSeconds: 86400, maxBytes: 64 * 1024, leaseMs: 60_000 });
+ * // a handler's claim counts as lost in its process 6 s before its lease runs out (the default tenth)
  * app.provide(Orders.open(new MemoryStore({ bytes: 64 * 1024 * 1024 })));
  */
 export function Space(name: string, options: SpaceOptions): SpaceDecl {
@@ -87,6 +98,7 @@ export function Space(name: string, options: SpaceOptions): SpaceDecl {
       `Space "${name}": leaseMs must be a positive number, got ${String(leaseMs)}`,
     );
   }
+  const leaseMarginMs = leaseMarginOf(name, options.leaseMarginMs, leaseMs);
   const maxBytesPerCaller = options.maxBytesPerCaller ?? null;
   if (
     maxBytesPerCaller !== null &&
@@ -106,6 +118,7 @@ export function Space(name: string, options: SpaceOptions): SpaceDecl {
     ttlSeconds,
     maxBytes,
     leaseMs,
+    leaseMarginMs,
     maxBytesPerCaller,
     keep,
     keyDocs,
@@ -114,6 +127,17 @@ export function Space(name: string, options: SpaceOptions): SpaceDecl {
     },
   });
   return decl;
+}
+
+/** The lease margin, checked: from 0 to less than the lease; by default a tenth of it. */
+function leaseMarginOf(name: string, given: number | undefined, leaseMs: number): number {
+  const margin = given ?? leaseMs / 10;
+  if (typeof margin === 'number' && Number.isFinite(margin) && margin >= 0 && margin < leaseMs)
+    return margin;
+  throw new CacheError(
+    'InvalidArgument',
+    `Space "${name}": leaseMarginMs must be a number from 0 to less than leaseMs (${leaseMs}), got ${String(margin)}`,
+  );
 }
 
 function keepOf(name: string, given: KeepMode | undefined): KeepMode {

@@ -51,6 +51,17 @@ export interface Store {
    */
   putIfAbsentOrGet?(key: string, value: Buffer, ttlMs: number): Answer<Buffer | null>;
   /**
+   * Optional, for stores that keep time: `putIfAbsent` that, when it writes, answers a fencing
+   * token minted by the store's own clock in the same step (a bigint: microseconds since 1970 ×
+   * 4.096, rounded down); when the key is taken, the bytes found, or null when it did not read
+   * them. One clock then orders the claims of a key from every instance (`RedisStore`, `PgStore`).
+   * Without it, fw mints the token from the claiming process's clock once the claim is won.
+   * @example
+   * const won = await store.claim('k', claim, 30_000);
+   * if (typeof won === 'bigint') { … } // ours, fenced by `won`
+   */
+  claim?(key: string, value: Buffer, ttlMs: number): Answer<bigint | Buffer | null>;
+  /**
    * Keeps `value` for `ttlMs`, replacing what is there; with `expect`, only if the current value equals it. Answers whether it wrote.
    * With `expect` the new entry stays held like the one it replaces (a kept answer over its claim, or
    * the claim over itself to renew its lease); without, it is an ordinary entry a store may evict.

@@ -35,12 +35,14 @@ export class CallGuard implements CallEnd {
   readonly #active: Set<CallGuard>;
   #timer: NodeJS.Timeout | null = null;
   #scopeSignal: AbortSignal | null = null;
+  #scope: Scope | null;
   #held: Gate[] = [];
   #released = false;
 
   constructor(active: Set<CallGuard>, scope: Scope | null, timeoutMs: number) {
     this.timeoutMs = timeoutMs;
     this.#active = active;
+    this.#scope = scope;
     active.add(this);
     if (timeoutMs > 0) this.#timer = setTimeout(onDeadline, timeoutMs, this);
     const signal = scope?.signal;
@@ -53,6 +55,19 @@ export class CallGuard implements CallEnd {
 
   throwIfAborted(): void {
     if (this.reason !== null) throw this.reason;
+  }
+
+  /**
+   * Asks the scope's signal again as a request goes out, and throws when the call has ended.
+   * Reading a scope's `signal` may end it on the spot, with no round trip: an idempotent handler's
+   * `Ctx` aborts it there once its claim's lease is past (a process that stalled), so no request
+   * leaves for an effect another instance may be making now.
+   */
+  beforeSend(): void {
+    const scope = this.#scope;
+    if (scope !== null && this.reason === null && scope.signal?.aborted === true)
+      this.#onScopeAbort();
+    this.throwIfAborted();
   }
 
   onEnd(fn: () => void): void {
@@ -113,6 +128,7 @@ export class CallGuard implements CallEnd {
     this.#timer = null;
     this.#scopeSignal?.removeEventListener('abort', this.#onScopeAbort);
     this.#scopeSignal = null;
+    this.#scope = null;
     // The client's permit was taken last; hand it back first so a queued caller of another
     // target is not held up behind this target's gate.
     for (let i = this.#held.length - 1; i >= 0; i--) this.#held[i]!.release();

@@ -57,6 +57,7 @@ export async function fetchHead(
   let redirected: URL | null = null;
   const limits = { stallMs: opts.stallMs, highWaterMark: opts.highWaterMark };
   for (let hops = 0; ; hops++) {
+    guard.beforeSend();
     const transfer = new Transfer(engine.dispatcher, req, limits, guard);
     await transfer.head;
     const location = REDIRECT_STATUS.has(transfer.status)

@@ -8,7 +8,11 @@ import type { Context } from '@opentelemetry/api';
 export interface Scope {
   /** The id to forward as `X-Request-Id`; `null` under a `Run`, which never forwards one. */
   requestId(): string | null;
-  /** Aborted when the scope ends early (client gone, server shutting down); calls under it fail `Canceled`. */
+  /**
+   * Aborted when the scope ends early (client gone, server shutting down); calls under it fail
+   * `Canceled`. Read when a call is made and again as each of its requests goes out, so a scope
+   * may end itself on being asked (an idempotent handler whose claim's lease is past).
+   */
   readonly signal?: AbortSignal | undefined;
   /**
    * The OpenTelemetry context a call's client span is a child of (a request's server span), or

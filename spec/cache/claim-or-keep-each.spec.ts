@@ -28,6 +28,15 @@ afterAll(async () => {
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
 
+/** Redis's clock in microseconds (TIME). */
+async function serverMicros(): Promise<number> {
+  const [sec, usec] = (await redis.time()) as [number | string, number | string];
+  return Number(sec) * 1e6 + Number(usec);
+}
+
+/** A claim written answers the server's clock in microseconds: read as 'written' (the value is checked apart). */
+const WRITTEN = 'written';
+
 /** One call of `script`: `calls` in order, each `[kind, key, ...args]`; the replies, errors as their messages. */
 async function run(script: string, calls: Array<[string, string, ...Array<string | number>]>) {
   const keys = calls.map((c) => c[1]);
@@ -40,7 +49,13 @@ async function run(script: string, calls: Array<[string, string, ...Array<string
     ...args,
   )) as unknown[];
   return replies.map((r) =>
-    r instanceof Error ? `error ${r.message.split(' ')[0]}` : Buffer.isBuffer(r) ? r.toString() : r,
+    r instanceof Error
+      ? `error ${r.message.split(' ')[0]}`
+      : Buffer.isBuffer(r)
+        ? r.toString()
+        : typeof r === 'number' && r > 1e15
+          ? WRITTEN
+          : r,
   );
 }
 
@@ -50,7 +65,7 @@ describe.each([
 ])('I28.5 the batch script, %s', (name, script) => {
   const p = `${name.length}:`; // each variant on keys of its own
 
-  it('I28.5 a claim writes a free key (nil) and reads a held one; a keep writes over its own claim only (1, else 0)', async () => {
+  it('I28.5 a claim writes a free key (answering the clock) and reads a held one; a keep writes over its own claim only (1, else 0)', async () => {
     await redis.set(`${p}held`, 'other');
     const answers = await run(script, [
       ['c', `${p}a`, 'claim-a', 60_000],
@@ -60,7 +75,7 @@ describe.each([
       ['k', `${p}none`, 'claim-n', 'answer-n', 3_600_000],
     ]);
     // The keep of `held` expects a claim the key does not hold: 0, and the record stays.
-    expect(answers).toEqual([null, 'other', 1, 0, 0]);
+    expect(answers).toEqual([WRITTEN, 'other', 1, 0, 0]);
     expect(await redis.get(`${p}a`)).toBe('answer-a');
     expect(await redis.get(`${p}held`)).toBe('other');
     expect(await redis.exists(`${p}none`)).toBe(0);
@@ -75,12 +90,12 @@ describe.each([
       ['k', `${p}twice`, 'first', 'kept', 3_600_000],
       ['c', `${p}twice`, 'third', 60_000],
     ]);
-    expect(answers).toEqual([null, 'first', 1, 'kept']);
+    expect(answers).toEqual([WRITTEN, 'first', 1, 'kept']);
     expect(await redis.pttl(`${p}twice`)).toBeGreaterThan(60_000);
   });
 
   it('I28.5 a claim sets its lease as PX', async () => {
-    expect(await run(script, [['c', `${p}lease`, 'claim', 5_000]])).toEqual([null]);
+    expect(await run(script, [['c', `${p}lease`, 'claim', 5_000]])).toEqual([WRITTEN]);
     const ttl = await redis.pttl(`${p}lease`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(5_000);
@@ -93,8 +108,20 @@ describe.each([
       ['c', `${p}fine`, 'claim', 60_000],
       ['k', `${p}hash`, 'claim', 'answer', 60_000],
     ]);
-    expect(answers).toEqual(['error WRONGTYPE', null, 'error WRONGTYPE']);
+    expect(answers).toEqual(['error WRONGTYPE', WRITTEN, 'error WRONGTYPE']);
     expect(await redis.type(`${p}hash`)).toBe('hash');
+  });
+
+  it("a claim written answers the server's clock (TIME) in microseconds, its fencing token: read between the clock before and after, growing from claim to claim of a key", async () => {
+    const before = await serverMicros();
+    const [first] = (await redis.eval(script, 1, `${p}clock`, 'c', 'one', 60_000)) as number[];
+    await redis.del(`${p}clock`); // released: the key is claimed again
+    const [second] = (await redis.eval(script, 1, `${p}clock`, 'c', 'two', 60_000)) as number[];
+    const after = await serverMicros();
+    expect(Number.isSafeInteger(first)).toBe(true);
+    expect(first).toBeGreaterThanOrEqual(before);
+    expect(second).toBeGreaterThan(first!);
+    expect(second).toBeLessThanOrEqual(after);
   });
 });
 

@@ -366,5 +366,40 @@ export function describeStoreContract(
         expect(results.filter((won) => won)).toHaveLength(1);
       });
     });
+
+    describe('fencing tokens of an idempotent claim', () => {
+      it("a claim won answers a token, a claim refused none; a key's tokens grow in claim order, the claim before released, kept and lapsed, or lapsed", async () => {
+        const s = Space('fence', { ttlSeconds: 60, maxBytes: 100 }).open(store);
+        const tokens: bigint[] = [];
+        const won = async (key: string, claim: string, ttlMs = 60_000): Promise<void> => {
+          const token = await s.claimWithToken(key, text(claim), ttlMs);
+          expect(typeof token).toBe('bigint');
+          tokens.push(token as bigint);
+        };
+        await won('k', 'one');
+        expect(typeof (await s.claimWithToken('k', text('rival'), 60_000))).not.toBe('bigint');
+        await won('other', 'x'); // another key between: its claims do not hold k's back
+        expect(await s.del('k', { expect: text('one') })).toBe(true); // released
+        await won('k', 'two');
+        expect(await s.put('k', text('kept'), 40, { expect: text('two') })).toBe(true);
+        await sleep(80); // the kept answer lapsed
+        await won('k', 'three', 40);
+        await sleep(80); // the claim lapsed
+        await won('k', 'four');
+        const ofK = [tokens[0]!, ...tokens.slice(2)];
+        for (let i = 1; i < ofK.length; i++) expect(ofK[i]!).toBeGreaterThan(ofK[i - 1]!);
+      });
+
+      it('a token is on the clock scale, milliseconds since 1970 × 4096 and a part below: above a token of the earlier scale minted before it, within a second of the time it was minted', async () => {
+        const s = Space('fence-scale', { ttlSeconds: 60, maxBytes: 100 }).open(store);
+        // The largest token of the earlier scale (ms × 4096 + a count) this millisecond could mint.
+        const earlier = BigInt(Date.now()) * 4096n + 4095n;
+        await sleep(2);
+        const token = (await s.claimWithToken('k', text('claim'), 60_000)) as bigint;
+        const now = BigInt(Date.now()) * 4096n;
+        expect(token).toBeGreaterThan(earlier);
+        expect(token).toBeLessThan(now + 1000n * 4096n);
+      });
+    });
   });
 }

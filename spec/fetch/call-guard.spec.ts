@@ -49,6 +49,24 @@ describe('CallGuard: how a call ends early', () => {
     );
   });
 
+  it('a scope that ends itself on being asked (an idempotent run past its lease) is asked again as a request goes out: beforeSend ends the call Canceled before it is sent', () => {
+    const scope = new AbortController();
+    let reads = 0;
+    const ending = {
+      get signal() {
+        if (++reads === 2) scope.abort(new Error('lease lost'));
+        return scope.signal;
+      },
+      requestId: () => null,
+    };
+    const g = guard(0, ending);
+    expect(g.reason).toBeNull();
+    expect(() => g.beforeSend()).toThrow(expect.objectContaining({ code: 'Canceled' }));
+    expect(reads).toBe(2);
+    const quiet = guard(0, { signal: new AbortController().signal, requestId: () => null });
+    expect(() => quiet.beforeSend()).not.toThrow();
+  });
+
   it('OPEN-40 the deadline runs while the call waits for a permit, and the waiter leaves the queue', async () => {
     const gate = new Gate(1);
     const holder = guard();

@@ -85,7 +85,7 @@ function request(key: string, lines: string[]): Ctx {
   req.url = '/orders';
   const core = { log: (l: string) => lines.push(l), shutdown: new AbortController().signal };
   const c = new Ctx(req, new ServerResponse(req), core as unknown as Core);
-  c.idempotency = new IdempotencyInfo(Leased.name, '', key, 1n);
+  c.idempotency = new IdempotencyInfo(Leased.name, '', key);
   return c;
 }
 
@@ -96,7 +96,7 @@ function hold(r: Renewals, renewer: ClaimRenewer, key: string, lines: string[]) 
   expect(r.space.putIfAbsent(key, claim, LEASE_MS)).toBe(true);
   let end!: () => void;
   const running = new Promise<string>((res) => (end = () => res('answered')));
-  const settled = renewer.while(c, key, claim, running);
+  const settled = renewer.while(renewer.hold(c, key, claim, performance.now()), running);
   return {
     c,
     claim,
@@ -126,7 +126,7 @@ afterEach(() => jest.useRealTimers()); // puts the real setInterval back too
 it('I28.1 renewer: a claim is renewed every third of its lease (100 ms of 300), and is still held after three leases', async () => {
   const r = new Renewals();
   const lines: string[] = [];
-  const h = hold(r, new ClaimRenewer(r.space, LEASE_MS, LABEL), 'k1', lines);
+  const h = hold(r, new ClaimRenewer(r.space, LEASE_MS, LABEL, 0), 'k1', lines);
   await advance(99);
   expect(r.at).toEqual([]);
   await advance(1);
@@ -142,7 +142,7 @@ it('I28.1 renewer: a claim is renewed every third of its lease (100 ms of 300), 
 
 it('I28.1 renewer: the period is never below 1 ms (a lease of 2 ms is renewed every 1 ms)', async () => {
   const r = new Renewals();
-  const h = hold(r, new ClaimRenewer(r.space, 2, LABEL), 'k1', []);
+  const h = hold(r, new ClaimRenewer(r.space, 2, LABEL, 0), 'k1', []);
   await advance(5);
   expect(r.at).toEqual([1, 2, 3, 4, 5]);
   await h.end();
@@ -150,7 +150,7 @@ it('I28.1 renewer: the period is never below 1 ms (a lease of 2 ms is renewed ev
 
 it('I28.1 renewer: once no claim is held its timer is gone: no renewal over three leases, and the next claim starts its own period', async () => {
   const r = new Renewals();
-  const renewer = new ClaimRenewer(r.space, LEASE_MS, LABEL);
+  const renewer = new ClaimRenewer(r.space, LEASE_MS, LABEL, 0);
   const a = hold(r, renewer, 'a', []);
   await advance(50);
   const b = hold(r, renewer, 'b', []);
@@ -177,7 +177,7 @@ it('I28.1 renewer: once no claim is held its timer is gone: no renewal over thre
 it('I28.1 renewer: a confirmation arriving after a newer one does not set the claim back: the lease counts from the newest', async () => {
   const r = new Renewals();
   const lines: string[] = [];
-  const h = hold(r, new ClaimRenewer(r.space, LEASE_MS, LABEL), 'k1', lines);
+  const h = hold(r, new ClaimRenewer(r.space, LEASE_MS, LABEL, 0), 'k1', lines);
   const first = r.later(); // asked at 100
   const second = r.later(); // asked at 200
   r.failing(3); // at 300, 400 and 500
@@ -200,14 +200,15 @@ it('I28.1 renewer: a confirmation arriving after a newer one does not set the cl
 it('I28.1 renewer: a refusal while the handler runs loses the claim: said once, its signal aborted, no renewal after', async () => {
   const r = new Renewals();
   const lines: string[] = [];
-  const h = hold(r, new ClaimRenewer(r.space, LEASE_MS, LABEL), 'k1', lines);
+  const h = hold(r, new ClaimRenewer(r.space, LEASE_MS, LABEL, 0), 'k1', lines);
   r.answers.push(() => false);
   await advance(100);
   expect(lines).toEqual([lost('k1')]);
   expect(h.c.signal.aborted).toBe(true);
-  expect(String(h.c.signal.reason)).toBe(
-    `Error: ${LABEL}: claim on Idempotency-Key "k1" was lost while the handler ran`,
-  );
+  expect(h.c.signal.reason).toMatchObject({
+    code: 'LeaseLost',
+    message: 'claim on Idempotency-Key "k1" was lost while the handler ran',
+  });
   await advance(3 * LEASE_MS);
   expect(r.at).toEqual([100]);
   expect(jest.getTimerCount()).toBe(0);
@@ -218,7 +219,7 @@ it('I28.1 renewer: a refusal while the handler runs loses the claim: said once, 
 it('I28.1 renewer: a refusal arriving after the handler ended is no loss: no line, no abort', async () => {
   const r = new Renewals();
   const lines: string[] = [];
-  const h = hold(r, new ClaimRenewer(r.space, LEASE_MS, LABEL), 'k1', lines);
+  const h = hold(r, new ClaimRenewer(r.space, LEASE_MS, LABEL, 0), 'k1', lines);
   const renewal = r.later();
   await advance(150); // asked at 100, unanswered
   await h.end();
@@ -231,7 +232,7 @@ it('I28.1 renewer: a refusal arriving after the handler ended is no loss: no lin
 it('I28.1 renewer: a renewal failing after the handler ended says nothing, within the lease or past it', async () => {
   const r = new Renewals();
   const lines: string[] = [];
-  const h = hold(r, new ClaimRenewer(r.space, LEASE_MS, LABEL), 'k1', lines);
+  const h = hold(r, new ClaimRenewer(r.space, LEASE_MS, LABEL, 0), 'k1', lines);
   r.answers.push(null); // the MemoryStore confirms the renewal at 100
   const first = r.later(); // asked at 200
   const second = r.later(); // asked at 300
@@ -250,7 +251,7 @@ it('I28.1 renewer: a renewal failing after the handler ended says nothing, withi
 it('I28.1 renewer: exactly a whole lease without a confirmed renewal is lost; a millisecond less is not', async () => {
   const r = new Renewals();
   const lines: string[] = [];
-  const renewer = new ClaimRenewer(r.space, LEASE_MS, LABEL);
+  const renewer = new ClaimRenewer(r.space, LEASE_MS, LABEL, 0);
   const a = hold(r, renewer, 'a', lines); // claimed at 0: the timer ticks at 100, 200, 300
   await advance(1);
   const b = hold(r, renewer, 'b', lines); // claimed at 1

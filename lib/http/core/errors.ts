@@ -77,6 +77,10 @@ export const HTTP_ERRORS = {
     status: 429,
     doc: "an idempotent request from a caller who already holds the space's maxBytesPerCaller in claims and kept answers",
   },
+  LeaseLost: {
+    status: 503,
+    doc: "an idempotent handler's claim was lost while it ran (its process stalled past the space's leaseMs − leaseMarginMs, or the store refused a renewal): its c.signal is aborted with this error, c.step refuses to start a step, and another instance may run the request",
+  },
   AnswerNotKept: {
     status: 503,
     doc: "a retry of a request that was answered but whose answer could not be kept (store failed, claim lost); refused by the process that answered for the record's TTL, never run again there",

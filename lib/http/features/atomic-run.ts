@@ -4,7 +4,6 @@ import { HttpError } from '../core/errors';
 import { fail } from '../core/fail';
 import type { CapturedAnswer, Ctx } from '../request/ctx';
 import { bindTx, Tx } from './tx';
-import { IdempotencyInfo } from '../request/idempotency-info';
 
 import type { Isolation } from './tx';
 export type { Isolation } from './tx';
@@ -111,15 +110,9 @@ export class AtomicRun {
         await client.query('ROLLBACK');
         return { kind: 'taken' };
       }
-      // The claim's transaction id: Postgres's own counter, a fencing token that only grows.
-      const info = c.idempotency;
-      if (info !== null)
-        c.idempotency = new IdempotencyInfo(
-          info.space,
-          info.caller,
-          info.key,
-          BigInt(String(taken.rows[0]!.token)),
-        );
+      // The database's clock as the claim was written: the fencing token non-atomic routes on
+      // this store get too, so a key's tokens grow whichever route claims it.
+      c.idempotency?.claimed(s.store.tokenOf(taken.rows[0]!));
       await this.#handle(c, job.proceed, client);
       const answer = c.captured!;
       const kept = s.encode(c, answer, before, job.fp);

@@ -30,6 +30,7 @@ import { EventStream } from './events';
 import type { SessionOptions } from './session-options';
 import type { UpgradeLoop } from './upgrade-loop';
 import type { IdempotencyInfo } from './idempotency-info';
+import type { Lease } from './lease';
 import { runStep } from './step';
 
 /** @internal What a request needs from its app; the App implements it. */
@@ -128,6 +129,9 @@ export interface Resolvable<T> {
 }
 
 const PENDING = Symbol('pending');
+/** AbortSignal's own `aborted` and `throwIfAborted`, which a signal watching a lease calls after its check. */
+const ABORTED = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get!;
+const THROW_IF_ABORTED = AbortSignal.prototype.throwIfAborted;
 /** Marks a multipart digest in a fingerprint, so no raw body can stand for it. */
 const UPLOAD_PRINT = Buffer.from('\0multipart-sha256\0');
 /**
@@ -169,6 +173,8 @@ export class Ctx implements Scope {
   #bodyBytes: Buffer | null = null;
   #search: URLSearchParams | null = null;
   #abort: AbortController | null = null;
+  /** The claim's lease while an idempotent handler runs on one (checked before its effects), else null. */
+  #lease: Lease | null = null;
   /** @internal set while an idempotent handler runs: its answer is captured to be kept, and answering through the Ctx is refused */
   capture = false;
   /** @internal the answer captured while `capture` was set */
@@ -473,6 +479,8 @@ export class Ctx implements Scope {
    * kept for the client's retry (a retry comes exactly when a client gave up).
    */
   get signal(): AbortSignal {
+    // A lease past its limit aborts the signal here, before it is handed out (see `Lease`).
+    if (this.#lease !== null) this.#lease.check();
     if (this.#abort === null) {
       const abort = (this.#abort = new AbortController());
       const shutdown = this.core.shutdown;
@@ -489,8 +497,39 @@ export class Ctx implements Scope {
       });
       if (shutdown.aborted) abort.abort(shutdown.reason);
       else shutdown.addEventListener('abort', onShutdown, { once: true });
+      if (this.#lease !== null) this.#watchLease(abort.signal);
     }
     return this.#abort.signal;
+  }
+
+  /**
+   * @internal The claim's lease while an idempotent handler runs (null once it is over): reading
+   * `signal`, its `aborted` or `throwIfAborted()` — on a signal kept from earlier too, and inside
+   * libraries handed it — checks the lease first.
+   */
+  holdLease(lease: Lease | null): void {
+    this.#lease = lease;
+    if (lease !== null && this.#abort !== null) this.#watchLease(this.#abort.signal);
+  }
+
+  /** @internal Throws the signal's reason when the run's lease is lost (`c.step` asks before its function and its record). */
+  throwIfLeaseLost(): void {
+    const lease = this.#lease;
+    if (lease !== null && !lease.check()) throw this.signal.reason;
+  }
+
+  /** Makes the signal's own `aborted` and `throwIfAborted` check the lease before they answer. */
+  #watchLease(signal: AbortSignal): void {
+    if (Object.hasOwn(signal, 'aborted')) return;
+    const check = (): void => void this.#lease?.check();
+    Object.defineProperty(signal, 'aborted', {
+      configurable: true,
+      get: () => (check(), ABORTED.call(signal)),
+    });
+    Object.defineProperty(signal, 'throwIfAborted', {
+      configurable: true,
+      value: () => (check(), THROW_IF_ABORTED.call(signal)),
+    });
   }
 
   /**

@@ -21,23 +21,36 @@ export class IdempotencyInfo {
   readonly space: string;
   readonly caller: string;
   readonly key: string;
-  /**
-   * Grows with every claim of the space's keys: on an atomic route the transaction id of the
-   * claim (Postgres's own counter); elsewhere milliseconds since 1970 × 4096 plus a count in this
-   * process, which grows as long as the servers' clocks do not go back. Pass it to your own
-   * conditional writes (`WHERE fence < $token`) so a holder whose lease lapsed cannot overwrite a
-   * later one's work.
-   */
-  readonly token: bigint;
+  #token = 0n;
   #steps: StepRecords | null = null;
   readonly #outbound: OutboundKeys;
 
-  constructor(space: string, caller: string, key: string, token: bigint) {
+  constructor(space: string, caller: string, key: string, token = 0n) {
     this.space = space;
     this.caller = caller;
     this.key = key;
-    this.token = token;
+    this.#token = token;
     this.#outbound = new OutboundKeys(space, caller, key);
+  }
+
+  /**
+   * The fencing token of this run's claim, minted as the claim was won (0 before): it grows with
+   * every claim of the key, in the order they were won, from every instance and on every route,
+   * atomic or not. Pass it to your own conditional writes (`UPDATE … WHERE fence < $token`) so a
+   * holder whose lease lapsed cannot overwrite a later one's work. Microseconds since 1970 × 4.096
+   * (milliseconds × 4096 and a part below), from the store's clock where it keeps time (`RedisStore`:
+   * the `TIME` of the master owning the key; `PgStore`: the database's), else from the claiming
+   * process's clock (`MemoryStore`, one process; a store of your own: grows across instances while
+   * their clocks agree to within the time between two claims of a key, at least a handler's run).
+   * @example await db.query('UPDATE orders SET state = $1, fence = $2 WHERE id = $3 AND fence < $2', [s, c.idempotency!.token, id]);
+   */
+  get token(): bigint {
+    return this.#token;
+  }
+
+  /** @internal The claim was won with `token`. */
+  claimed(token: bigint): void {
+    this.#token = token;
   }
 
   /** @internal Where `c.step` records its results: the route's space (not on an atomic route). */
@@ -64,16 +77,4 @@ export class IdempotencyInfo {
   inStep<T>(name: string, fn: () => T): T {
     return this.#outbound.inStep(name, fn);
   }
-}
-
-let lastMs = 0;
-let count = 0;
-/** A fencing token from the clock: ms × 4096 + a count, never less than the one before in this process. */
-export function clockToken(): bigint {
-  const now = Date.now();
-  if (now > lastMs) {
-    lastMs = now;
-    count = 0;
-  } else count++;
-  return BigInt(lastMs) * 4096n + BigInt(count);
 }

@@ -18,6 +18,8 @@ export interface StepRecords {
   readonly core: { log(line: string): void };
   /** The route, as logs name it. */
   readonly label: string;
+  /** The request (its `Ctx`): throws when its claim's lease is lost, checked before the step runs. */
+  readonly run: { throwIfLeaseLost(): void };
 }
 
 /** Longest step name, in characters. */
@@ -54,6 +56,9 @@ export async function runStep<T>(
     throw new HttpError('StoreUnavailable', 'idempotency store unavailable');
   }
   if (found !== null) return (JSON.parse(found.toString('utf8')) as { v?: T }).v as T;
+  // A process that stalled past its lease does not run the step: another may be running it now.
+  // A step that ran is recorded even so: a rerun reads its result rather than running it again.
+  records.run.throwIfLeaseLost();
   const text = toJson(await fn(), name);
   await record(records, key, name, Buffer.from(text, 'utf8'));
   return (JSON.parse(text) as { v?: T }).v as T;

@@ -9,6 +9,7 @@ import { inFlight, note } from './outcomes';
 import { namedKey } from './read-key';
 import type { RouteSteps } from './route-steps';
 import { then } from './then';
+import type { Holding } from './claim-renewer';
 
 const NO_BYTES: Buffer = Buffer.alloc(0);
 
@@ -27,6 +28,10 @@ export class IdempotentRequest {
   #parts: RequestParts | null = null;
   #fp = '';
   #claim = NO_BYTES;
+  /** When the claim was sent (performance.now()): its lease cannot have started before. */
+  #sentAt = 0;
+  /** The claim held while the handler runs, with its lease. */
+  #holding: Holding | null = null;
   /** The headers set before the handler (middleware's): those it adds are part of its answer. */
   #before: HeaderBag | null = null;
 
@@ -75,7 +80,8 @@ export class IdempotentRequest {
     if (r.atomic !== null) return this.#runAtomic();
     let won;
     try {
-      won = r.space.putIfAbsent(this.#id, this.#claim, r.leaseMs);
+      this.#sentAt = performance.now();
+      won = r.space.claimWithToken(this.#id, this.#claim, r.leaseMs);
     } catch (e) {
       return this.#claimFailed(e);
     }
@@ -108,17 +114,14 @@ export class IdempotentRequest {
     this.#claim = claim;
     let answer;
     try {
-      answer = r.space.claimOrGet(this.#id, claim, r.leaseMs);
+      this.#sentAt = performance.now();
+      answer = r.space.claimWithToken(this.#id, claim, r.leaseMs);
     } catch (e) {
       return this.#claimFailed(e);
     }
     return then(
       answer,
-      (found) => {
-        if (found === null || found === false) return this.#claimed(found === null);
-        r.callers?.drop(this.#caller, this.#id);
-        return r.answerExisting(c, this.#id, found, this.#parts!);
-      },
+      (a) => this.#claimed(a),
       (e) => this.#claimFailed(e),
     );
   }
@@ -150,7 +153,7 @@ export class IdempotentRequest {
     };
     return r.atomic!.run(c, job).then(
       (out) => {
-        if (out.kind === 'taken') return this.#claimed(false);
+        if (out.kind === 'taken') return this.#claimed(null);
         const size = this.#id.length + out.kept.length;
         r.callers?.set(this.#caller, this.#id, size, performance.now() + r.ttlMs);
         note(c, 'stored');
@@ -173,13 +176,21 @@ export class IdempotentRequest {
     return this.#r.storeDown(e, this.#c);
   }
 
-  /** The claim was written (`won`) or found taken: run the handler, or answer what is there. */
-  #claimed(won: boolean): unknown {
+  /**
+   * What the claim answered: won (its fencing token), so run the handler; the record found; or
+   * taken and not read (null; false: a claim over the space's maxBytes), so read what is there.
+   */
+  #claimed(answer: bigint | Buffer | null | false): unknown {
     const r = this.#r;
     const c = this.#c;
     if (r.state.outage.down) r.state.outage.over(c.core.log, r.where);
-    if (won) return this.#run();
+    if (typeof answer === 'bigint') {
+      c.idempotency!.claimed(answer);
+      return this.#run();
+    }
     r.callers?.drop(this.#caller, this.#id);
+    if (answer !== null && answer !== false)
+      return r.answerExisting(c, this.#id, answer, this.#parts!);
     let record;
     try {
       record = r.space.get(this.#id);
@@ -196,20 +207,26 @@ export class IdempotentRequest {
     );
   }
 
-  /** Runs the handler with its answer captured, the claim renewed while it runs. */
+  /** Runs the handler with its answer captured, the claim renewed (and its lease checked) while it runs. */
   #run(): unknown {
     const c = this.#c;
+    const renewer = this.#r.renewer;
     this.#before = copyBag(c.headers());
     c.capture = true;
     this.#r.state.held.add(this.#id);
+    const h = (this.#holding = renewer.hold(c, this.#id, this.#claim, this.#sentAt));
     let running: unknown;
     try {
       running = this.#proceed();
     } catch (e) {
+      renewer.end(h);
       return this.#failed(e);
     }
-    if (!isThenable(running)) return this.#keep(false);
-    return this.#r.renewer.while(c, this.#id, this.#claim, running).then(
+    if (!isThenable(running)) {
+      renewer.end(h);
+      return this.#keep(false);
+    }
+    return renewer.while(h, running).then(
       () => this.#keep(false),
       (e: unknown) => this.#failed(e),
     );
@@ -223,7 +240,10 @@ export class IdempotentRequest {
    */
   #failed(e: unknown): unknown {
     const c = this.#c;
-    const kept = c.handled || (this.#r.keep === 'all' && c.invoked);
+    // A failure of a run whose lease was lost (its signal aborted: LeaseLost) is never kept: the
+    // key may be another instance's now, and a retry must find it free, not a kept 503.
+    const lost = this.#holding !== null && this.#holding.lease.lost;
+    const kept = c.handled || (this.#r.keep === 'all' && c.invoked && !lost);
     if (!kept) return this.#release(e);
     c.captured = failureAnswer(c, e);
     return this.#keep(c.handled);

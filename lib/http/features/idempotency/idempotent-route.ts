@@ -5,7 +5,7 @@ import { fail } from '../../core/fail';
 import type { Services } from '../../route/extensions';
 import type { RouteRecord } from '../../route/route-record';
 import { isThenable, type Ctx, type Resolvable } from '../../request/ctx';
-import { clockToken, IdempotencyInfo } from '../../request/idempotency-info';
+import { IdempotencyInfo } from '../../request/idempotency-info';
 import { AtomicRun } from '../atomic-run';
 import type { CallerBudget } from '../caller-budget';
 import { KeptAnswers, type KeptAnswer, type RequestParts } from '../kept-answers';
@@ -62,7 +62,7 @@ export class IdempotentRoute implements RouteSteps {
     this.callers = mark.by === undefined ? null : this.state.callers;
     this.atomic = atomicRunOf(record, mark, space);
     this.claimsInOne = space.claimsInOne && mark.atomic !== true;
-    this.renewer = new ClaimRenewer(space, this.leaseMs, this.label);
+    this.renewer = new ClaimRenewer(space, this.leaseMs, this.label, space.leaseMarginMs);
     this.where = `space "${space.space.name}"`;
     this.#by = mark.by ?? null;
     this.#resolvers = record.args.flatMap((a) =>
@@ -110,9 +110,13 @@ export class IdempotentRoute implements RouteSteps {
     if (header === undefined) c.setHeader('link', this.#link);
     const key = readKey(header, c.req.rawHeaders);
     const id = recordKey(caller, key);
-    c.idempotency = new IdempotencyInfo(this.space.space.name, caller, key, clockToken()).withSteps(
-      { space: this.space, record: id, core: c.core, label: this.label },
-    );
+    // The fencing token comes with the claim, once won (minted here, before the body is read and
+    // the key claimed, a later claim could hold the smaller token).
+    const info = (c.idempotency = new IdempotencyInfo(this.space.space.name, caller, key));
+    // On an atomic route a step just runs: a record kept outside the transaction would outlive
+    // a rollback of the write it stands for.
+    if (this.atomic === null)
+      info.withSteps({ space: this.space, record: id, core: c.core, label: this.label, run: c });
     return c.afterBodyPrint((body) => new IdempotentRequest(this, c, proceed, id).start(body));
   }
 
