@@ -88,6 +88,15 @@ describe('optional packages load with their feature, not with fw', () => {
     expect(fetchFiles).toEqual(['/lib/fetch/outbound-client.js', '/lib/fetch/server-side.js']);
   });
 
+  it("requiring the http door loads none of the document's, the health route's, static files' or gzip's modules", async () => {
+    const features = await inFreshNode<string[]>(
+      `require(process.env.OUT + '/lib/http/index.js');` +
+        `process.stdout.write(JSON.stringify(Object.keys(require.cache)` +
+        `.filter((f) => /\\/features\\/(openapi\\/|static\\/|compress|health)/.test(f))))`,
+    );
+    expect(features).toEqual([]);
+  });
+
   // RedisStore's script lane speaks TLS only for a rediss:// store: node:tls is not part of every
   // app's cold start (it was, for one commit, through the lane's import).
   it.each(['http', 'cache', 'fetch'])(

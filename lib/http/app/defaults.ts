@@ -21,22 +21,14 @@ import { RATE_STORE } from '../features/rate-limit';
 import { sendFile } from '../features/files/send-file';
 import { Dir } from '../features/files/dir';
 import { ServerTelemetry } from '../features/telemetry';
-import { healthRoute, type HealthOptions } from '../features/health';
-import {
-  docsRoutes,
-  documentOf,
-  openApiRoutes,
-  type DocsOptions,
-  type OpenApiDocument,
-  type OpenApiOptions,
-} from '../features/openapi';
-import {
-  staticTree,
-  type EmbeddedEntry,
-  type EmbeddedOptions,
-  type StaticOptions,
-} from '../features/static/static-tree';
-import { compression, type CompressOptions } from '../features/compress';
+import type * as HealthFeature from '../features/health';
+import type { HealthOptions } from '../features/health';
+import type { DocsOptions, OpenApiDocument, OpenApiOptions } from '../features/openapi';
+import { openApiFeature } from '../features/openapi-feature';
+import type * as StaticFeature from '../features/static/static-tree';
+import type { EmbeddedEntry, EmbeddedOptions, StaticOptions } from '../features/static/static-tree';
+import type * as CompressFeature from '../features/compress';
+import type { CompressOptions } from '../features/compress';
 import { mcpServer, type McpOptions } from '../features/mcp';
 import { sessionCookies, type SessionOptions } from '../features/sessions';
 import type { Capability } from '../route/extensions';
@@ -44,6 +36,14 @@ import type { Capability } from '../route/extensions';
 // The one place fw's own features meet the app: the list of capabilities every app starts with,
 // the few socket- and router-level parts, and `App`, the app with them wired in and its shortcuts
 // (`app.health()` is `app.use(healthRoute())`). app.ts names no feature; this file names them all.
+
+// The shortcuts' own features load with their first call: an app that serves no document, health
+// route, directory or gzip loads none of their modules.
+/* eslint-disable @typescript-eslint/no-require-imports -- each loaded by its shortcut's first call */
+const healthFeature = () => require('../features/health') as typeof HealthFeature;
+const staticFeature = () => require('../features/static/static-tree') as typeof StaticFeature;
+const compressFeature = () => require('../features/compress') as typeof CompressFeature;
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /** A directory given to `Dir.open` that cannot be opened is one more Refusal line. */
 const dirs: Capability = {
@@ -106,7 +106,7 @@ export class App extends AppCore {
    * @example app.health() · app.health('/health') · app.health({ path: '/healthz', cacheMs: 1000, timeoutMs: 2000 })
    */
   health(options?: string | HealthOptions): this {
-    addAs(this, 'health', healthRoute(options));
+    addAs(this, 'health', healthFeature().healthRoute(options));
     return this;
   }
 
@@ -117,14 +117,14 @@ export class App extends AppCore {
    * @example app.openapi({ path: 'openapi/openapi.json' })
    */
   openapi(options: OpenApiOptions = {}): this {
-    addAs(this, 'openapi', openApiRoutes(options));
+    addAs(this, 'openapi', openApiFeature().openApiRoutes(options));
     return this;
   }
 
   /** The OpenAPI document, built once (and the app with it). @example app.document().paths['/orders'].post */
   document(): OpenApiDocument {
     this.build();
-    return documentOf(this).doc;
+    return openApiFeature().documentOf(this).doc;
   }
 
   /**
@@ -135,7 +135,7 @@ export class App extends AppCore {
    * @example app.openapi().docs()
    */
   docs(options: DocsOptions = {}): this {
-    addAs(this, 'docs', docsRoutes(options));
+    addAs(this, 'docs', openApiFeature().docsRoutes(options));
     return this;
   }
 
@@ -160,7 +160,7 @@ export class App extends AppCore {
    * @example app.static('/', 'public') · app.static('/', 'public', { spaFallback: 'index.html' })
    */
   static(prefix: string, dir: string, options: StaticOptions = {}): this {
-    addAs(this, 'static', staticTree(prefix, { dir }, options));
+    addAs(this, 'static', staticFeature().staticTree(prefix, { dir }, options));
     return this;
   }
 
@@ -179,7 +179,7 @@ export class App extends AppCore {
    * @example app.embedded('/', [{ path: 'index.html', bytes: html }], { cacheControl: 'no-cache' })
    */
   embedded(prefix: string, entries: readonly EmbeddedEntry[], options: EmbeddedOptions = {}): this {
-    addAs(this, 'embedded', staticTree(prefix, { entries }, options));
+    addAs(this, 'embedded', staticFeature().staticTree(prefix, { entries }, options));
     return this;
   }
 
@@ -197,7 +197,7 @@ export class App extends AppCore {
    * @example app.compress({ minBytes: 1024, level: 'fastest' })
    */
   compress(options: CompressOptions = {}): this {
-    addAs(this, 'compress', compression(options));
+    addAs(this, 'compress', compressFeature().compression(options));
     return this;
   }
 

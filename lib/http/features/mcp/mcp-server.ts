@@ -3,7 +3,7 @@ import { JSON_TYPE } from '../../core/media-types';
 import { isThenable, type Ctx } from '../../request/ctx';
 import type { Capability, Host } from '../../route/extensions';
 import { builtInRecord } from '../../route/route-record';
-import { hideFromDocument } from '../openapi';
+import { openApiFeature } from '../openapi-feature';
 import { errorText, readMessage, resultText, RPC, RpcError, type RpcId } from './json-rpc';
 import { callTool } from './tool-call';
 import { ToolTable, type ToolEntry } from './tool-table';
@@ -72,7 +72,7 @@ export function mcpServer(options: McpOptions = {}): Capability {
           tag: 'mcp',
         });
         // It speaks JSON-RPC, not the app's HTTP API: MCP clients learn its tools from tools/list.
-        hideFromDocument(record);
+        openApiFeature().hideFromDocument(record);
         host.addBuiltIn(record, endpoint);
       }
       host.afterBuild(() => tools.define(host));

@@ -6,7 +6,7 @@ import type { RouteRecord } from '../../route/route-record';
 import { readShape, type JsonSchema } from '../../schema';
 import { GUARD, type GuardEntry } from '../guards';
 import { IDEMPOTENT } from '../idempotency/idempotent-mark';
-import { documentOf } from '../openapi';
+import { openApiFeature } from '../openapi-feature';
 import { TOOL } from './tool';
 import { standalone, type Schemas } from './standalone-schema';
 
@@ -82,7 +82,7 @@ export class ToolTable {
 
   /** Describes every tool from the app's document, after build; a tool it cannot describe is refused. */
   define(host: Host): void {
-    const doc = documentOf(host).doc;
+    const doc = openApiFeature().documentOf(host).doc;
     const schemas = doc.components.schemas as Schemas;
     const problems: string[] = [];
     const entries = new Map<string, ToolEntry>();
