@@ -63,7 +63,9 @@ const at = (s: Samples, k: ServerKind) => median(s.get(k)!);
 /** The median of the paired differences `a - b` (each pair from one round). */
 const over = (s: Samples, a: ServerKind, b: ServerKind) =>
   median(s.get(a)!.map((x, i) => x - s.get(b)![i]));
-const signed = (x: number, unit: string) => `${x >= 0 ? '+' : ''}${Math.round(x)} ${unit}`;
+// Milliseconds whole, megabytes to a tenth (a goal of "at most Fastify's" is decided below 1 MB).
+const signed = (x: number, unit: string) =>
+  `${x >= 0 ? '+' : ''}${unit === 'MB' ? x.toFixed(1) : Math.round(x)} ${unit}`;
 
 /** What startToReady measured, for the table beside the goal rows. */
 export interface StartTimes {
