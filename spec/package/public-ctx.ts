@@ -4,7 +4,7 @@
  * against the declarations emitted in memory; this one is checked against the packed tarball).
  */
 export const PUBLIC_CTX: readonly string[] = [
-  // The brand a typed client (clientOf) reads to leave the Ctx parameter out (issue 27 §1).
+  // The brand a typed client (clientOf) reads to leave the Ctx parameter out.
   '[SERVER_SIDE]',
   'method',
   'traceContext',
@@ -40,7 +40,8 @@ export const PUBLIC_CTX: readonly string[] = [
   'send',
   'sendFile',
   'redirect',
-  // Who is calling and around the handler (issue 26).
+  'empty',
+  // Who is calling and around the handler.
   'ip',
   'protocol',
   'host',
