@@ -73,7 +73,7 @@ export async function coldStart(spawns: number): Promise<FootprintRow[]> {
       base: "`require('class-validator')` alone",
       baseValue: ms(cv),
       ratio: fw / cv,
-      verdict: `≤ +100 ms: +${Math.round(over)} ms ${over <= 100 ? '✓' : '✗'}`,
+      verdict: `≤ +100 ms: ${over >= 0 ? '+' : ''}${Math.round(over)} ms ${over <= 100 ? '✓' : '✗'}`,
     },
     {
       name: "cold start: `require('fw-http')`",
