@@ -187,7 +187,7 @@ export type { VersionsOptions, DeprecatedOptions } from './features/api-versions
 export { SERVER_SIDE, type ServerSide } from '../fetch/server-side';
 
 // A program's own capability is made of what fw's own are: a capability (an object) is added with
-// `app.use(capability)`; docs/guide.md, "Your own capability".
+// `app.use(capability)`; docs/guide/index.md, "Your own capability".
 export type { RouteRecord, ArgRecord } from './route/route-record';
 export { MarkKey, RouteMarks } from './route/mark-key';
 export { markRoute } from './route/decorators';

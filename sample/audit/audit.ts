@@ -15,7 +15,7 @@ import {
 // marks a route; every answer it gives becomes one entry of an audit trail (action, route, status,
 // request id); its OpenAPI operation says so (`x-audit`, the `audited` tag); an action that is not
 // lower-case words joined by dots is a Refusal naming the route; and `GET /audit` lists the trail.
-// docs/guide.md ("Your own capability") walks through it; spec/http/user-capability.spec.ts runs it.
+// docs/guide/index.md ("Your own capability") walks through it; spec/http/user-capability.spec.ts runs it.
 
 /** What `@Audit` leaves on a route. */
 export interface AuditMark {
