@@ -4,8 +4,16 @@ module.exports = {
   roots: ['<rootDir>/spec'],
   testMatch: ['**/*.spec.ts'],
   // The consumer check installs packages into scratch projects and takes minutes: it runs in
-  // `npm run test:consumers` (jest.consumers.config.js), after `npm test`, not in its jest run.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/spec/package/consumer\\.spec\\.ts$'],
+  // `npm run test:consumers` (jest.consumers.config.js), after `npm test`, not in its jest run. The
+  // package checks (pack, API report, shipped declarations) compile or pack the whole library:
+  // `npm run test:package` (jest.package.config.js), also after `npm test`.
+  testPathIgnorePatterns: [
+    '/node_modules/',
+    '<rootDir>/spec/package/consumer\\.spec\\.ts$',
+    '<rootDir>/spec/package/pack\\.spec\\.ts$',
+    '<rootDir>/spec/package/api-report\\.spec\\.ts$',
+    '<rootDir>/spec/types/declarations\\.spec\\.ts$',
+  ],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json', diagnostics: false }],
   },
