@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import * as cv from 'class-validator';
+import { plainToInstance } from 'class-transformer';
 import { IsString, ValidationTypes as TheirTypes } from 'class-validator';
 import * as names from '../../lib/json/validator-names';
 import { validationRecords } from '../../lib/json/validator';
-import { Problem } from '../../lib/http';
+import { Page, Problem } from '../../lib/http';
 import { readShape } from '../../lib/http/schema';
 
 describe("fw's own reading of class-validator records", () => {
@@ -38,6 +39,19 @@ describe("fw's own reading of class-validator records", () => {
     expect(shape.fallback).toBeNull();
     expect(shape.properties.find((p) => p.name === 'status')?.value.kind).toBe('integer');
     expect(shape.properties.find((p) => p.name === 'reason')?.value.kind).toBe('string');
+  });
+
+  it("a Page declared with class-transformer loaded gives it the items' type, as @Type(() => Item) would", () => {
+    class Line {
+      sku = '';
+    }
+    const page = plainToInstance(Page(Line), { items: [{ sku: 'a' }], total: 1 });
+    expect(page.items[0]).toBeInstanceOf(Line);
+    expect(readShape(Page(Line)).properties.map((p) => [p.name, p.value.kind])).toEqual([
+      ['items', 'array'],
+      ['total', 'integer'],
+      ['next', 'string'],
+    ]);
   });
 
   it('a class no decorator touched has no records', () => {
