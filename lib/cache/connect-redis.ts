@@ -1,6 +1,7 @@
 import type * as IORedis from 'ioredis';
 import type { Cluster, Redis } from 'ioredis';
 import type { RedisStoreSettings } from './check-redis-store-options';
+import { CacheError } from './errors';
 import type { RedisNode } from './redis-store-options';
 
 /** What the store keeps from the connection's failures besides 'error', for its messages. */
@@ -22,8 +23,7 @@ export function connectRedis(
   settings: RedisStoreSettings,
   failures: RedisFailures,
 ): Redis | Cluster {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded by the first store built, not by requiring fw-http or fw-http/cache: an app that never uses Redis never loads ioredis (cold start)
-  const ioredis = require('ioredis') as typeof IORedis;
+  const ioredis = loadIoredis();
   const { target, access } = settings;
   if (target.kind === 'cluster')
     return connectCluster(ioredis, target.nodes, settings, failures.onNodeError);
@@ -35,6 +35,20 @@ export function connectRedis(
     ...(access.tls === undefined ? {} : { tls: access.tls }),
     retryStrategy: backOff,
   });
+}
+
+/** ioredis, an optional peer: refused with the command that installs it when it is not there. */
+function loadIoredis(): typeof IORedis {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded by the first store built, not by requiring fw-http or fw-http/cache: an app that never uses Redis neither installs nor loads ioredis
+    return require('ioredis') as typeof IORedis;
+  } catch (err) {
+    throw new CacheError(
+      'CachePeerMissing',
+      'RedisStore needs the ioredis package (an optional peer dependency): npm install ioredis',
+      { cause: err },
+    );
+  }
 }
 
 function connectSentinels(

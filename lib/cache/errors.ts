@@ -24,7 +24,7 @@ export const CACHE_ERRORS = {
   },
   CachePeerMissing: {
     status: 500,
-    doc: 'new PgStore({ connectionString }) without pg installed (an optional peer dependency): npm install pg',
+    doc: 'new PgStore({ connectionString }) without pg installed, or new RedisStore(…) without ioredis (optional peer dependencies): npm install pg, npm install ioredis',
   },
 } as const satisfies Record<string, ErrorRow>;
 

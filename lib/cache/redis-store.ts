@@ -12,7 +12,6 @@ import { reconnectAfterEnd } from './reconnect-after-end';
 import { ScriptBatch, type ReplyReader, type ScriptArg } from './script-batch';
 import { CLAIM, CLAIM_OR_KEEP_EACH, KEEP } from './claim-or-keep-each';
 import { tokenOfMicros } from './fence-token';
-import { ScriptLane } from './script-lane';
 import type { RedisStoreOptions } from './redis-store-options';
 
 // Compare-and-set and compare-and-delete must read and write in one step, or a holder whose
@@ -124,8 +123,6 @@ export class RedisStore implements Store, RateStore {
     readonly claimOrGet: BatchReader<Buffer | null>;
     readonly keep: BatchReader<boolean>;
   };
-  /** The connection the batches go on while it is ready (with `url` only); null when none. */
-  readonly #lane: ScriptLane | null;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #where: string;
@@ -191,11 +188,7 @@ export class RedisStore implements Store, RateStore {
     this.#redis = redis as Client & ScriptCommands;
     const batched =
       settings.target.kind !== 'cluster' && replicas === null && settings.maxBatch > 1;
-    this.#lane =
-      batched && settings.target.kind === 'url'
-        ? laneBeside(redis as Redis, settings.commandTimeoutMs)
-        : null;
-    this.#batch = batched ? batchOn(this.#redis, settings.maxBatch, this.#lane) : null;
+    this.#batch = batched ? batchOn(this.#redis, settings.maxBatch) : null;
     this.#readers = readersNaming((op, prefixed, err) =>
       this.#failure(op, prefixed.slice(this.#prefix.length), err),
     );
@@ -409,10 +402,6 @@ export class RedisStore implements Store, RateStore {
     for (const stop of this.#reconnecting) stop();
     for (const wake of this.#waiting) wake();
     this.#waiting.clear();
-    await Promise.all([this.#lane?.close(), this.#quit()]);
-  }
-
-  async #quit(): Promise<void> {
     const durable = this.#durable?.client;
     if (durable !== undefined) {
       if (durable.status === 'ready') await durable.quit().catch(() => undefined);
@@ -559,40 +548,14 @@ function defineScripts(client: Client): void {
 }
 
 /**
- * The claims and keeps of one turn sent together, at most `max` in a script call: on `lane` while
- * it is ready (corked, so the calls of a turn leave in one write), else through ioredis.
+ * The claims and keeps of one turn sent together, at most `max` keys a script call (EVALSHA, sent
+ * whole by ioredis when Redis answers NOSCRIPT), on the store's own connection: ioredis's
+ * auto-pipelining writes the calls of one turn in one write.
  */
-function batchOn(
-  client: Client & ScriptCommands,
-  max: number,
-  lane: ScriptLane | null,
-): ScriptBatch {
+function batchOn(client: Client & ScriptCommands, max: number): ScriptBatch {
   return new ScriptBatch(
-    (keys, args) =>
-      lane?.ready
-        ? (lane.call(0, keys, args) as Promise<unknown[]>)
-        : client.fwClaimOrKeepEachBuffer(keys.length, ...keys, ...args),
+    (keys, args) => client.fwClaimOrKeepEachBuffer(keys.length, ...keys, ...args),
     max,
-    lane,
-  );
-}
-
-/** A `ScriptLane` for the batched claims and keeps, to the server `redis` connects to, as it logs in. */
-function laneBeside(redis: Redis, timeoutMs: number): ScriptLane {
-  const { host, port, family, username, password, db, tls } = redis.options;
-  return new ScriptLane(
-    {
-      host: host ?? '127.0.0.1',
-      port: port ?? 6379,
-      // ioredis leaves what the URL does not give as null or undefined alike.
-      family: family ?? undefined,
-      username: username ?? undefined,
-      password: password ?? undefined,
-      db: db ?? 0,
-      tls: tls ?? undefined,
-    },
-    [CLAIM_OR_KEEP_EACH],
-    timeoutMs,
   );
 }
 

@@ -13,12 +13,6 @@ export interface ReplyReader<T> {
   fail(err: unknown, key: string): unknown;
 }
 
-/** What holds the sends of one turn back until they are all written (the lane's socket). */
-export interface Corkable {
-  cork(): void;
-  uncork(): void;
-}
-
 /** The calls of one script call: their keys, kinds and arguments, and how to answer each. */
 class Part {
   readonly keys: string[] = [];
@@ -38,20 +32,18 @@ class Part {
  * app and Redis share cores, that is most of what an idempotent request adds. The wait is one
  * `setImmediate`, which ioredis's auto-pipelining makes anyway. A reply element that is an error
  * rejects only its own call; a failed send rejects every call in it, as each command failing
- * would. The sends of one turn are made with `corked` corked, so they leave in one write.
+ * would. The sends of one turn are made together, so the driver's pipelining writes them at once.
  */
 export class ScriptBatch {
   readonly #send: SendBatch;
   readonly #max: number;
-  readonly #corked: Corkable | null;
   /** The part filling up, and those already full, of this turn. */
   #part: Part | null = null;
   #full: Part[] = [];
 
-  constructor(send: SendBatch, max: number, corked: Corkable | null = null) {
+  constructor(send: SendBatch, max: number) {
     this.#send = send;
     this.#max = max;
-    this.#corked = corked;
   }
 
   /**
@@ -88,13 +80,7 @@ export class ScriptBatch {
     if (this.#part !== null) parts.push(this.#part);
     this.#full = [];
     this.#part = null;
-    const corked = this.#corked;
-    corked?.cork();
-    try {
-      for (const part of parts) this.#sendPart(part);
-    } finally {
-      corked?.uncork();
-    }
+    for (const part of parts) this.#sendPart(part);
   };
 
   #sendPart(part: Part): void {

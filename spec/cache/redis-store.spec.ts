@@ -394,6 +394,57 @@ describe('RedisStore sends the claims and keeps of one turn as one script call',
     }
   });
 
+  it('a url store keeps one connection to Redis: its batched claims and keeps go on it too', async () => {
+    const raw = new Redis(server.url);
+    const ids = async () =>
+      new Set(
+        ((await raw.client('LIST')) as string)
+          .split('\n')
+          .map((l) => /\bid=(\d+)/.exec(l)?.[1])
+          .filter((id) => id !== undefined),
+      );
+    try {
+      const before = await ids();
+      const store = openBatched();
+      expect(await claim(store, 'one', 'c')).toBeNull();
+      expect(await store.put('one', Buffer.from('a'), 60_000, { expect: Buffer.from('c') })).toBe(
+        true,
+      );
+      expect(await claim(store, 'two', 'c')).toBeNull();
+      const own = (await raw.client('ID')) as number;
+      const added = [...(await ids())].filter((id) => !before.has(id) && Number(id) !== own);
+      expect(added).toHaveLength(1);
+    } finally {
+      raw.disconnect();
+    }
+  });
+
+  it('a batched claim after SCRIPT FLUSH is sent again whole (EVAL) and lands', async () => {
+    const store = openBatched();
+    expect(await claim(store, 'before', 'x')).toBeNull();
+    const raw = new Redis(server.url);
+    try {
+      await raw.script('FLUSH');
+      let answers: (Buffer | null)[] = [];
+      const sent = await commandsDuring(server.url, async () => {
+        answers = await Promise.all([claim(store, 'after', 'y'), claim(store, 'before', 'z')]);
+      });
+      expect(answers).toEqual([null, Buffer.from('x')]);
+      expect(sent.map((a) => a[0]!.toLowerCase())).toEqual(['evalsha', 'eval']);
+      expect(await store.get('after')).toEqual(Buffer.from('y'));
+    } finally {
+      raw.disconnect();
+    }
+  });
+
+  it('claims of one call that find large records read each whole', async () => {
+    const store = openBatched();
+    const records = [3 << 20, 1, 200_000, 0, 70_000].map((n, i) => Buffer.alloc(n, 0x41 + i));
+    await Promise.all(records.map((r, i) => store.put(`big${i}`, r, 60_000)));
+    const found = await Promise.all(records.map((_, i) => claim(store, `big${i}`, 'mine')));
+    found.forEach((f, i) => expect(f?.equals(records[i]!)).toBe(true));
+  });
+
   it.each([0, 1.5, -1, '4'])('maxBatch %p is refused InvalidArgument naming it', (maxBatch) => {
     expect(() => new RedisStore({ url: server.url, maxBatch: maxBatch as number })).toThrow(
       expect.objectContaining({

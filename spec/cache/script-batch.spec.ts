@@ -1,4 +1,4 @@
-import { ScriptBatch, type Corkable, type ScriptArg } from '../../lib/cache/script-batch';
+import { ScriptBatch, type ScriptArg } from '../../lib/cache/script-batch';
 
 // I28.5 ScriptBatch on its own: what it hands its send function, and how it hands the replies
 // back. The send here is a recording function, not a store: RedisStore's spec runs it on Redis.
@@ -9,16 +9,12 @@ interface Sent {
 }
 
 /** A batch whose sends are recorded (copied: the batch does not use them again) and answered by `answer`. */
-function recording(max: number, answer: (s: Sent) => Promise<unknown[]>, corked?: Corkable) {
+function recording(max: number, answer: (s: Sent) => Promise<unknown[]>) {
   const sent: Sent[] = [];
-  const batch = new ScriptBatch(
-    (keys, args) => {
-      sent.push({ keys: [...keys], args: [...args] });
-      return answer({ keys, args });
-    },
-    max,
-    corked,
-  );
+  const batch = new ScriptBatch((keys, args) => {
+    sent.push({ keys: [...keys], args: [...args] });
+    return answer({ keys, args });
+  }, max);
   return { batch, sent };
 }
 
@@ -53,23 +49,18 @@ describe('ScriptBatch, what it sends', () => {
 });
 
 describe('ScriptBatch, when it sends', () => {
-  it('the sends of one turn are made corked, and uncorked once they are all made', async () => {
+  it('the sends of one turn, past max, are all made together once the turn ends', async () => {
     const seen: string[] = [];
-    const corked = { cork: () => seen.push('cork'), uncork: () => seen.push('uncork') };
-    const { batch } = recording(
-      1,
-      (s) => {
-        seen.push(`send ${s.keys.join()}`);
-        return echo(s);
-      },
-      corked,
-    );
+    const { batch } = recording(1, (s) => {
+      seen.push(`send ${s.keys.join()}`);
+      return echo(s);
+    });
     const first = Promise.all([batch.call('c', 'a', []), batch.call('c', 'b', [])]);
     expect(seen).toEqual([]); // not before the turn ends
     await first;
-    expect(seen).toEqual(['cork', 'send a', 'send b', 'uncork']);
+    expect(seen).toEqual(['send a', 'send b']);
     await batch.call('c', 'c', []);
-    expect(seen.slice(4)).toEqual(['cork', 'send c', 'uncork']);
+    expect(seen.slice(2)).toEqual(['send c']);
   });
 
   it('nothing is sent before the turn ends, and a later turn sends again', async () => {

@@ -97,8 +97,8 @@ describe('optional packages load with their feature, not with fw', () => {
     expect(features).toEqual([]);
   });
 
-  // RedisStore's script lane speaks TLS only for a rediss:// store: node:tls is not part of every
-  // app's cold start (it was, for one commit, through the lane's import).
+  // node:tls is not part of every app's cold start: RedisStore's driver loads it for a rediss://
+  // store only (it was loaded by every app for one commit, through an import of the cache door).
   it.each(['http', 'cache', 'fetch'])(
     'I28.5 requiring the %s door does not load node:tls',
     async (door) => {
