@@ -30,6 +30,20 @@ export interface PgPoolClient {
 
 type Pool = PgPool;
 
+/** What a `pg.Pool` counts, and the client class it makes connections with. */
+interface PoolCounters {
+  readonly totalCount?: number;
+  readonly idleCount?: number;
+  readonly waitingCount?: number;
+  readonly options?: { readonly max?: number };
+  readonly Client?: new (options: unknown) => {
+    connect(): Promise<void>;
+    query(text: string): Promise<unknown>;
+    end(): Promise<void>;
+    on(event: 'error', listener: () => void): unknown;
+  };
+}
+
 /** What `require('pg')` gives that the store uses. */
 interface PgModule {
   Pool: new (config: Record<string, unknown>) => PgPool & {
@@ -233,9 +247,40 @@ export class PgStore implements Store {
     return rows.length > 0;
   }
 
-  /** Resolves when Postgres answers `SELECT 1` within `commandTimeoutMs`; rejects `Unavailable` otherwise. */
+  /**
+   * Resolves when Postgres answers `SELECT 1` within `commandTimeoutMs`; rejects `Unavailable`
+   * otherwise. While every connection of the pool is in use, the question goes on a connection of
+   * its own (closed after it): a busy pool is not a database down.
+   */
   async ping(): Promise<void> {
-    await this.#query('ping', '(ping)', 'SELECT 1', []);
+    if (this.poolBusy() === null) await this.#query('ping', '(ping)', 'SELECT 1', []);
+    else await this.#run('ping', '(ping, pool busy)', () => this.#pingAside());
+  }
+
+  /**
+   * @internal While every connection of the pool is in use (none idle, as many as it may hold),
+   * its size and how many callers wait for one; null otherwise, or for a pool that does not
+   * count (not a `pg.Pool`).
+   */
+  poolBusy(): { readonly size: number; readonly waiting: number } | null {
+    const p = this.pool as unknown as PoolCounters;
+    const size = p.options?.max;
+    if (typeof size !== 'number' || p.totalCount !== size || p.idleCount !== 0) return null;
+    return { size, waiting: p.waitingCount ?? 0 };
+  }
+
+  /** `SELECT 1` on a client made as the pool makes its own, outside it. */
+  async #pingAside(): Promise<void> {
+    const p = this.pool as unknown as PoolCounters;
+    if (typeof p.Client !== 'function') throw new Error('every connection of the pool is in use');
+    const client = new p.Client(p.options);
+    client.on('error', noop); // cut while asking: the query in flight rejects anyway
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+    } finally {
+      void client.end().catch(noop);
+    }
   }
 
   /**

@@ -54,6 +54,7 @@ interface Hooks {
   readonly during?: (tx: Tx, body: Transfer) => Promise<void>;
   readonly isolation?: Isolation;
   readonly leaseMs?: number;
+  readonly deadlineMs?: number;
 }
 
 /** An app with POST /transfers atomic on a fresh space over a PgStore; `runs` counts handler runs. */
@@ -72,6 +73,7 @@ async function transfersApp(hooks: Hooks = {}) {
     @Idempotent(Transfers, {
       atomic: true,
       ...(hooks.isolation === undefined ? {} : { isolation: hooks.isolation }),
+      ...(hooks.deadlineMs === undefined ? {} : { deadlineMs: hooks.deadlineMs }),
     })
     @Returns(Status(201, Object))
     async create(@Body() t: Transfer, tx: Tx) {
@@ -162,6 +164,8 @@ describe('atomic idempotent routes on PgStore', () => {
     const { url, runs } = await transfersApp({
       during: async () => void (await sleep(1500)),
       leaseMs: 200,
+      // The handler outlasts the lease on purpose: its own deadline (default the lease) is set past it.
+      deadlineMs: 5000,
     });
     const first = post(url, 'k4');
     await sleep(300);

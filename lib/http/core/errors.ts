@@ -131,6 +131,18 @@ export const HTTP_ERRORS = {
     status: 503,
     doc: 'an atomic idempotent route met a serialization failure or deadlock (SQLSTATE 40001/40P01) on every one of its attempts (3); answered with Retry-After: 1, nothing committed',
   },
+  DatabaseUnavailable: {
+    status: 503,
+    doc: "the database failed under an atomic idempotent handler's statements (connection lost or reset, admin or crash shutdown, a cancelled statement, SQLSTATE class 08, 53 or 58), whatever the handler made of the error; answered with Retry-After: 1, nothing committed. A constraint violation or another error of the statement stays the handler's failure",
+  },
+  DatabaseDeadline: {
+    status: 503,
+    doc: "an atomic idempotent route ran past its deadlineMs (default the space's leaseMs), or one of fw's own statements past the store's commandTimeoutMs: the running statement is cancelled, the connection destroyed, nothing committed; answered with Retry-After: 1",
+  },
+  PoolExhausted: {
+    status: 503,
+    doc: "an atomic idempotent route got no connection from its PgStore's pool within commandTimeoutMs while every connection was in use (logged with the pool's size and waiters); answered with Retry-After: 1. The database is up: /healthz does not report it down",
+  },
 } as const satisfies Record<string, ErrorRow>;
 
 export type HttpErrorCode = keyof typeof HTTP_ERRORS;

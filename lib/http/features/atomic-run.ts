@@ -1,9 +1,10 @@
 import type { PgStore } from '../../cache';
 import { copyBag, type HeaderBag } from '../core/header-rules';
-import { HttpError } from '../core/errors';
+import { HttpError, clientGone } from '../core/errors';
 import { fail } from '../core/fail';
 import type { CapturedAnswer, Ctx } from '../request/ctx';
 import { bindTx, Tx } from './tx';
+import { TxGuard, type GuardedClient } from './tx-guard';
 
 import type { Isolation } from './tx';
 export type { Isolation } from './tx';
@@ -18,6 +19,8 @@ export interface AtomicSettings {
   readonly ttlMs: number;
   /** How long a duplicate waits on the key row's lock (an attempt in flight) before 409. */
   readonly lockWaitMs: number;
+  /** How long the handler may hold the transaction before it is cut (503): the route's `deadlineMs`. */
+  readonly deadlineMs: number;
   readonly maxBytes: number;
   readonly isolation: Isolation;
   /** The kept record of a captured answer (the idempotency step's format). */
@@ -70,7 +73,7 @@ export class AtomicRun {
         return await this.#once(c, job, before);
       } catch (e) {
         const code = (e as { code?: unknown } | null)?.code;
-        if (typeof code !== 'string' || !RETRYABLE.has(code)) throw e;
+        if (typeof code !== 'string' || !RETRYABLE.has(code)) throw this.#unavailable(c, e);
         if (attempt >= ATOMIC_ATTEMPTS) {
           c.core.log(
             `${this.#s.label}: atomic transaction failed ${attempt} times (SQLSTATE ${code}): answered 503`,
@@ -92,28 +95,41 @@ export class AtomicRun {
   async #once(c: Ctx, job: AtomicJob, before: HeaderBag | null): Promise<AtomicOutcome> {
     const s = this.#s;
     const { key, claim } = job;
-    const client = await this.#connect(key);
+    const client = await this.#connect(c, key);
+    const guard = new TxGuard(client);
     let lost: unknown = undefined;
     // A checked-out client has no listener of the pool's: without one, the connection cut while
     // the handler runs (Postgres restarting) would be an unhandled 'error' event. The query in
     // flight rejects with it anyway.
     const cut = (err: unknown): void => void (lost = err);
     client.on('error', cut);
+    // A client gone before its answer: the statement running is cancelled and nothing commits
+    // (its retry runs on a clean slate), rather than holding a connection for nobody.
+    const gone = (): void => {
+      if (!c.res.writableFinished) guard.cut(clientGone());
+    };
+    c.res.once('close', gone);
+    const commandMs = s.store.commandTimeoutMs;
     try {
-      await this.#statement(client, `begin "${key}"`, this.#begin);
-      const taken = await this.#statement(client, `claim "${key}"`, s.store.sql.claim, [
+      // BEGIN and the claim, which may wait on a duplicate's row lock: the lock wait, then the store's bound.
+      guard.arm(s.lockWaitMs + commandMs, () =>
+        late(c, s.label, 'claim', s.lockWaitMs + commandMs),
+      );
+      await this.#statement(guard, `begin "${key}"`, this.#begin);
+      const taken = await this.#statement(guard, `claim "${key}"`, s.store.sql.claim, [
         key,
         claim,
         s.ttlMs,
       ]);
       if (taken.rowCount === 0) {
-        await client.query('ROLLBACK');
+        await guard.query('ROLLBACK');
         return { kind: 'taken' };
       }
       // The database's clock as the claim was written: the fencing token non-atomic routes on
       // this store get too, so a key's tokens grow whichever route claims it.
       c.idempotency?.claimed(s.store.tokenOf(taken.rows[0]!));
-      await this.#handle(c, job.proceed, client);
+      guard.arm(s.deadlineMs, () => late(c, s.label, 'handler', s.deadlineMs));
+      await this.#handle(c, job.proceed, guard);
       const answer = c.captured!;
       const kept = s.encode(c, answer, before, job.fp);
       if (kept.length > s.maxBytes)
@@ -122,23 +138,42 @@ export class AtomicRun {
           kept.length,
           s.maxBytes,
         );
-      await this.#statement(client, `keep "${key}"`, s.store.sql.keep, [key, kept, s.ttlMs]);
-      await this.#statement(client, `commit "${key}"`, 'COMMIT');
+      guard.arm(commandMs * 2, () => late(c, s.label, 'keep and commit', commandMs * 2));
+      await this.#statement(guard, `keep "${key}"`, s.store.sql.keep, [key, kept, s.ttlMs]);
+      await this.#statement(guard, `commit "${key}"`, 'COMMIT');
       return { kind: 'committed', answer, kept };
     } catch (e) {
-      await client.query('ROLLBACK').catch((gone: unknown) => (lost = gone));
+      if (guard.cutBy !== null) lost = guard.cutBy;
+      else await client.query('ROLLBACK').catch((gone: unknown) => (lost = gone));
       if ((e as { code?: unknown } | null)?.code === LOCK_TIMEOUT) throw inFlight(c);
-      throw e;
+      throw guard.cutBy ?? databaseFailed(e, guard.failure);
     } finally {
+      guard.dispose();
+      c.res.off('close', gone);
       client.off('error', cut);
       // A connection that was cut, or could not even roll back, is dropped, not given back to the pool.
       client.release(lost === undefined ? undefined : true);
     }
   }
 
+  /** A database failure under the handler is 503 with Retry-After (logged); any other error leaves as it is. */
+  #unavailable(c: Ctx, e: unknown): unknown {
+    if (!(e instanceof DatabaseFailure)) return e;
+    c.core.log(
+      `${this.#s.label}: the database failed under the handler (${e.why}): answered 503, nothing committed`,
+    );
+    c.setHeader('retry-after', '1');
+    return new HttpError(
+      'DatabaseUnavailable',
+      'the database failed while the request ran: nothing was committed, retry later',
+      null,
+      { cause: e.cause },
+    );
+  }
+
   /** Runs the handler with the transaction as its `Tx`, its answer captured. */
-  async #handle(c: Ctx, proceed: () => unknown, client: PgClient): Promise<void> {
-    bindTx(c, new Tx(client));
+  async #handle(c: Ctx, proceed: () => unknown, guard: TxGuard): Promise<void> {
+    bindTx(c, new Tx(guard.forTx()));
     c.capture = true;
     try {
       await proceed();
@@ -148,7 +183,7 @@ export class AtomicRun {
     }
   }
 
-  async #connect(key: string): Promise<PgClient> {
+  async #connect(c: Ctx, key: string): Promise<PgClient> {
     const store = this.#s.store;
     store.assertOpen(`atomic "${key}"`);
     let timer: NodeJS.Timeout | undefined;
@@ -167,7 +202,9 @@ export class AtomicRun {
         (late) => late.release(),
         () => undefined,
       );
-      throw store.unavailable(`atomic "${key}": connect`, e);
+      throw (
+        poolExhausted(c, this.#s.label, store) ?? store.unavailable(`atomic "${key}": connect`, e)
+      );
     } finally {
       clearTimeout(timer);
     }
@@ -178,14 +215,15 @@ export class AtomicRun {
    * `Unavailable`; a retryable SQLSTATE or the lock wait running out leave as they are.
    */
   async #statement(
-    client: PgClient,
+    guard: TxGuard,
     what: string,
     text: string,
     values?: unknown[],
   ): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }> {
     try {
-      return await client.query(text, values);
+      return await guard.query(text, values);
     } catch (e) {
+      if (guard.cutBy !== null) throw guard.cutBy;
       const code = (e as { code?: unknown } | null)?.code;
       if (typeof code === 'string' && (RETRYABLE.has(code) || code === LOCK_TIMEOUT)) throw e;
       throw this.#s.store.unavailable(`atomic ${what}`, e);
@@ -194,7 +232,7 @@ export class AtomicRun {
 }
 
 /** The part of a `pg.PoolClient` used here. */
-interface PgClient {
+interface PgClient extends GuardedClient {
   query(
     text: string,
     values?: readonly unknown[],
@@ -202,6 +240,51 @@ interface PgClient {
   release(err?: boolean | Error): void;
   on(event: 'error', listener: (err: unknown) => void): unknown;
   off(event: 'error', listener: (err: unknown) => void): unknown;
+}
+
+/** The attempt's deadline passed: 503 with Retry-After, logged. */
+function late(c: Ctx, label: string, what: string, ms: number): HttpError {
+  c.core.log(
+    `${label}: atomic ${what} past its deadline of ${ms} ms: statement cancelled, connection destroyed, nothing committed`,
+  );
+  c.setHeader('retry-after', '1');
+  return new HttpError(
+    'DatabaseDeadline',
+    'the database did not answer in time: nothing was committed, retry later',
+  );
+}
+
+/**
+ * The attempt's failure when a statement met a failure of the database (its connection lost, the
+ * server shutting down): the database's, marked so that `run` answers 503, whatever the handler
+ * threw after it. Any other failure is the handler's and leaves as it is.
+ */
+function databaseFailed(e: unknown, failure: string | null): unknown {
+  if (failure === null || e instanceof HttpError) return e;
+  return new DatabaseFailure(failure, e);
+}
+
+/** A failure of the database under the handler, until `run` (which knows the request) answers it. */
+class DatabaseFailure extends Error {
+  readonly why: string;
+  constructor(why: string, cause: unknown) {
+    super(why, { cause });
+    this.why = why;
+  }
+}
+
+/**
+ * The pool's connections all in use, with requests waiting for them: named and logged as such,
+ * the database itself being up. Null when the pool is not full.
+ */
+export function poolExhausted(c: Ctx, label: string, store: PgStore): HttpError | null {
+  const busy = store.poolBusy();
+  if (busy === null) return null;
+  c.core.log(
+    `${label}: no connection from the PgStore's pool within commandTimeoutMs: all ${busy.size} in use, ${busy.waiting} waiting; answered 503`,
+  );
+  c.setHeader('retry-after', '1');
+  return new HttpError('PoolExhausted', 'every database connection is in use: retry later');
 }
 
 function inFlight(c: Ctx): Error {

@@ -108,13 +108,25 @@ function checkAtomic(
     problems.push(
       `${label}: a Tx parameter needs an atomic route: @Idempotent(Space, { atomic: true }) on a space opened on a PgStore`,
     );
-  if (mark === undefined || mark.atomic === undefined) return;
-  if (typeof mark.atomic !== 'boolean')
+  if (mark === undefined || (mark.atomic === undefined && mark.deadlineMs === undefined)) return;
+  if (mark.atomic !== undefined && typeof mark.atomic !== 'boolean')
     problems.push(`${label}: @Idempotent atomic must be true or false`);
   const isolation: unknown = mark.isolation;
   if (isolation !== undefined && !ISOLATIONS.includes(isolation as Isolation))
     problems.push(
       `${label}: @Idempotent isolation must be one of ${ISOLATIONS.map((i) => `'${i}'`).join(', ')}`,
+    );
+  const deadlineMs: unknown = mark.deadlineMs;
+  if (deadlineMs !== undefined && mark.atomic !== true)
+    problems.push(
+      `${label}: @Idempotent deadlineMs needs atomic: true (it bounds the transaction)`,
+    );
+  else if (
+    deadlineMs !== undefined &&
+    !(typeof deadlineMs === 'number' && deadlineMs > 0 && deadlineMs <= MAX_TIMER_MS)
+  )
+    problems.push(
+      `${label}: @Idempotent deadlineMs must be a number of ms above 0 and at most ${MAX_TIMER_MS}, got ${String(deadlineMs)}`,
     );
   if (mark.atomic !== true) return;
   const space = findSpace(provided, mark.space);
@@ -127,5 +139,8 @@ function checkAtomic(
       `${label}: @Idempotent atomic: true cannot stream its answer: the answer commits with the transaction, so it is whole before it is sent`,
     );
 }
+
+/** The longest delay a Node timer keeps (2^31 − 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const ISOLATIONS: readonly Isolation[] = ['read committed', 'repeatable read', 'serializable'];

@@ -18,6 +18,13 @@ export interface IdempotentMark {
   readonly atomic?: boolean;
   /** The atomic transaction's isolation level. Default `'read committed'`. */
   readonly isolation?: Isolation;
+  /**
+   * How long an atomic handler may hold its transaction, in ms (default the space's `leaseMs`):
+   * past it the statement running is cancelled, the connection destroyed, nothing is committed
+   * and the request answers 503 `DatabaseDeadline` with Retry-After.
+   * @example @Idempotent(Orders, { atomic: true, deadlineMs: 5_000 })
+   */
+  readonly deadlineMs?: number;
 }
 
 /** The key of a route's `@Idempotent` mark: `record.marks.get(IDEMPOTENT)`. */

@@ -6,7 +6,7 @@ import type { Services } from '../../route/extensions';
 import type { RouteRecord } from '../../route/route-record';
 import { isThenable, type Ctx, type Resolvable } from '../../request/ctx';
 import { IdempotencyInfo } from '../../request/idempotency-info';
-import { AtomicRun } from '../atomic-run';
+import { AtomicRun, poolExhausted } from '../atomic-run';
 import type { CallerBudget } from '../caller-budget';
 import { KeptAnswers, type KeptAnswer, type RequestParts } from '../kept-answers';
 import { Tx } from '../tx';
@@ -156,6 +156,10 @@ export class IdempotentRoute implements RouteSteps {
 
   /** The store failed: the outage's first failure is logged with its cause; 503 (or the error as it is). */
   storeDown(e: unknown, c: Ctx): never {
+    // A pool with every connection in use is busy, not down: named, and no outage is reported.
+    const busy =
+      this.space.store instanceof PgStore ? poolExhausted(c, this.label, this.space.store) : null;
+    if (busy !== null && e instanceof CacheError) throw busy;
     this.state.outage.failed(e, c.core.log, this.where);
     if (e instanceof CacheError) {
       note(c, 'store_unavailable');
@@ -184,6 +188,7 @@ function atomicRunOf(
     label: record.label,
     ttlMs: space.ttlSeconds * 1000,
     lockWaitMs: space.leaseMs,
+    deadlineMs: mark.deadlineMs ?? space.leaseMs,
     maxBytes: space.maxBytes,
     isolation: mark.isolation ?? 'read committed',
     encode: encodeKept,
