@@ -8,7 +8,8 @@ import type { ShopDatabase } from './shop';
  * PgStore's table of idempotency records): the shop's orders then live in Postgres.
  */
 export async function openDatabase(url: string): Promise<ShopDatabase> {
-  const pool = new Pool({ connectionString: url, max: 10 });
+  // Named, so that pg_stat_activity shows which connections (and transactions) are the shop's.
+  const pool = new Pool({ connectionString: url, max: 10, application_name: 'fw-sample-shop' });
   // An idle connection lost (Postgres restarting) is reported here; the next query reconnects.
   pool.on('error', () => undefined);
   const store = new PgStore({ pool });

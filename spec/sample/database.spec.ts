@@ -60,6 +60,14 @@ describe('the sample with DATABASE_URL', () => {
     expect(((await listed.json()) as { id: string }[]).map((o) => o.id)).toContain(placed.id);
   });
 
+  it("the shop's pool names itself: its connections are application_name fw-sample-shop in pg_stat_activity", async () => {
+    expect((await order('db-name')).res.status).toBe(201);
+    const { rows } = await pool.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'fw-sample-shop' AND datname = 'shop'",
+    );
+    expect(rows[0].n).toBeGreaterThan(0);
+  });
+
   it('a sold-out sku is 409 and leaves neither an order row nor a kept answer', async () => {
     const before = (await pool.query('SELECT count(*)::int AS n FROM shop_orders')).rows[0].n;
     const kept = (await pool.query('SELECT count(*)::int AS n FROM fw_store')).rows[0].n;

@@ -1,6 +1,6 @@
 import type { PgStore } from '../../cache';
 import { copyBag, type HeaderBag } from '../core/header-rules';
-import { HttpError, clientGone } from '../core/errors';
+import { Failure, HttpError, clientGone } from '../core/errors';
 import { fail } from '../core/fail';
 import type { CapturedAnswer, Ctx } from '../request/ctx';
 import { bindTx, Tx } from './tx';
@@ -256,11 +256,13 @@ function late(c: Ctx, label: string, what: string, ms: number): HttpError {
 
 /**
  * The attempt's failure when a statement met a failure of the database (its connection lost, the
- * server shutting down): the database's, marked so that `run` answers 503, whatever the handler
- * threw after it. Any other failure is the handler's and leaves as it is.
+ * server shutting down): the database's, marked so that `run` answers 503, when the handler threw
+ * after it what would answer 500. Any other failure is the handler's and leaves as it is.
  */
 function databaseFailed(e: unknown, failure: string | null): unknown {
-  if (failure === null || e instanceof HttpError) return e;
+  // An answer the handler chose (fail.status(503, …), fail.conflict) stays its own; a 500 does not.
+  if (failure === null || e instanceof HttpError || (e instanceof Failure && e.status !== 500))
+    return e;
   return new DatabaseFailure(failure, e);
 }
 
