@@ -137,7 +137,7 @@ export const HTTP_ERRORS = {
   },
   DatabaseDeadline: {
     status: 503,
-    doc: "an atomic idempotent route ran past its deadlineMs (default the space's leaseMs), or one of fw's own statements past the store's commandTimeoutMs: the running statement is cancelled, the connection destroyed, nothing committed; answered with Retry-After: 1",
+    doc: "an atomic idempotent route ran past its deadlineMs (default the space's leaseMs), or one of fw's own statements past the store's commandTimeoutMs: the running statement is cancelled, the connection destroyed, nothing committed (a COMMIT cut in flight may have landed: the key's retry then replays it); answered with Retry-After: 1",
   },
   PoolExhausted: {
     status: 503,

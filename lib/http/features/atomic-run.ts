@@ -245,12 +245,15 @@ interface PgClient extends GuardedClient {
 /** The attempt's deadline passed: 503 with Retry-After, logged. */
 function late(c: Ctx, label: string, what: string, ms: number): HttpError {
   c.core.log(
-    `${label}: atomic ${what} past its deadline of ${ms} ms: statement cancelled, connection destroyed, nothing committed`,
+    `${label}: atomic ${what} past its deadline of ${ms} ms: statement cancelled, connection destroyed, ${
+      // A COMMIT cut in flight may have landed: the key's retry then replays its committed answer.
+      what === 'keep and commit' ? 'the commit may have landed' : 'nothing committed'
+    }`,
   );
   c.setHeader('retry-after', '1');
   return new HttpError(
     'DatabaseDeadline',
-    'the database did not answer in time: nothing was committed, retry later',
+    'the database did not answer in time: retry later with the same Idempotency-Key',
   );
 }
 
