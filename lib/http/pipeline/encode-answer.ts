@@ -79,9 +79,7 @@ export function compileEncoder(
     case 'redirect':
       return redirectEncoder(contract.status);
     case 'events':
-      return contract.data === null
-        ? noEventStream(label)
-        : eventEncoder(contract, label, dropped);
+      return contract.data === null ? noEventStream(label) : eventEncoder(contract, label, dropped);
     case 'versioned':
     case 'file': {
       const make = extensions[contract.kind];
