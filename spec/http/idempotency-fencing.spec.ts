@@ -131,7 +131,8 @@ describe('fencing on an atomic route: the transaction holds the key', () => {
       @Controller()
       class Transfers {
         @Post('/transfers')
-        @Idempotent(Leased, { atomic: true })
+        // The deadline outlasts the stall: the row lock, not the lease, holds the key.
+        @Idempotent(Leased, { atomic: true, deadlineMs: 5000 })
         @Returns(Status(201, Object))
         async create(@Body() t: Transfer, tx: Tx, c: Ctx) {
           runs.push(name);
