@@ -2,25 +2,16 @@ import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import type { HeaderBag } from '../core/header-rules';
 import { JSON_TYPE } from '../core/media-types';
+import type { InjectedAnswer, InjectedRequest } from '../route/extensions';
 
-export interface InjectOptions {
-  readonly method?: string;
-  /** Path and query, e.g. `/orders?limit=3`. */
-  readonly url: string;
-  readonly headers?: Readonly<Record<string, string>>;
-  /** Text or bytes as sent; any other value is sent as JSON (with `Content-Type: application/json` unless given). */
-  readonly body?: string | Uint8Array | object;
-  /** The peer the request seems to come from (`c.ip` reads it, through trusted proxies' headers). Default 127.0.0.1. */
-  readonly remoteAddress?: string;
-  /** True when the request seems to come over TLS (`c.protocol` is then `https`). Default false. */
-  readonly encrypted?: boolean;
-}
+/**
+ * A request for `app.inject`: the same shape a capability sends through `host.inject` (declared in
+ * the route layer, which the app sits above).
+ */
+export type InjectOptions = InjectedRequest;
 
-export interface InjectResult {
-  readonly status: number;
-  /** Lower-cased names. */
-  readonly headers: Readonly<Record<string, string | string[]>>;
-  readonly body: string;
+/** The answer `app.inject` resolves to: the injected answer, with its bytes and a JSON reader. */
+export interface InjectResult extends InjectedAnswer {
   readonly bytes: Buffer;
   json<T = unknown>(): T;
 }

@@ -243,14 +243,14 @@ export interface Host {
 /** A request a capability sends through the app (`host.inject`). */
 export interface InjectedRequest {
   readonly method?: string;
-  /** Path and query. */
+  /** Path and query, e.g. `/orders?limit=3`. */
   readonly url: string;
   readonly headers?: Readonly<Record<string, string>>;
-  /** Text or bytes as sent; any other value is sent as JSON. */
+  /** Text or bytes as sent; any other value is sent as JSON (with `Content-Type: application/json` unless given). */
   readonly body?: string | Uint8Array | object;
-  /** The peer it comes from, for `c.ip` (default 127.0.0.1). */
+  /** The peer the request seems to come from (`c.ip` reads it, through trusted proxies' headers). Default 127.0.0.1. */
   readonly remoteAddress?: string;
-  /** True when it comes over TLS. */
+  /** True when the request seems to come over TLS (`c.protocol` is then `https`). Default false. */
   readonly encrypted?: boolean;
 }
 
