@@ -2,7 +2,7 @@ import { HTTP_ERRORS } from 'fw-http';
 import { CACHE_ERRORS } from 'fw-http/cache';
 import { FETCH_ERRORS } from 'fw-http/fetch';
 
-// One code, one module (issue 28 §3): a code met in a log or a failure body says which module
+// One code, one module: a code met in a log or a failure body says which module
 // raised it, without the error's class. The only codes two tables share are the two the spec
 // itself names in both the server's and the outbound client's lists (FAIL-20/FAIL-23 for
 // answers, FETCH-93 for outbound failures); renaming either would break those rules.

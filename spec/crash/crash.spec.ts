@@ -4,7 +4,7 @@ import { startRedis, type RedisServer } from '../support/redis';
 import { freePort } from '../support/redis-process';
 import { tsChild } from '../support/ts-child';
 
-// The crash harness, short form (issue 23, part 5): 200 transfers, the server killed with SIGKILL
+// The crash harness, short form: 200 transfers, the server killed with SIGKILL
 // 10 times and started again, a client retrying each transfer with its key. On an atomic route
 // (PgStore) every effect is there exactly once; the same harness on RedisStore shows why atomic
 // routes exist. The long form is `node dist/bench/crash.js`.

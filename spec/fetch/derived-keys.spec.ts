@@ -14,7 +14,7 @@ import { Client, FetchError, Target, type OpenTarget } from 'fw-http/fetch';
 import { startPostgres, type PostgresServer } from '../support/postgres-process';
 import { testPool } from '../support/pg-pool';
 
-// Derived Idempotency-Keys on outbound calls and c.idempotency (issue 23, part 3).
+// Derived Idempotency-Keys on outbound calls and c.idempotency.
 
 const Charges = Space('charges', { ttlSeconds: 60, maxBytes: 4096 });
 const Payments = Space('payments', { ttlSeconds: 60, maxBytes: 4096 });
@@ -197,7 +197,7 @@ describe('I23.3 the fencing token of an atomic route', () => {
   });
 });
 
-// Derived keys follow each call's identity (issue 35, part 3): the enclosing c.step, the target,
+// Derived keys follow each call's identity: the enclosing c.step, the target,
 // the method and the path template, counted within that identity. A step read back on a rerun, or
 // a branch taken on one run only, moves no other call's key.
 describe('I35.3 derived keys follow the call, not its position', () => {

@@ -11,7 +11,7 @@ import {
   type OpenTarget,
 } from 'fw-http/fetch';
 
-// A rerun that sends another request under a derived key (issue 35, part 4): the upstream refuses
+// A rerun that sends another request under a derived key: the upstream refuses
 // it forever, so the call fails OutboundKeyReused, logged, and the incoming request gets a 500
 // that is not kept, never the upstream's 422.
 

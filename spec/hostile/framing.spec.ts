@@ -4,7 +4,7 @@ import { IsString } from 'class-validator';
 import { getOnce } from '../support/hostile';
 import { raw } from '../support/raw';
 
-// Framing a hostile client gets wrong on purpose (issue 22): a bad request pipelined behind an
+// Framing a hostile client gets wrong on purpose: a bad request pipelined behind an
 // answer under way, more header lines than node keeps, HTTP/1.0 with Transfer-Encoding, two Host
 // headers, and a Transfer-Encoding that only looks chunked on the Upgrade path.
 

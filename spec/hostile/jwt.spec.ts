@@ -11,7 +11,7 @@ import {
   type SigningKey,
 } from '../support/jwks-server';
 
-// Hostile tokens and a hostile key-set server (issue 26 §1), over real sockets on 127.0.0.1. No
+// Hostile tokens and a hostile key-set server, over real sockets on 127.0.0.1. No
 // assertion is timed: a fetch that never ends shows as a request that never answers.
 
 let keys: JwksServer;

@@ -1,4 +1,4 @@
-// The run-time checks of answers (issue 15, section 2), over a real socket: what the types cannot
+// The run-time checks of answers, over a real socket: what the types cannot
 // see (a value cast past them, a handler compiled elsewhere) is a 500 naming the route, logged,
 // and the undeclared status never goes out.
 import { IsInt, IsString } from 'class-validator';
@@ -36,7 +36,7 @@ class Bookings {
   @Post('/listed') @Returns(Reply(Booking, { statuses: [200, 202] })) listed() {
     return { status: 201, value: { id: 1, status: 'new' } } as never;
   }
-  // Sync with an inferred type: nothing at build can see the value (an async one is refused, issue 24 §4).
+  // Sync with an inferred type: nothing at build can see the value (an async one is refused).
   @Get('/plain') plain() {
     return { id: 7, status: 'confirmed' } as unknown as void;
   }

@@ -13,7 +13,7 @@ import {
   type Middleware,
 } from 'fw-http';
 
-// Around the handler (issue 26 §3): hooks before the head and after the answer, c.route, c.log.
+// Around the handler: hooks before the head and after the answer, c.route, c.log.
 
 /** The guide's Server-Timing middleware: the time spent until the head goes out, on every answer. */
 const serverTiming: Middleware = async (c, next) => {

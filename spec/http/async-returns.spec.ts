@@ -2,7 +2,7 @@ import { transformSync } from '@swc/core';
 import * as fw from 'fw-http';
 import { App, Controller, Ctx, Get, NoContent, Post, RefusalError, Returns } from 'fw-http';
 
-// issue 24 §4: an async handler without @Returns could resolve to anything, and before this it
+// an async handler without @Returns could resolve to anything, and before this it
 // passed build() and answered 500 at request time. It is a Refusal unless it declares it answers
 // nothing (NoContent) or answers through the Ctx; under tsc (ts-jest) and SWC alike.
 

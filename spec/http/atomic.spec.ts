@@ -18,7 +18,7 @@ import { MemoryStore, PgStore, Space, type SpaceDecl } from 'fw-http/cache';
 import { startPostgres, type PostgresServer } from '../support/postgres-process';
 import { testPool } from '../support/pg-pool';
 
-// Atomic idempotent routes (issue 23, part 2): on a space opened on a PgStore, the claim, the
+// Atomic idempotent routes: on a space opened on a PgStore, the claim, the
 // handler's writes and the kept answer commit in one transaction, against a real Postgres.
 
 class Transfer {

@@ -19,7 +19,7 @@ import {
   securityHeaders,
 } from 'fw-http';
 
-// Browser-facing defaults (issue 26 §5): security headers on every answer, and the CSRF check of
+// Browser-facing defaults: security headers on every answer, and the CSRF check of
 // cookie-session routes that change state; over real sockets and in Debian chromium.
 
 class Login {

@@ -11,7 +11,7 @@ import {
 import { request } from 'undici';
 import { App, Controller, Get, Json, Optional, Param, Returns, Status, Union } from 'fw-http';
 
-// issue 24 §1: the writer of a @Returns(Class) answer writes the class's declared fields, in
+// the writer of a @Returns(Class) answer writes the class's declared fields, in
 // declaration order, and nothing else.
 
 class Address {

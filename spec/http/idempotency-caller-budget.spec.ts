@@ -3,7 +3,7 @@
 // The model keeps each caller's claims in a list and its kept answers in another, oldest first,
 // and sweeps one caller per admit round a ring, as the budget documents; it is slow and obvious
 // where the budget is fast.
-// Issue 28 §1: the mutation run found the budget's lapsing and sweeping under-tested.
+// The mutation run found the budget's lapsing and sweeping under-tested.
 import { CallerBudget } from '../../lib/http/features/caller-budget';
 
 interface Claim {

@@ -1,4 +1,4 @@
-// Issue 28 §1: the ClaimRenewer as a unit, on a clock the test moves (Jest's fake timers drive both
+// the ClaimRenewer as a unit, on a clock the test moves (Jest's fake timers drive both
 // its interval and `performance.now()`, so every edge is reached exactly and nothing is timed).
 // The mutation run left these survivors: the renewal period, the timer cleared once no claim is
 // held, a confirmation arriving out of order, answers arriving after the handler ended, and the

@@ -6,7 +6,7 @@ import { startPostgres, type PostgresServer } from '../support/postgres-process'
 import { testPool } from '../support/pg-pool';
 import { startRedis, type RedisServer } from '../support/redis';
 
-// Issue 23 §4, fencing: a claim lost to a stall (the process paused past its lease) aborts the
+// Fencing: a claim lost to a stall (the process paused past its lease) aborts the
 // handler's signal and says so in the log; on an atomic route the transaction holds the key instead.
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

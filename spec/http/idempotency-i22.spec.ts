@@ -14,7 +14,7 @@ import {
 import { MemoryStore, Space, type Store } from 'fw-http/cache';
 import { send } from '../support/post';
 
-// Issue 22's idempotency items (2, 5, 7, 14, 16, 17) over one app's routes.
+// Idempotency's edges (key bytes, callers, replays, refusals) over one app's routes.
 
 const Orders = Space('orders', { ttlSeconds: 60, maxBytes: 4096 });
 

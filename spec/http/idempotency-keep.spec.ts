@@ -9,7 +9,7 @@ import {
   type SpaceOptions,
 } from 'fw-http/cache';
 
-// Issue 23 §4: which answers a space keeps (`keep`), and the missing key's 400 with a link.
+// which answers a space keeps (`keep`), and the missing key's 400 with a link.
 
 class Pay {
   @IsInt() n!: number;

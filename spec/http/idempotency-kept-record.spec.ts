@@ -1,6 +1,6 @@
 // What a kept record holds, seen from outside: a replay is the first answer whatever its body (none,
 // non-ASCII text, more than the decoded-entry bound) and whatever headers middleware set before
-// the handler and the handler added. Issue 28 §1: the mutation run found these record shapes
+// the handler and the handler added. The mutation run found these record shapes
 // untested.
 import { App, Controller, Ctx, Idempotent, NoContent, Post, Returns, Status } from 'fw-http';
 import { MemoryStore, Space } from 'fw-http/cache';

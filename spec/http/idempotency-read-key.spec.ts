@@ -1,6 +1,6 @@
 // The key as read from a request's head, and what a space remembers per process, on their own:
 // the shapes a socket cannot easily send (a header array, a JS string past U+00FF through
-// app.inject) and the bound on "answered, not kept" markers. Issue 28 §1: the mutation run found
+// app.inject) and the bound on "answered, not kept" markers. The mutation run found
 // these branches untested.
 import { MemoryStore, Space } from 'fw-http/cache';
 import { MAX_NOT_KEPT } from '../../lib/http/features/idempotency/idempotent-mark';

@@ -1,6 +1,6 @@
 // The Refusals of @Idempotent word for word, those of atomic routes included, without a database:
 // a PgStore is only constructed (its pool connects on first use), so this file runs where
-// Postgres is not installed. Issue 28 §1: the mutation run of the step found these unchecked.
+// Postgres is not installed. The mutation run of the step found these unchecked.
 import {
   App,
   Controller,

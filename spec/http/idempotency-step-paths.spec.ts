@@ -1,7 +1,7 @@
 // The idempotency step's less travelled paths, each through a store that fails or answers in a
 // given way on purpose: a store that claims and reads in one round trip (as RedisStore does),
 // stores failing synchronously or with a rejection, a renewal the store cannot confirm, a claim
-// that cannot be given back. Issue 28 §1: the mutation run found these paths untested.
+// that cannot be given back. The mutation run found these paths untested.
 import { IsInt, IsString } from 'class-validator';
 import {
   App,

@@ -39,7 +39,7 @@ class NewOrder {
   @IsInt() @Min(1) qty!: number;
 }
 
-/** What create answers: the order, whose account and run number the tests read (declared: issue 24 §1). */
+/** What create answers: the order, whose account and run number the tests read (declared). */
 class Placed extends NewOrder {
   @IsString() account!: string;
   @IsInt() n!: number;
@@ -823,7 +823,7 @@ describe('idempotency Refusals', () => {
   });
 });
 
-// ---- Issue 13: the promise is never twice
+// ---- The promise is never twice
 
 const listenOn = async (app: App) => (await app.listen({ port: 0 })).port;
 
@@ -868,7 +868,7 @@ function postRaw(
   });
 }
 
-describe.each(stores)('issue 13 on %s', (storeName, makeStore) => {
+describe.each(stores)('never twice on %s', (storeName, makeStore) => {
   let store: Store;
   let stop: () => Promise<void>;
   beforeAll(async () => ({ store, stop } = await makeStore()));

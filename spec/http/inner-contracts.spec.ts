@@ -19,7 +19,7 @@ import {
 import { z } from 'zod';
 import { innerContracts, toContract } from '../../lib/http/core/answers';
 
-// The one walk over the contract type (issue 14 §5): innerContracts gives the contracts nested
+// The one walk over the contract type: innerContracts gives the contracts nested
 // directly in one, and every check that only has to reach them all recurses through it.
 
 class Order {

@@ -24,7 +24,7 @@ import {
   type SigningKey,
 } from '../support/jwks-server';
 
-// JWT bearer resolvers (issue 26 §1) and guards (§2), against a real key-set server on 127.0.0.1.
+// JWT bearer resolvers and guards (§2), against a real key-set server on 127.0.0.1.
 
 let server: JwksServer;
 let rs: SigningKey;

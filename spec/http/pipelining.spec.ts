@@ -5,7 +5,7 @@ import { parseResponses, raw } from '../support/raw';
 
 // LIMITS-13 asks pipelined answers in one write. node:http gives a queued answer its socket only
 // after the previous one is written and uncorks at the end of each, so no server on it writes
-// once for many; the rule's resolution (issue 18) is that fw answers every pipelined request,
+// once for many; the rule's resolution is that fw answers every pipelined request,
 // complete and in order, with no write of its own beyond raw node:http's, and that its pipelined
 // throughput is within noise of raw node:http's (`npm run bench`, "pipelined ×16").
 

@@ -1,4 +1,4 @@
-// What the types cannot see, the app refuses at startup (issue 15, section 2): one test per
+// What the types cannot see, the app refuses at startup: one test per
 // Refusal, each line naming the route and reading as a sentence that names the fix.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -114,7 +114,7 @@ describe('Refusals: what a route declares', () => {
     expect(refusals([C])).toEqual([
       'GET /u/text (C.text): returns String but declares no @Returns, so it would answer 204: declare @Returns(...) or return nothing',
       'GET /u/one (C.one): returns Booking but declares no @Returns, so it would answer 204: declare @Returns(...) or return nothing',
-      // issue 24 §4: an async handler declares what it resolves to, or NoContent.
+      // an async handler declares what it resolves to, or NoContent.
       'POST /u/later (C.later): is async but declares no @Returns, so what it resolves to has no answer: declare @Returns(...) for its value, or @Returns(NoContent) if it answers nothing (204)',
     ]);
   });

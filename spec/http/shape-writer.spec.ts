@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { App, Controller, Get, Param, Returns } from 'fw-http';
 import { shapeWriter } from '../../lib/http/pipeline/shape-writer';
 
-// issue 18 §4: a route's JSON answers are written by a writer that learns the shape it keeps
+// a route's JSON answers are written by a writer that learns the shape it keeps
 // returning. Whatever it is given, its text is JSON.stringify's, and its byte count is the text's.
 
 class Item {
@@ -144,7 +144,7 @@ describe('a route writes its JSON answers by the shape it learned', () => {
   });
 });
 
-/** Declares no field: since issue 24 a declared class is written by its declaration, this one as it comes. */
+/** Declares no field: a declared class is written by its declaration, this one as it comes. */
 class Open {}
 
 @Controller()

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { App, Controller, Get, Query, Returns, type Infer, type JsonSchemaOf } from 'fw-http';
 
-// issue 24 §5: a Standard Schema documents itself through Standard JSON Schema
+// a Standard Schema documents itself through Standard JSON Schema
 // (`~standard.jsonSchema`, zod 4); valibot 1 offers none, so `App({ jsonSchemaOf })` gives it
 // (in a real program `toJsonSchema` of `@valibot/to-json-schema`). Without one the answer is
 // described as any object and the query as nothing.

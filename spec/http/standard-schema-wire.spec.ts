@@ -16,7 +16,7 @@ import {
   type Infer,
 } from 'fw-http';
 
-// issue 24 §5, the rest of it: `@Query(schema)` reads the whole query through a Standard Schema,
+// Standard Schemas on the wire: `@Query(schema)` reads the whole query through a Standard Schema,
 // and `@Returns(schema)` / `Reply({ 201: schema })` answer through one: the handler returns what
 // the schema takes, what the schema gives is what is written (so undeclared fields never leave),
 // and the document names the schema's JSON Schema as a component.

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { z } from 'zod';
 import { App, Body, Controller, Post, Returns, Status, type Infer } from 'fw-http';
 
-// issue 24 §5: any Standard Schema v1 value reads a body beside class-validator classes: 400 naming
+// any Standard Schema v1 value reads a body beside class-validator classes: 400 naming
 // the first failing path, the handler typed from the schema, the document from the library's own
 // JSON Schema conversion as a named component.
 

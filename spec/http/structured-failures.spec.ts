@@ -16,7 +16,7 @@ import {
 } from 'fw-http';
 import { MemoryStore, Space } from 'fw-http/cache';
 
-// issue 24 §2: failures carry a stable code and details; the Problem shape (RFC 9457); a custom
+// failures carry a stable code and details; the Problem shape (RFC 9457); a custom
 // shape's factory gets the whole failure; the default `{ error, status }` stays as it was.
 
 class Transfer {

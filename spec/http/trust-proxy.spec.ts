@@ -1,6 +1,6 @@
 import { App, Controller, Ctx, Get, RateLimit, Returns, type AppOptions } from 'fw-http';
 
-// Behind a proxy (issue 26 §4): c.ip, c.protocol and c.host through trusted hops only; rate limits
+// Behind a proxy: c.ip, c.protocol and c.host through trusted hops only; rate limits
 // keyed by that client; the IETF RateLimit headers. Over real sockets from 127.0.0.1.
 
 @Controller()

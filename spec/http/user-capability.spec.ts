@@ -4,7 +4,7 @@ import { Audit, AuditTrail } from '../../sample/audit/audit';
 
 // The guide's user capability (sample/audit/audit.ts), run exactly as written, through the public
 // `fw-http` door only: a mark, a step around the route, an OpenAPI extension, a Refusal and an
-// app-level route, all added with `app.use(capability)` (issue 28 §2).
+// app-level route, all added with `app.use(capability)`.
 
 class Order {
   @IsString() readonly id: string;

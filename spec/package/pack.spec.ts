@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { ROOT, npm, removeDir, runOk, stageCheckout } from './stage';
 
 /**
- * What `npm pack` puts in the package (issue 17): only the built library, its `.d.ts` and source
+ * What `npm pack` puts in the package: only the built library, its `.d.ts` and source
  * maps, README, LICENSE, CHANGELOG and package.json; built from scratch by `prepack`, whatever a
  * developer's build left in dist/. Checked on a staged copy of the checkout (as a clean clone has
  * it), never on this checkout's dist/.

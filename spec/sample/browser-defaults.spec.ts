@@ -2,7 +2,7 @@ import type { App } from 'fw-http';
 import { shop } from '../../sample/shop/shop';
 import { warehouse } from '../../sample/warehouse/warehouse';
 
-// The sample's browser-facing defaults (issue 26 §5): security headers on its answers, failures
+// The sample's browser-facing defaults: security headers on its answers, failures
 // and static files, and POST /login refusing another site while curl-like callers pass.
 
 let warehouseApp: App;

@@ -1,4 +1,4 @@
-// SAMPLE.md GET /metrics, OTEL-20 (see the notes of issue 16): the sample registers the SDK's
+// SAMPLE.md GET /metrics, OTEL-20: the sample registers the SDK's
 // MeterProvider and serves fw's metrics in the Prometheus text format; a replay is counted.
 import type { App } from 'fw-http';
 import { request } from 'undici';

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { waitForDrain, type WaitEnd } from '../../lib/streams';
 
 // The one wait for `drain` that lib/http (BodyStream, EventStream, file answers) and lib/fetch
-// (Sink) share (issue 14 §5).
+// (Sink) share.
 
 /** A writer that takes one byte at a time and holds each write until `release()` is called. */
 function slowWriter(): { w: Writable; release: () => void } {

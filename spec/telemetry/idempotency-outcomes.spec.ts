@@ -1,7 +1,7 @@
 // OTEL-13 the idempotency outcomes not counted elsewhere: released (the handler failed and the key
 // was given back), not_kept (an answer larger than the space keeps), store_unavailable and the
 // first answers stored on an async handler; and what `@Idempotent({ by })` may name, in the log.
-// Read with the real SDK's MeterProvider. Issue 28 §1: the mutation run found these uncounted.
+// Read with the real SDK's MeterProvider. The mutation run found these uncounted.
 import type { DataPoint } from '@opentelemetry/sdk-metrics';
 import { App, Controller, fail, Idempotent, Post, Returns, Status } from 'fw-http';
 import { MemoryStore, Space, type Store } from 'fw-http/cache';

@@ -1,4 +1,4 @@
-// OTEL-10..15 (see the notes of issue 16): fw's metrics through @opentelemetry/api, read with the
+// OTEL-10..15: fw's metrics through @opentelemetry/api, read with the
 // real SDK's MeterProvider and a reader collected on demand.
 import { type DataPoint, type Histogram, type MetricData } from '@opentelemetry/sdk-metrics';
 import {

@@ -1,4 +1,4 @@
-// OTEL-07 (see the notes of issue 16): with no OpenTelemetry SDK registered fw records nothing
+// OTEL-07: with no OpenTelemetry SDK registered fw records nothing
 // and adds nothing: no telemetry on the Ctx, no trace context, no traceparent sent upstream.
 import { App, Controller, Ctx, Get, Header, Returns } from 'fw-http';
 import { Client, OpenTarget, Target } from 'fw-http/fetch';

@@ -1,4 +1,4 @@
-// OTEL-01..06 (see the notes of issue 16): a server span per request, named by the route
+// OTEL-01..06: a server span per request, named by the route
 // template, continuing the caller's W3C trace; fw/fetch calls made with a Ctx are client spans
 // under it and send traceparent upstream; a 5xx records the exception; idempotent routes carry
 // their outcome. Checked with the real SDK and an in-memory exporter.

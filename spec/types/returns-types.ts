@@ -1,5 +1,5 @@
 // ANS-50 (type) `@Returns(contract)` holds the handler to the value the contract answers: checked by
-// `tsc --noEmit` in `npm test`, never run. One case per line of issue 15's table, then the accepted forms.
+// `tsc --noEmit` in `npm test`, never run. One case per line of the answer-types table, then the accepted forms.
 import {
   Bytes,
   Dir,

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { IsInt, IsNumber, IsOptional, IsString } from 'class-validator';
 import { App, Controller, Get, Page, Returns, Union, type PageOf } from 'fw-http';
 
-// issue 24 §6: shapes people return, documented without hand-written schemas: Page(Order) as the
+// shapes people return, documented without hand-written schemas: Page(Order) as the
 // component PageOfOrder, a top-level discriminated union, nullable fields in 3.1 form.
 
 class Order {

@@ -2,7 +2,7 @@ import { Exclude, Expose } from 'class-transformer';
 import { IsInt, IsOptional, IsString } from 'class-validator';
 import { App, Body, Controller, Get, Post, Returns } from 'fw-http';
 
-// issue 24 §1 and the document: the fields an answer of a class carries and the properties its
+// The document: the fields an answer of a class carries and the properties its
 // component lists follow one rule (writtenFields), so what the writer writes is exactly what the
 // document lists, for a class mixing decorated and undecorated fields.
 
