@@ -129,14 +129,18 @@ interface Request {
   body: { readonly json: unknown } | { readonly form: string } | null;
 }
 
+/** What a call's positional arguments say: its options (`Call`), and the request they build. */
+function callAndRequest(op: Operation, given: readonly unknown[]) {
+  const places = op.handler.args.filter((p): p is NonNullable<ArgPlace> => p !== null);
+  return { call: callOf(op, places.length, given), req: requestOf(places, given) };
+}
+
 async function invoke(
   { target, options, op }: { target: OpenTarget; options: ClientOfOptions; op: Operation },
   c: Scope,
   given: readonly unknown[],
 ): Promise<Answered<number, unknown> | Failed<never>> {
-  const places = op.handler.args.filter((p): p is NonNullable<ArgPlace> => p !== null);
-  const call = callOf(op, places.length, given);
-  const req = requestOf(places, given);
+  const { call, req } = callAndRequest(op, given);
   const key = op.handler.idempotent ? (call.idempotencyKey ?? randomUUID()) : null;
   if (key !== null) req.headers.push({ name: 'Idempotency-Key', value: key });
   const headers = [...(call.headers ?? []), ...req.headers];
@@ -183,9 +187,7 @@ async function invokeStream(
   c: Scope,
   given: readonly unknown[],
 ): Promise<Answered<number, unknown> | Failed<never>> {
-  const places = op.handler.args.filter((p): p is NonNullable<ArgPlace> => p !== null);
-  const call = callOf(op, places.length, given);
-  const req = requestOf(places, given);
+  const { call, req } = callAndRequest(op, given);
   const ex = new Exchange();
   const head = await target.begin(c, ex, {
     method: op.httpMethod,
