@@ -84,6 +84,7 @@ export class Engine {
   /** Opens the books of one call: throws unless started, then starts its deadline. */
   guard(scope: Scope | null, timeoutMs: number): CallGuard {
     void this.dispatcher;
+    scope?.beforeCall?.();
     return new CallGuard(this.active, scope, timeoutMs);
   }
 

@@ -25,6 +25,11 @@ export interface Scope {
    * to a target opened with `{ idempotencyKeys: true }`.
    */
   idempotencyKey?(call: OutboundCall): string | null;
+  /**
+   * Asked as a call is made, before anything goes out: throws to refuse the call (an atomic
+   * handler whose transaction is open refuses calls that would hold it across the outside world).
+   */
+  beforeCall?(): void;
   /** Where a call made under this scope reports a failure the program must fix (a request's log). */
   readonly log?: { error(line: string): void };
 }

@@ -27,6 +27,7 @@ async function post(url: string, key: string) {
   return {
     status: res.status,
     replayed: res.headers.get('idempotent-replayed'),
+    retryAfter: res.headers.get('retry-after'),
     body: await res.text(),
   };
 }
@@ -108,7 +109,7 @@ describe('fencing: a lost lease', () => {
   }, 30_000);
 });
 
-describe('fencing on an atomic route: the transaction holds the key', () => {
+describe('fencing on an atomic route: the claim is checked at the commit', () => {
   let server: PostgresServer;
   let pool: Pool;
   beforeAll(async () => {
@@ -121,7 +122,7 @@ describe('fencing on an atomic route: the transaction holds the key', () => {
     await server?.stop();
   });
 
-  it('two instances on one Postgres, lease 300 ms, the first stalls 900 ms inside its transaction: the second never runs the handler, one ledger row, one answer', async () => {
+  it('two instances on one Postgres, lease 300 ms, the first stalls 900 ms inside its transaction: the second takes the key over, the first commits nothing (503 LeaseLost), one ledger row, one answer', async () => {
     const Leased = Space('atomic-leased', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 300 });
     const runs: string[] = [];
     const seen: boolean[] = [];
@@ -131,7 +132,7 @@ describe('fencing on an atomic route: the transaction holds the key', () => {
       @Controller()
       class Transfers {
         @Post('/transfers')
-        // The deadline outlasts the stall: the row lock, not the lease, holds the key.
+        // The deadline outlasts the stall: the lease, checked at the commit, decides.
         @Idempotent(Leased, { atomic: true, deadlineMs: 5000 })
         @Returns(Status(201, Object))
         async create(@Body() t: Transfer, tx: Tx, c: Ctx) {
@@ -140,11 +141,13 @@ describe('fencing on an atomic route: the transaction holds the key', () => {
             'INSERT INTO ledger (to_account, amount) VALUES ($1, $2) RETURNING id',
             [t.to, t.amount],
           );
-          aStarted();
-          await new Promise((r) => setImmediate(r));
-          stall(900);
-          await sleep(300);
-          seen.push(c.signal.aborted);
+          if (name === 'A') {
+            aStarted();
+            await new Promise((r) => setImmediate(r));
+            stall(900);
+            await sleep(300);
+            seen.push(c.signal.aborted);
+          }
           return { by: name, id: rows[0]!.id };
         }
       }
@@ -158,17 +161,17 @@ describe('fencing on an atomic route: the transaction holds the key', () => {
     const b = await instance('B');
     try {
       const first = post(a.url, 'pay-2');
-      await started; // A's transaction holds the key row
+      await started; // A's transaction is open, its claim's lease about to lapse in the stall
       const second = post(b.url, 'pay-2');
       const [fromA, fromB] = await Promise.all([first, second]);
-      expect(runs).toEqual(['A']);
-      expect(seen).toEqual([false]); // no lease to lose: the row lock holds the key
-      expect(fromA.status).toBe(201);
-      // B waited on the key row's lock: 409 while A's transaction was open, or A's committed answer.
-      expect([409, 201]).toContain(fromB.status);
-      if (fromB.status === 201) expect([fromB.replayed, fromB.body]).toEqual(['true', fromA.body]);
+      expect(runs).toEqual(['A', 'B']);
+      expect(seen).toEqual([true]); // A learns its lease is lost as it resumes
+      // A's commit found the claim B's: its insert rolled back, 503 with Retry-After.
+      expect([fromA.status, fromA.retryAfter]).toEqual([503, '1']);
+      expect(fromB.status).toBe(201);
+      expect(JSON.parse(fromB.body).by).toBe('B');
       const retry = await post(b.url, 'pay-2');
-      expect([retry.status, retry.replayed, retry.body]).toEqual([201, 'true', fromA.body]);
+      expect([retry.status, retry.replayed, retry.body]).toEqual([201, 'true', fromB.body]);
       const { rows } = await pool.query('SELECT count(*)::int AS n FROM ledger');
       expect(rows[0].n).toBe(1);
     } finally {

@@ -139,6 +139,14 @@ export const HTTP_ERRORS = {
     status: 503,
     doc: "an atomic idempotent route ran past its deadlineMs (default the space's leaseMs), or one of fw's own statements past the store's commandTimeoutMs: the running statement is cancelled, the connection destroyed, nothing committed (a COMMIT cut in flight may have landed: the key's retry then replays it); answered with Retry-After: 1",
   },
+  TransactionHeld: {
+    status: 500,
+    doc: 'an atomic idempotent handler made an outbound call or started a c.step while its transaction was open (logged, naming the route): make outside calls before the first tx.query, or declare holdTransaction: true; nothing committed',
+  },
+  QueryInStep: {
+    status: 500,
+    doc: "an atomic idempotent handler called tx.query inside a c.step: a step's result is kept outside the transaction, so a rerun that reads it back would lose the step's writes; nothing committed",
+  },
   PoolExhausted: {
     status: 503,
     doc: "an atomic idempotent route got no connection from its PgStore's pool within commandTimeoutMs while every connection was in use (logged with the pool's size and waiters); answered with Retry-After: 1. The database is up: /healthz does not report it down",

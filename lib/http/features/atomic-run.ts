@@ -1,33 +1,25 @@
-import type { PgStore } from '../../cache';
 import { copyBag, type HeaderBag } from '../core/header-rules';
-import { Failure, HttpError, clientGone } from '../core/errors';
+import { Failure, HttpError } from '../core/errors';
 import { fail } from '../core/fail';
 import type { CapturedAnswer, Ctx } from '../request/ctx';
+import { gateOutside } from '../request/outside-gate';
+import { AtomicTx, retryableCode, type AtomicTxSettings } from './atomic-tx';
 import { bindTx, Tx } from './tx';
-import { TxGuard, type GuardedClient } from './tx-guard';
 
-import type { Isolation } from './tx';
 export type { Isolation } from './tx';
+export { poolExhausted } from './atomic-tx';
 
 /** How often an atomic transaction is tried when Postgres reports a serialization failure or a deadlock. */
 export const ATOMIC_ATTEMPTS = 3;
 
 /** @internal What one atomic route needs, fixed at build. */
-export interface AtomicSettings {
-  readonly store: PgStore;
-  readonly label: string;
-  readonly ttlMs: number;
-  /** How long a duplicate waits on the key row's lock (an attempt in flight) before 409. */
-  readonly lockWaitMs: number;
-  /** How long the handler may hold the transaction before it is cut (503): the route's `deadlineMs`. */
-  readonly deadlineMs: number;
+export interface AtomicSettings extends AtomicTxSettings {
   readonly maxBytes: number;
-  readonly isolation: Isolation;
   /** The kept record of a captured answer (the idempotency step's format). */
   readonly encode: (c: Ctx, answer: CapturedAnswer, before: HeaderBag | null, fp: string) => Buffer;
 }
 
-/** @internal One request's part: the handler step, its key in the store, its claim and its fingerprint. */
+/** @internal One request's part: the handler step, its key in the store, its claim (won) and its fingerprint. */
 export interface AtomicJob {
   readonly proceed: () => unknown;
   readonly key: string;
@@ -35,124 +27,87 @@ export interface AtomicJob {
   readonly fp: string;
 }
 
-/** @internal What one attempt ended with: the answer committed with its record, or the key found taken by a committed answer. */
-export type AtomicOutcome =
-  | { readonly kind: 'committed'; readonly answer: CapturedAnswer; readonly kept: Buffer }
-  | { readonly kind: 'taken' };
-
-/** SQLSTATE lock_not_available: a duplicate waited `lockWaitMs` for the key row of an attempt in flight. */
-const LOCK_TIMEOUT = '55P03';
-
-/** SQLSTATEs after which the whole transaction is tried again: serialization_failure, deadlock_detected. */
-const RETRYABLE = new Set(['40001', '40P01']);
+/** @internal What a run committed: the answer and its kept record. */
+export interface AtomicOutcome {
+  readonly answer: CapturedAnswer;
+  readonly kept: Buffer;
+}
 
 /**
  * @internal
- * Runs an atomic idempotent request: in one transaction, the claim row (an insert that waits on
- * the row lock of a duplicate in flight), the handler with that transaction as its `Tx`, and the
- * kept answer over the claim; then commits. A crash anywhere before the commit leaves nothing:
- * Postgres rolls the transaction back when the connection drops.
+ * Runs the handler of an atomic idempotent request whose claim was won (committed on its own, with
+ * its lease, before this): the handler's transaction opens at its first `tx.query`, and its
+ * writes commit together with the kept answer after a check, in that transaction, that the claim
+ * is still this request's. Outbound calls and steps made before the first query hold no
+ * connection and no lock; made while the transaction is open they are refused, unless the route
+ * holds it across them. A crash before the commit leaves the claim, which lapses with its lease:
+ * the rerun finds the steps recorded and sends each outbound call the key it had.
  */
 export class AtomicRun {
   readonly #s: AtomicSettings;
-  readonly #begin: string;
 
   constructor(settings: AtomicSettings) {
     this.#s = settings;
-    // One round trip: the lock wait bounds the claim's insert (and the handler's own locks); the
-    // statement timeout stands over it, in place of the short one a PgStore's own pool sets.
-    const ms = Math.ceil(settings.lockWaitMs);
-    this.#begin = `BEGIN ISOLATION LEVEL ${settings.isolation.toUpperCase()}; SET LOCAL lock_timeout = ${ms}; SET LOCAL statement_timeout = ${ms + Math.ceil(settings.store.commandTimeoutMs)}`;
   }
 
   /** Runs the request, trying again (a few times) on a serialization failure or deadlock. */
   async run(c: Ctx, job: AtomicJob): Promise<AtomicOutcome> {
     const before = copyBag(c.headers());
+    // One `Tx` for the request (resolved values are worked out once per request), each of its
+    // queries going to the attempt running now.
+    let tx!: AtomicTx;
+    const info = c.idempotency;
+    const handed = new Tx({
+      query: (text, values) => tx.query(text, values, info?.stepNow() ?? null),
+    });
     for (let attempt = 1; ; attempt++) {
+      tx = new AtomicTx(this.#s, c, job.key);
       try {
-        return await this.#once(c, job, before);
+        return await this.#once(c, job, { tx, handed, before });
       } catch (e) {
-        const code = (e as { code?: unknown } | null)?.code;
-        if (typeof code !== 'string' || !RETRYABLE.has(code)) throw this.#unavailable(c, e);
-        if (attempt >= ATOMIC_ATTEMPTS) {
-          c.core.log(
-            `${this.#s.label}: atomic transaction failed ${attempt} times (SQLSTATE ${code}): answered 503`,
-          );
-          c.setHeader('retry-after', '1');
-          throw new HttpError(
-            'TransactionConflict',
-            'the transaction kept conflicting with others: retry later',
-          );
-        }
-        // The attempt left nothing: its answer and the headers it set go too.
+        await tx.end();
+        const code = tx.cutBy === null ? retryableCode(e) : null;
+        if (code === null) throw this.#unavailable(c, tx.cutBy ?? databaseFailed(e, tx.failure));
+        if (attempt >= ATOMIC_ATTEMPTS) throw conflict(c, this.#s.label, attempt, code);
+        // The attempt left nothing: its answer and the headers it set go too, and the next one
+        // counts its outbound calls and steps from the start, so each call gets the same key.
         c.endCapture();
         c.captured = null;
         restoreBag(c.headers(), before);
+        c.idempotency?.rerun();
       }
     }
   }
 
-  async #once(c: Ctx, job: AtomicJob, before: HeaderBag | null): Promise<AtomicOutcome> {
+  async #once(c: Ctx, job: AtomicJob, at: Attempt) {
     const s = this.#s;
-    const { key, claim } = job;
-    const client = await this.#connect(c, key);
-    const guard = new TxGuard(client);
-    let lost: unknown = undefined;
-    // A checked-out client has no listener of the pool's: without one, the connection cut while
-    // the handler runs (Postgres restarting) would be an unhandled 'error' event. The query in
-    // flight rejects with it anyway.
-    const cut = (err: unknown): void => void (lost = err);
-    client.on('error', cut);
-    // A client gone before its answer: the statement running is cancelled and nothing commits
-    // (its retry runs on a clean slate), rather than holding a connection for nobody.
-    const gone = (): void => {
-      if (!c.res.writableFinished) guard.cut(clientGone());
-    };
-    c.res.once('close', gone);
-    const commandMs = s.store.commandTimeoutMs;
-    try {
-      // BEGIN and the claim, which may wait on a duplicate's row lock: the lock wait, then the store's bound.
-      guard.arm(s.lockWaitMs + commandMs, () =>
-        late(c, s.label, 'claim', s.lockWaitMs + commandMs),
+    const { tx, before } = at;
+    await this.#handle(c, job.proceed, at);
+    const answer = c.captured!;
+    const kept = s.encode(c, answer, before, job.fp);
+    if (kept.length > s.maxBytes)
+      throw fail.internal(
+        `${s.label}: answer of %d bytes is larger than the space's maxBytes (%d): an atomic route commits only what it keeps, so nothing was committed`,
+        kept.length,
+        s.maxBytes,
       );
-      await this.#statement(guard, `begin "${key}"`, this.#begin);
-      const taken = await this.#statement(guard, `claim "${key}"`, s.store.sql.claim, [
-        key,
-        claim,
-        s.ttlMs,
-      ]);
-      if (taken.rowCount === 0) {
-        await guard.query('ROLLBACK');
-        return { kind: 'taken' };
-      }
-      // The database's clock as the claim was written: the fencing token non-atomic routes on
-      // this store get too, so a key's tokens grow whichever route claims it.
-      c.idempotency?.claimed(s.store.tokenOf(taken.rows[0]!));
-      guard.arm(s.deadlineMs, () => late(c, s.label, 'handler', s.deadlineMs));
-      await this.#handle(c, job.proceed, guard);
-      const answer = c.captured!;
-      const kept = s.encode(c, answer, before, job.fp);
-      if (kept.length > s.maxBytes)
-        throw fail.internal(
-          `${s.label}: answer of %d bytes is larger than the space's maxBytes (%d): an atomic route commits only what it keeps, so nothing was committed`,
-          kept.length,
-          s.maxBytes,
-        );
-      guard.arm(commandMs * 2, () => late(c, s.label, 'keep and commit', commandMs * 2));
-      await this.#statement(guard, `keep "${key}"`, s.store.sql.keep, [key, kept, s.ttlMs]);
-      await this.#statement(guard, `commit "${key}"`, 'COMMIT');
-      return { kind: 'committed', answer, kept };
-    } catch (e) {
-      if (guard.cutBy !== null) lost = guard.cutBy;
-      else await client.query('ROLLBACK').catch((gone: unknown) => (lost = gone));
-      if ((e as { code?: unknown } | null)?.code === LOCK_TIMEOUT) throw inFlight(c);
-      throw guard.cutBy ?? databaseFailed(e, guard.failure);
+    const committed = await tx.commit(job.claim, kept);
+    if (!committed) throw claimLost(c, s.label);
+    await tx.end();
+    return { answer, kept };
+  }
+
+  /** Runs the handler with the lazy transaction as its `Tx`, its answer captured, outside calls gated. */
+  async #handle(c: Ctx, proceed: () => unknown, { tx, handed }: Attempt): Promise<void> {
+    bindTx(c, handed);
+    gateOutside(c, (what) => tx.refuseOutside(what));
+    c.capture = true;
+    try {
+      await proceed();
     } finally {
-      guard.dispose();
-      c.res.off('close', gone);
-      client.off('error', cut);
-      // A connection that was cut, or could not even roll back, is dropped, not given back to the pool.
-      client.release(lost === undefined ? undefined : true);
+      gateOutside(c, null);
+      bindTx(c, null);
+      c.endCapture();
     }
   }
 
@@ -170,90 +125,36 @@ export class AtomicRun {
       { cause: e.cause },
     );
   }
-
-  /** Runs the handler with the transaction as its `Tx`, its answer captured. */
-  async #handle(c: Ctx, proceed: () => unknown, guard: TxGuard): Promise<void> {
-    bindTx(c, new Tx(guard.forTx()));
-    c.capture = true;
-    try {
-      await proceed();
-    } finally {
-      bindTx(c, null);
-      c.endCapture();
-    }
-  }
-
-  async #connect(c: Ctx, key: string): Promise<PgClient> {
-    const store = this.#s.store;
-    store.assertOpen(`atomic "${key}"`);
-    let timer: NodeJS.Timeout | undefined;
-    const connecting = store.pool.connect() as Promise<PgClient>;
-    try {
-      const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`no connection within ${store.commandTimeoutMs} ms`)),
-          store.commandTimeoutMs,
-        );
-      });
-      return await Promise.race([connecting, late]);
-    } catch (e) {
-      // A connection that comes after all goes back to the pool.
-      connecting.then(
-        (late) => late.release(),
-        () => undefined,
-      );
-      throw (
-        poolExhausted(c, this.#s.label, store) ?? store.unavailable(`atomic "${key}": connect`, e)
-      );
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /**
-   * One statement of fw's own (not the handler's): a failure of the database leaves as
-   * `Unavailable`; a retryable SQLSTATE or the lock wait running out leave as they are.
-   */
-  async #statement(
-    guard: TxGuard,
-    what: string,
-    text: string,
-    values?: unknown[],
-  ): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }> {
-    try {
-      return await guard.query(text, values);
-    } catch (e) {
-      if (guard.cutBy !== null) throw guard.cutBy;
-      const code = (e as { code?: unknown } | null)?.code;
-      if (typeof code === 'string' && (RETRYABLE.has(code) || code === LOCK_TIMEOUT)) throw e;
-      throw this.#s.store.unavailable(`atomic ${what}`, e);
-    }
-  }
 }
 
-/** The part of a `pg.PoolClient` used here. */
-interface PgClient extends GuardedClient {
-  query(
-    text: string,
-    values?: readonly unknown[],
-  ): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
-  release(err?: boolean | Error): void;
-  on(event: 'error', listener: (err: unknown) => void): unknown;
-  off(event: 'error', listener: (err: unknown) => void): unknown;
+/** One attempt: its transaction, the request's `Tx` and the headers as they were before the handler. */
+interface Attempt {
+  readonly tx: AtomicTx;
+  readonly handed: Tx;
+  readonly before: HeaderBag | null;
 }
 
-/** The attempt's deadline passed: 503 with Retry-After, logged. */
-function late(c: Ctx, label: string, what: string, ms: number): HttpError {
+/** Serialization failures on every attempt: 503 with Retry-After, logged. */
+function conflict(c: Ctx, label: string, attempts: number, code: string): HttpError {
   c.core.log(
-    `${label}: atomic ${what} past its deadline of ${ms} ms: statement cancelled, connection destroyed, ${
-      // A COMMIT cut in flight may have landed: the key's retry then replays its committed answer.
-      what === 'keep and commit' ? 'the commit may have landed' : 'nothing committed'
-    }`,
+    `${label}: atomic transaction failed ${attempts} times (SQLSTATE ${code}): answered 503`,
   );
   c.setHeader('retry-after', '1');
   return new HttpError(
-    'DatabaseDeadline',
-    'the database did not answer in time: retry later with the same Idempotency-Key',
+    'TransactionConflict',
+    'the transaction kept conflicting with others: retry later',
+  );
+}
+
+/** The claim was another run's by the commit (this one's lease lapsed): nothing committed, 503. */
+function claimLost(c: Ctx, label: string): HttpError {
+  c.core.log(
+    `error: ${label}: the claim was no longer this run's at its commit (its lease lapsed and another run took the key): rolled back, nothing committed`,
+  );
+  c.setHeader('retry-after', '1');
+  return new HttpError(
+    'LeaseLost',
+    "the request's claim lapsed before its commit: nothing was committed, retry later with the same Idempotency-Key",
   );
 }
 
@@ -276,25 +177,6 @@ class DatabaseFailure extends Error {
     super(why, { cause });
     this.why = why;
   }
-}
-
-/**
- * The pool's connections all in use, with requests waiting for them: named and logged as such,
- * the database itself being up. Null when the pool is not full.
- */
-export function poolExhausted(c: Ctx, label: string, store: PgStore): HttpError | null {
-  const busy = store.poolBusy();
-  if (busy === null) return null;
-  c.core.log(
-    `${label}: no connection from the PgStore's pool within commandTimeoutMs: all ${busy.size} in use, ${busy.waiting} waiting; answered 503`,
-  );
-  c.setHeader('retry-after', '1');
-  return new HttpError('PoolExhausted', 'every database connection is in use: retry later');
-}
-
-function inFlight(c: Ctx): Error {
-  c.setHeader('retry-after', '1');
-  return fail.conflict('Idempotency-Key is still being answered');
 }
 
 /** Puts the answer's headers back as they were before the handler ran. */

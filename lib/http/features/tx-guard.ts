@@ -1,7 +1,7 @@
 import type { HttpError } from '../core/errors';
 import { cancelBackend, type CancelTarget } from './cancel-backend';
 import { databaseFailure } from './database-failure';
-import type { TxClient, TxResult } from './tx';
+import type { TxResult } from './tx';
 
 /** The part of a checked-out `pg.Client` a guard reaches: its queries, its backend, its socket. */
 export interface GuardedClient extends CancelTarget {
@@ -68,15 +68,11 @@ export class TxGuard {
     return this.#guarded(() => this.#client.query(text, values), false);
   }
 
-  /** The client the handler's `Tx` is given: each call goes through the guard. */
-  forTx(): TxClient {
+  /** One statement of the handler's (through its `Tx`): a database failure it meets is noted. */
+  handlerQuery(text: string, values?: readonly unknown[]): Promise<TxResult> {
     const raw = this.#client as unknown as { query(...args: unknown[]): unknown };
-    return {
-      query: (text: string, values?: readonly unknown[]) => {
-        // A query builder may pass a config object rather than text: it runs as given, guarded all the same.
-        return this.#guarded(() => raw.query(text, values) as Promise<TxResult>, true);
-      },
-    };
+    // A query builder may pass a config object rather than text: it runs as given, guarded all the same.
+    return this.#guarded(() => raw.query(text, values) as Promise<TxResult>, true);
   }
 
   async #guarded(call: () => Promise<TxResult>, handlers: boolean): Promise<TxResult> {

@@ -31,6 +31,7 @@ import type { SessionOptions } from './session-options';
 import type { UpgradeLoop } from './upgrade-loop';
 import type { IdempotencyInfo } from './idempotency-info';
 import type { Lease } from './lease';
+import { passOutside } from './outside-gate';
 import { runStep } from './step';
 
 /** @internal What a request needs from its app; the App implements it. */
@@ -203,10 +204,23 @@ export class Ctx implements Scope {
    * @example const charge = await c.step('charge', () => payments.charge(order));
    */
   step<T>(name: string, fn: () => T | Promise<T>): Promise<T> {
+    try {
+      passOutside(this, `c.step "${String(name)}"`);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     const info = this.idempotency;
+    if (info === null) return runStep(null, (this.#stepNames ??= new Set()), name, fn);
     // The step's outbound calls are counted within it: its derived keys move with no other call.
-    const run = info === null ? fn : () => info.inStep(name, fn);
-    return runStep(info?.steps ?? null, (this.#stepNames ??= new Set()), name, run);
+    return runStep(info.steps, info.stepNames, name, () => info.inStep(name, fn));
+  }
+
+  /**
+   * Asked by `fw-http/fetch` as an outbound call is made: throws when the call may not go out now
+   * (an atomic handler whose transaction is open, see the guide's "Atomic routes").
+   */
+  beforeCall(): void {
+    passOutside(this, 'an outbound call');
   }
   #stepNames: Set<string> | null = null;
   /** @internal set once the handler has returned its value (before the value is encoded) */

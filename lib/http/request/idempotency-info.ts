@@ -23,7 +23,8 @@ export class IdempotencyInfo {
   readonly key: string;
   #token = 0n;
   #steps: StepRecords | null = null;
-  readonly #outbound: OutboundKeys;
+  #stepNames = new Set<string>();
+  #outbound: OutboundKeys;
 
   constructor(space: string, caller: string, key: string, token = 0n) {
     this.space = space;
@@ -53,7 +54,7 @@ export class IdempotencyInfo {
     this.#token = token;
   }
 
-  /** @internal Where `c.step` records its results: the route's space (not on an atomic route). */
+  /** @internal Where `c.step` records its results: the route's space . */
   withSteps(records: StepRecords): this {
     this.#steps = records;
     return this;
@@ -71,6 +72,25 @@ export class IdempotencyInfo {
    */
   outboundKey(call: OutboundCall): string {
     return this.#outbound.next(call);
+  }
+
+  /** @internal The step names this run used (a name used twice in one run is refused). */
+  get stepNames(): Set<string> {
+    return this.#stepNames;
+  }
+
+  /** @internal The name of the step of this run the caller is inside of (across awaits), or null. */
+  stepNow(): string | null {
+    return this.#outbound.stepNow();
+  }
+
+  /**
+   * @internal The run starts over in this process (an atomic transaction tried again): its steps
+   * and outbound calls count from the start, so each call gets the key it had the first time.
+   */
+  rerun(): void {
+    this.#stepNames = new Set();
+    this.#outbound = new OutboundKeys(this.space, this.caller, this.key);
   }
 
   /** @internal Runs `fn` as step `name`: its outbound calls are counted within the step. */

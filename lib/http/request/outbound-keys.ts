@@ -30,14 +30,19 @@ export class OutboundKeys {
 
   /** The key of `call`, the next of its identity. */
   next(call: OutboundCall): string {
-    const at = enclosing.getStore();
-    const step = at !== undefined && at.owner === this ? at.name : null;
+    const step = this.stepNow();
     const identity = JSON.stringify([step, call.target, call.method, call.template]);
     const n = (this.#counts.get(identity) ?? 0) + 1;
     this.#counts.set(identity, n);
     return createHash('sha256')
       .update(`fw-outbound-key:${this.#request}:${identity}:${n}`)
       .digest('base64url');
+  }
+
+  /** The name of this run's step the caller is inside of, or null. */
+  stepNow(): string | null {
+    const at = enclosing.getStore();
+    return at !== undefined && at.owner === this ? at.name : null;
   }
 
   /** Runs `fn` as step `name`: the calls it makes, at once or later, are counted within the step. */

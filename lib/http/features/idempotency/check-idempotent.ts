@@ -108,7 +108,8 @@ function checkAtomic(
     problems.push(
       `${label}: a Tx parameter needs an atomic route: @Idempotent(Space, { atomic: true }) on a space opened on a PgStore`,
     );
-  if (mark === undefined || (mark.atomic === undefined && mark.deadlineMs === undefined)) return;
+  if (mark === undefined || !ATOMIC_OPTIONS.some((o) => mark[o] !== undefined)) return;
+  checkAtomicOptions(label, mark, problems);
   if (mark.atomic !== undefined && typeof mark.atomic !== 'boolean')
     problems.push(`${label}: @Idempotent atomic must be true or false`);
   const isolation: unknown = mark.isolation;
@@ -137,6 +138,37 @@ function checkAtomic(
   if (record.contract?.kind === 'events' || unkeepable(record.contract) !== null)
     problems.push(
       `${label}: @Idempotent atomic: true cannot stream its answer: the answer commits with the transaction, so it is whole before it is sent`,
+    );
+}
+
+/** The options of `@Idempotent` that only an atomic route takes. */
+const ATOMIC_OPTIONS = ['atomic', 'deadlineMs', 'holdTransaction', 'waitMs', 'maxWaiters'] as const;
+
+/** `holdTransaction`, `waitMs` and `maxWaiters`: atomic routes only, each of its kind. */
+function checkAtomicOptions(label: string, mark: IdempotentMark, problems: string[]): void {
+  const { holdTransaction, waitMs, maxWaiters } = mark as unknown as Record<string, unknown>;
+  const given = (['holdTransaction', 'waitMs', 'maxWaiters'] as const).filter(
+    (o) => mark[o] !== undefined,
+  );
+  if (given.length > 0 && mark.atomic !== true)
+    problems.push(
+      `${label}: @Idempotent ${given.join(', ')} needs atomic: true (a plain route answers a duplicate in flight 409 at once and holds no transaction)`,
+    );
+  if (holdTransaction !== undefined && typeof holdTransaction !== 'boolean')
+    problems.push(`${label}: @Idempotent holdTransaction must be true or false`);
+  if (
+    waitMs !== undefined &&
+    !(typeof waitMs === 'number' && waitMs >= 0 && waitMs <= MAX_TIMER_MS)
+  )
+    problems.push(
+      `${label}: @Idempotent waitMs must be a number of ms from 0 to ${MAX_TIMER_MS}, got ${String(waitMs)}`,
+    );
+  if (
+    maxWaiters !== undefined &&
+    !(Number.isSafeInteger(maxWaiters) && (maxWaiters as number) >= 0)
+  )
+    problems.push(
+      `${label}: @Idempotent maxWaiters must be a whole number from 0, got ${String(maxWaiters)}`,
     );
 }
 

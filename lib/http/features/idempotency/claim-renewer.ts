@@ -59,7 +59,7 @@ export class ClaimRenewer {
   }
 
   /** Settles as `running` does, the claim renewed meanwhile. */
-  while(h: Holding, running: PromiseLike<unknown>): Promise<unknown> {
+  while<T>(h: Holding, running: PromiseLike<T>): Promise<T> {
     if (!h.lease.lost) {
       this.#holding.add(h);
       this.#timer ??= setInterval(
@@ -69,7 +69,7 @@ export class ClaimRenewer {
     }
     return Promise.resolve(running).then(
       (v) => (this.end(h), v),
-      (e: unknown) => (this.end(h), Promise.reject(e)),
+      (e: unknown) => (this.end(h), Promise.reject(e as Error)),
     );
   }
 

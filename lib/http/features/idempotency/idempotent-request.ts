@@ -1,10 +1,11 @@
 import { CacheError, type KeepMode } from '../../../cache';
-import { HttpError } from '../../core/errors';
+import { HttpError, clientGone } from '../../core/errors';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { copyBag, type HeaderBag } from '../../core/header-rules';
 import { isThenable, type CapturedAnswer, type Ctx } from '../../request/ctx';
 import type { RequestParts } from '../kept-answers';
 import { failureAnswer, sendAnswer } from './failure-answer';
-import { encodeClaim, encodeKept, fingerprint, nextOwner } from './kept-record';
+import { decodeKept, encodeClaim, encodeKept, fingerprint, nextOwner } from './kept-record';
 import { inFlight, note } from './outcomes';
 import { namedKey } from './read-key';
 import type { RouteSteps } from './route-steps';
@@ -12,6 +13,9 @@ import { then } from './then';
 import type { Holding } from './claim-renewer';
 
 const NO_BYTES: Buffer = Buffer.alloc(0);
+/** A waiting duplicate's first poll of the store, doubling up to the last. */
+const FIRST_POLL_MS = 10;
+const LAST_POLL_MS = 200;
 
 /**
  * One request on an `@Idempotent` route, from its body on: a replay of the record found, or a first
@@ -34,6 +38,8 @@ export class IdempotentRequest {
   #holding: Holding | null = null;
   /** The headers set before the handler (middleware's): those it adds are part of its answer. */
   #before: HeaderBag | null = null;
+  /** When a duplicate waiting for the key's answer stops waiting (performance.now()). */
+  #waitUntil: number | undefined;
 
   /** `c.idempotency` names the caller and key already; `id` is their record key. */
   constructor(route: RouteSteps, c: Ctx, proceed: () => unknown, id: string) {
@@ -49,9 +55,12 @@ export class IdempotentRequest {
     const r = this.#r;
     const c = this.#c;
     const state = r.state;
-    if (state.held.size !== 0 && state.held.has(this.#id)) throw inFlight(c);
-    if (state.notKept.size !== 0) r.refuseNotKept(c, this.#id);
     this.#parts = { method: c.method, path: c.path, rawQuery: c.rawQuery, body };
+    if (state.held.size !== 0 && state.held.has(this.#id)) {
+      if (r.waits === null) throw inFlight(c);
+      return this.#waitForAnswer();
+    }
+    if (state.notKept.size !== 0) r.refuseNotKept(c, this.#id);
     if (r.claimsInOne) return this.#claimOrFind();
     let record;
     try {
@@ -68,16 +77,16 @@ export class IdempotentRequest {
 
   #found(record: Buffer | null): unknown {
     if (record === null) return this.#claimKey();
+    if (this.#r.waits !== null && decodeKept(record) === null) return this.#waitForAnswer();
     return this.#r.answerExisting(this.#c, this.#id, record, this.#parts!);
   }
 
-  /** No record yet: claim the key (in a transaction on an atomic route). */
+  /** No record yet: claim the key. */
   #claimKey(): unknown {
     const r = this.#r;
     this.#fp = fingerprint(this.#parts!);
     this.#claim = encodeClaim(nextOwner());
     this.#admit();
-    if (r.atomic !== null) return this.#runAtomic();
     let won;
     try {
       this.#sentAt = performance.now();
@@ -141,32 +150,6 @@ export class IdempotentRequest {
     );
   }
 
-  /** The claim, the handler and the keep in one transaction; a key found committed is answered from the store. */
-  #runAtomic(): Promise<unknown> {
-    const r = this.#r;
-    const c = this.#c;
-    const job = {
-      proceed: this.#proceed,
-      key: r.space.keyOf(this.#id),
-      claim: this.#claim,
-      fp: this.#fp,
-    };
-    return r.atomic!.run(c, job).then(
-      (out) => {
-        if (out.kind === 'taken') return this.#claimed(null);
-        const size = this.#id.length + out.kept.length;
-        r.callers?.set(this.#caller, this.#id, size, performance.now() + r.ttlMs);
-        note(c, 'stored');
-        sendAnswer(c, out.answer);
-      },
-      (e: unknown) => {
-        if (e instanceof CacheError) return this.#claimFailed(e);
-        r.callers?.drop(this.#caller, this.#id);
-        throw e;
-      },
-    );
-  }
-
   #claimFailed(e: unknown): never {
     this.#r.callers?.drop(this.#caller, this.#id);
     if (e instanceof CacheError && e.code === 'Full') {
@@ -201,6 +184,7 @@ export class IdempotentRequest {
       record,
       (found) => {
         if (found === null) throw inFlight(c); // taken and gone in between: let the client retry
+        if (r.waits !== null && decodeKept(found) === null) return this.#waitForAnswer();
         return r.answerExisting(c, this.#id, found, this.#parts!);
       },
       (e) => r.storeDown(e, c),
@@ -215,6 +199,7 @@ export class IdempotentRequest {
     c.capture = true;
     this.#r.state.held.add(this.#id);
     const h = (this.#holding = renewer.hold(c, this.#id, this.#claim, this.#sentAt));
+    if (this.#r.atomic !== null) return this.#runAtomic(h);
     let running: unknown;
     try {
       running = this.#proceed();
@@ -230,6 +215,78 @@ export class IdempotentRequest {
       () => this.#keep(false),
       (e: unknown) => this.#failed(e),
     );
+  }
+
+  /**
+   * The claim won, the handler runs with its transaction opened on its first query; its writes
+   * and the kept answer commit together. Any failure rolls back and gives the key back.
+   */
+  #runAtomic(h: Holding): Promise<unknown> {
+    const r = this.#r;
+    const c = this.#c;
+    const job = {
+      proceed: this.#proceed,
+      key: r.space.keyOf(this.#id),
+      claim: this.#claim,
+      fp: this.#fp,
+    };
+    return r.renewer.while(h, r.atomic!.run(c, job)).then(
+      (out) => {
+        r.state.held.delete(this.#id);
+        const size = this.#id.length + out.kept.length + r.overhead;
+        r.callers?.set(this.#caller, this.#id, size, performance.now() + r.ttlMs);
+        note(c, 'stored');
+        sendAnswer(c, out.answer);
+      },
+      (e: unknown) => this.#release(e instanceof CacheError ? this.#storeError(e) : e),
+    );
+  }
+
+  /** The error a failure of the store answers with (503, named), the outage noted. */
+  #storeError(e: CacheError): unknown {
+    try {
+      return this.#claimFailed(e);
+    } catch (answer) {
+      return answer;
+    }
+  }
+
+  /**
+   * A duplicate of a key in flight, on an atomic route: waits for the first request's answer off
+   * the pool (a poll of the store, backing off, with no connection held between polls) and
+   * replays it; runs itself if the key is given back meanwhile; 409 with Retry-After past the
+   * route's `waitMs`, or at once when `maxWaiters` already wait on the key here.
+   */
+  async #waitForAnswer(): Promise<unknown> {
+    const r = this.#r;
+    const c = this.#c;
+    const id = this.#id;
+    const { waitMs, maxWaiters } = r.waits!;
+    const waiting = r.state.waiting;
+    const n = waiting.get(id) ?? 0;
+    if (n >= maxWaiters) throw inFlight(c);
+    waiting.set(id, n + 1);
+    this.#waitUntil ??= performance.now() + waitMs;
+    try {
+      for (let pause = FIRST_POLL_MS; ; pause = Math.min(pause * 2, LAST_POLL_MS)) {
+        const left = this.#waitUntil - performance.now();
+        if (left <= 0) throw inFlight(c);
+        await sleep(Math.min(pause, left));
+        if (c.res.destroyed) throw clientGone();
+        let found;
+        try {
+          found = await r.space.get(id);
+        } catch (e) {
+          return r.storeDown(e, c);
+        }
+        if (found === null) return this.#claimKey();
+        if (decodeKept(found) !== null) return r.answerExisting(c, id, found, this.#parts!);
+      }
+    } finally {
+      const left = waiting.get(id)! - 1;
+      if (left === 0) waiting.delete(id);
+      else waiting.set(id, left);
+    }
   }
 
   /**

@@ -12,12 +12,12 @@ import { KeptAnswers, type KeptAnswer, type RequestParts } from '../kept-answers
 import { Tx } from '../tx';
 import { ClaimRenewer } from './claim-renewer';
 import { IdempotentRequest } from './idempotent-request';
-import { IDEMPOTENT, type IdempotentMark } from './idempotent-mark';
+import { IDEMPOTENT, MAX_WAITERS, type IdempotentMark } from './idempotent-mark';
 import { decodeKept, encodeKept, fingerprintMatches } from './kept-record';
 import { readKey, recordKey } from './read-key';
 import { SpaceState } from './space-state';
 import { inFlight, note } from './outcomes';
-import type { RouteSteps } from './route-steps';
+import type { DuplicateWait, RouteSteps } from './route-steps';
 
 const REPLAYED: HeaderEntry = Object.freeze({ name: 'idempotent-replayed', value: 'true' });
 /** On the 422 for a key sent again with another request. */
@@ -43,6 +43,7 @@ export class IdempotentRoute implements RouteSteps {
   /** Null when the route has one caller (no `by`): there is no other caller to keep room for. */
   readonly callers: CallerBudget | null;
   readonly atomic: AtomicRun | null;
+  readonly waits: DuplicateWait | null;
   readonly claimsInOne: boolean;
   readonly renewer: ClaimRenewer;
   readonly where: string;
@@ -61,6 +62,7 @@ export class IdempotentRoute implements RouteSteps {
     this.overhead = space.entryOverheadBytes;
     this.callers = mark.by === undefined ? null : this.state.callers;
     this.atomic = atomicRunOf(record, mark, space);
+    this.waits = waitsOf(mark, space);
     this.claimsInOne = space.claimsInOne && mark.atomic !== true;
     this.renewer = new ClaimRenewer(space, this.leaseMs, this.label, space.leaseMarginMs);
     this.where = `space "${space.space.name}"`;
@@ -113,10 +115,9 @@ export class IdempotentRoute implements RouteSteps {
     // The fencing token comes with the claim, once won (minted here, before the body is read and
     // the key claimed, a later claim could hold the smaller token).
     const info = (c.idempotency = new IdempotencyInfo(this.space.space.name, caller, key));
-    // On an atomic route a step just runs: a record kept outside the transaction would outlive
-    // a rollback of the write it stands for.
-    if (this.atomic === null)
-      info.withSteps({ space: this.space, record: id, core: c.core, label: this.label, run: c });
+    // Steps are recorded on atomic routes too: they run outside the transaction (a query inside
+    // one is refused), so what they did outlives a rollback and a rerun reads it back.
+    info.withSteps({ space: this.space, record: id, core: c.core, label: this.label, run: c });
     return c.afterBodyPrint((body) => new IdempotentRequest(this, c, proceed, id).start(body));
   }
 
@@ -187,12 +188,21 @@ function atomicRunOf(
     store: space.store,
     label: record.label,
     ttlMs: space.ttlSeconds * 1000,
-    lockWaitMs: space.leaseMs,
     deadlineMs: mark.deadlineMs ?? space.leaseMs,
-    maxBytes: space.maxBytes,
     isolation: mark.isolation ?? 'read committed',
+    hold: mark.holdTransaction === true,
+    maxBytes: space.maxBytes,
     encode: encodeKept,
   });
+}
+
+/** How a duplicate of an atomic route's key in flight waits for its answer; null elsewhere (409 at once). */
+function waitsOf(mark: IdempotentMark, space: OpenSpace): DuplicateWait | null {
+  if (mark.atomic !== true) return null;
+  return {
+    waitMs: mark.waitMs ?? space.leaseMs,
+    maxWaiters: mark.maxWaiters ?? MAX_WAITERS,
+  };
 }
 
 /** The opened space of `decl` among the provided services. */

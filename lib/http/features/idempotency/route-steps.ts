@@ -17,6 +17,8 @@ export interface RouteSteps {
   readonly overhead: number;
   readonly callers: CallerBudget | null;
   readonly atomic: AtomicRun | null;
+  /** How a duplicate of a key in flight waits for the answer (atomic routes), or null: 409 at once. */
+  readonly waits: DuplicateWait | null;
   /** The store claims and reads in one round trip (`putIfAbsentOrGet`), and the route is not atomic. */
   readonly claimsInOne: boolean;
   readonly renewer: ClaimRenewer;
@@ -24,4 +26,10 @@ export interface RouteSteps {
   refuseNotKept(c: Ctx, id: string): void;
   answerExisting(c: Ctx, id: string, bytes: Buffer, parts: RequestParts): void;
   storeDown(e: unknown, c: Ctx): never;
+}
+
+/** How long a duplicate of a key in flight waits for its answer, and how many may wait per key in this process. */
+export interface DuplicateWait {
+  readonly waitMs: number;
+  readonly maxWaiters: number;
 }

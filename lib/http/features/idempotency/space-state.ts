@@ -17,6 +17,8 @@ export class SpaceState {
    * asked: the store may have lost the claim (restarted empty, failed over, paused past the lease).
    */
   readonly held = new Set<string>();
+  /** Record id → how many duplicates of it wait here for its answer (atomic routes). */
+  readonly waiting = new Map<string, number>();
   readonly callers: CallerBudget;
   readonly fill = new FillWatch();
   readonly outage = new StoreOutage();
