@@ -237,3 +237,73 @@ describe('the sample with DATABASE_URL', () => {
     }
   }, 60_000);
 });
+
+describe('the sample with DATABASE_URL under a slow warehouse (WAREHOUSE_DELAY_MS=2000, a pool of 10)', () => {
+  let slow: Started;
+  beforeAll(async () => {
+    await pg.createDatabase('slow');
+    slow = await start(
+      { PORT: '0', DATABASE_URL: pg.urlOf('slow'), WAREHOUSE_DELAY_MS: '2000' },
+      () => {},
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await slow?.stop();
+  });
+
+  const placeAt = async (who: string, key: string) => {
+    const res = await fetch(`${slow.url}/orders`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${who}-token`,
+        'content-type': 'application/json',
+        'idempotency-key': key,
+      },
+      body: JSON.stringify({ sku: 'tea', qty: 1 }),
+    });
+    return {
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      body: await res.text(),
+    };
+  };
+  const ordersIn = async (db: Pool, account: string) =>
+    (await db.query('SELECT count(*)::int AS n FROM shop_orders WHERE account = $1', [account]))
+      .rows[0].n as number;
+
+  it('14 concurrent orders are all 201; another account ordering meanwhile is not refused; /healthz never calls the busy pool a dead store', async () => {
+    const db = testPool(pg.urlOf('slow'), 1);
+    try {
+      const orders = Array.from({ length: 14 }, (_, i) => placeAt('alice', `slow-${i}`));
+      await new Promise((r) => setTimeout(r, 300));
+      const health = await fetch(`${slow.url}/healthz`);
+      const bob = await placeAt('bob', 'bob-slow-1');
+      const results = await Promise.all(orders);
+      expect(results.map((r) => r.status)).toEqual(Array(14).fill(201));
+      expect(bob.status).toBe(201);
+      // The warehouse's probe may time out (it is slow by design); the database is never called down.
+      expect(await health.text()).not.toMatch(/database|space|store/);
+      expect(await ordersIn(db, 'alice')).toBe(14);
+    } finally {
+      await db.end();
+    }
+  }, 60_000);
+
+  it('12 duplicates of one key answer only 201 or 409 (with Retry-After) and place one order', async () => {
+    const db = testPool(pg.urlOf('slow'), 1);
+    try {
+      const before = await ordersIn(db, 'bob');
+      const results = await Promise.all(
+        Array.from({ length: 12 }, () => placeAt('bob', 'dup-slow')),
+      );
+      for (const r of results) {
+        expect([201, 409]).toContain(r.status);
+        if (r.status === 409) expect(r.retryAfter).toBe('1');
+      }
+      expect(new Set(results.filter((r) => r.status === 201).map((r) => r.body)).size).toBe(1);
+      expect(await ordersIn(db, 'bob')).toBe(before + 1);
+    } finally {
+      await db.end();
+    }
+  }, 60_000);
+});
