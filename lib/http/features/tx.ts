@@ -32,9 +32,11 @@ const open = new WeakMap<Ctx, Tx>();
 
 /**
  * The transaction of an atomic idempotent route (`@Idempotent(Space, { atomic: true })` on a space
- * opened on a `PgStore`): the claim on the key, the handler's writes and the kept answer commit
- * together, or none of them does. Ask for it by type (`tx: Tx`) or with `c.resolve(Tx)`. Do not
- * commit or roll back yourself: fw does, after the handler returns (or throws).
+ * opened on a `PgStore`): the handler's writes and the kept answer commit together, after a check
+ * that the key's claim is still this request's, or none of them does. The transaction opens at the
+ * first `query`: make outbound calls and steps before it (while it is open they are refused, unless
+ * the route declares `holdTransaction: true`). Ask for it by type (`tx: Tx`) or with
+ * `c.resolve(Tx)`. Do not commit or roll back yourself: fw does, after the handler returns (or throws).
  *
  * @example
  * @Post('/transfers') @Idempotent(Transfers, { by, atomic: true })
@@ -46,7 +48,7 @@ const open = new WeakMap<Ctx, Tx>();
 export class Tx {
   /** Filled by the server: a typed client (`clientOf`) leaves this parameter out. */
   declare readonly [SERVER_SIDE]?: true;
-  /** The `pg` client holding the transaction, for a query builder's adapter (see `asPool`). */
+  /** The client whose `query` runs in the transaction (the first call opens it), for a query builder's adapter (see `asPool`). */
   readonly client: TxClient;
 
   /** @internal made by the atomic step */
