@@ -58,6 +58,7 @@ interface Setup {
     waitMs?: number;
     maxWaiters?: number;
     isolation?: 'serializable';
+    deadlineMs?: number;
   };
 }
 
@@ -263,6 +264,32 @@ describe('the claim checked at the commit', () => {
     expect(res.retryAfter).toBe('1');
     expect(await placed()).toBe(0);
     expect(lines.some((l) => /no longer this run's at its commit/.test(l))).toBe(true);
+  });
+});
+
+describe('a lost lease cancels the running statement', () => {
+  it('the claim lost while a statement runs in the transaction: the statement is cancelled on the server, nothing committed, 503 LeaseLost', async () => {
+    const { url, store } = await ordersApp({
+      leaseMs: 300,
+      options: { deadlineMs: 10_000 },
+      handler: async (_c, tx) => {
+        await insert(tx);
+        await tx.query('SELECT pg_sleep(5)');
+        return {};
+      },
+    });
+    const going = post(url, 'lost-1');
+    await sleep(150);
+    const table = store.migrationSql.match(/TABLE IF NOT EXISTS (\S+)/)![1];
+    await pool.query(`UPDATE ${table} SET value = 'another run' WHERE key LIKE '%lost-1%'`);
+    const res = await going;
+    expect(res.status).toBe(503);
+    expect(JSON.parse(res.body).error).toMatch(/claim/);
+    expect(await placed()).toBe(0);
+    const sleeping = await pool.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(5)%' AND state = 'active'",
+    );
+    expect(sleeping.rows[0].n).toBe(0);
   });
 });
 

@@ -46,6 +46,11 @@ export class AtomicTx {
   readonly #gone = (): void => {
     if (!this.#c.res.writableFinished) this.#guard?.cut(clientGone());
   };
+  /** The claim's lease lost while the transaction is open: its statement is cancelled too. */
+  readonly #leaseLost = (): void => {
+    const reason: unknown = this.#c.signal.reason;
+    if (reason instanceof HttpError && reason.code === 'LeaseLost') this.#guard?.cut(reason);
+  };
 
   constructor(settings: AtomicTxSettings, c: Ctx, key: string) {
     this.#s = settings;
@@ -133,6 +138,7 @@ export class AtomicTx {
     this.#ended = true;
     guard.dispose();
     this.#c.res.off('close', this.#gone);
+    this.#c.signal.removeEventListener('abort', this.#leaseLost);
     const client = this.#client!;
     client.off('error', this.#cut);
     // A connection that was cut, or could not even roll back, is dropped, not given back.
@@ -149,6 +155,7 @@ export class AtomicTx {
     const guard = (this.#guard = new TxGuard(client));
     // A client gone before its answer: the statement running is cancelled and nothing commits.
     this.#c.res.once('close', this.#gone);
+    this.#c.signal.addEventListener('abort', this.#leaseLost, { once: true });
     guard.arm(s.deadlineMs, () => this.#late('transaction', s.deadlineMs));
     // The server's own bound stands behind ours, in place of the short one a PgStore's pool sets.
     const serverMs = Math.ceil(s.deadlineMs + s.store.commandTimeoutMs);
