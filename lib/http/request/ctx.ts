@@ -165,8 +165,6 @@ export class Ctx implements Scope {
   readonly startedAt: number;
   /** The status sent, or 0: written only as the head goes out (`head`, `markSent`). */
   #status = 0;
-  /** Set by `writeAscii` for the one `write` it makes: the text's size in bytes, else -1. */
-  #asciiBytes = -1;
   #out: HeaderBag | null = null;
   #id: string | null = null;
   #resolved: Map<unknown, unknown> | null = null;
@@ -815,7 +813,7 @@ export class Ctx implements Scope {
 
   /**
    * @internal `write` for a text known to be ASCII: its length is its size in bytes, so it is not
-   * counted again. Said through a field `write` reads and clears, not a fifth parameter.
+   * counted again.
    */
   writeAscii(
     status: number,
@@ -823,8 +821,8 @@ export class Ctx implements Scope {
     text: string,
     own: readonly HeaderEntry[] | null,
   ): void {
-    this.#asciiBytes = text.length;
-    this.write(status, type, text, own);
+    const payload = this.#prepare(status, type, text, own);
+    if (payload !== undefined) this.#send(status, payload, payload === text ? text.length : -1);
   }
 
   /**
@@ -837,8 +835,20 @@ export class Ctx implements Scope {
     body: Uint8Array | string | null,
     own: readonly HeaderEntry[] | null,
   ): void {
-    const bytes = this.#asciiBytes;
-    this.#asciiBytes = -1;
+    const payload = this.#prepare(status, type, body, own);
+    if (payload !== undefined) this.#send(status, payload, -1);
+  }
+
+  /**
+   * Checks an answer and fills the head's headers (`#out`): what goes on the wire, compressed or
+   * not (null: no body), or undefined when the answer is captured to be kept instead.
+   */
+  #prepare(
+    status: number,
+    type: string | null,
+    body: Uint8Array | string | null,
+    own: readonly HeaderEntry[] | null,
+  ): Uint8Array | string | null | undefined {
     if (body !== null && !hasContent(status)) {
       if (body.length > 0) throw bodyNotAllowed(status, 'a body');
       body = null; // '' is no body: sent as one, with no Content-Length
@@ -851,7 +861,7 @@ export class Ctx implements Scope {
         );
       if (own !== null) for (const h of own) checkHeader(h.name, h.value);
       this.captured = { status, type, body, own };
-      return;
+      return undefined;
     }
     if (this.#status !== 0)
       throw new HttpError(
@@ -861,14 +871,19 @@ export class Ctx implements Scope {
     const bag = this.#out ?? (this.#out = {});
     if (own !== null) for (const h of own) addHeader(bag, checkHeader(h.name, h.value), h.value);
     if (type !== null) bag['content-type'] = type;
-    let payload: Uint8Array | string | null = body;
-    if (payload !== null && type !== null && this.core.compress !== null)
-      payload = this.core.compress(this, bag, type, payload);
+    if (body !== null && type !== null && this.core.compress !== null)
+      return this.core.compress(this, bag, type, body);
+    return body;
+  }
+
+  /** Sends the head `#prepare` filled and the payload; `bytes` is its size when known, else -1. */
+  #send(status: number, payload: Uint8Array | string | null, bytes: number): void {
+    const bag = this.#out!;
     if (payload !== null)
       bag['content-length'] = String(
         typeof payload !== 'string'
           ? payload.length
-          : bytes >= 0 && payload === body
+          : bytes >= 0
             ? bytes
             : Buffer.byteLength(payload),
       );
