@@ -66,23 +66,36 @@ export interface ReaderOptions {
   readonly maxDepth?: number | undefined;
 }
 
-/** Where a reader asked for every failing field puts them, in field order. */
-interface Collected {
+/** What a reader's messages start from: the source's name and its own depth refusal. */
+interface Top {
   readonly root: string;
+  /** Said for a `TOO_DEEP` failure: the reader's bound and class. */
+  readonly deep: Check;
+}
+
+/** Where a reader asked for every failing field puts them, in field order. */
+interface Collected extends Top {
   readonly messages: string[];
   readonly fields: string[];
 }
 
-// Failures travel back through these slots instead of a result object per field, so a
-// successful read allocates only the instances it returns. Reading is synchronous, so no two
-// reads can interleave.
-const FAIL: unique symbol = Symbol('fail');
-let failPath = '';
-let failCheck: Check | null = null;
-let failValue: unknown = undefined;
-let failOwner: object | undefined = undefined;
-// The depth refusal of the reader running now, set as it starts.
-let tooDeep: Check = makeCheck(C_TOO_DEEP, tooDeepWhy(MAX_DEPTH), '', '');
+/**
+ * A read that failed: the check, the value it refused, and where, the path growing as the failure
+ * is returned up through the fields and items that hold it. Only a failure allocates one: a
+ * successful read allocates only the instances it returns.
+ */
+class Failure {
+  constructor(
+    readonly check: Check,
+    readonly value: unknown,
+    public path = '',
+    /** The object that held the refused value, for a custom message's `object`. */
+    public owner: object | undefined = undefined,
+  ) {}
+}
+
+/** A nesting deeper than the bound: the reader names its own bound when it words the message. */
+const TOO_DEEP: Check = makeCheck(C_TOO_DEEP, tooDeepWhy(MAX_DEPTH), '', '');
 
 /**
  * Compiles, once, a reader that validates an input against a class's class-validator
@@ -106,15 +119,17 @@ export function compileReader(cls: Function, options: ReaderOptions): (input: un
   const maxDepth = options.maxDepth ?? MAX_DEPTH;
   if (!Number.isInteger(maxDepth) || maxDepth < 1)
     throw new TypeError(`maxDepth must be a whole number of at least 1, got ${maxDepth}`);
-  const deepCheck = makeCheck(C_TOO_DEEP, tooDeepWhy(maxDepth), '', plan.shape.name);
+  const top: Top = {
+    root,
+    deep: makeCheck(C_TOO_DEEP, tooDeepWhy(maxDepth), '', plan.shape.name),
+  };
   const below = maxDepth - 1;
   if (options.allFields) {
     return function readAll(input: unknown): Read {
       if (input === null || typeof input !== 'object' || Array.isArray(input)) return notObject;
-      tooDeep = deepCheck;
-      const collected: Collected = { root, messages: [], fields: [] };
+      const collected: Collected = { ...top, messages: [], fields: [] };
       const value = readObject(plan, input as Record<string, unknown>, collected, below);
-      if (value === FAIL) return failure(root);
+      if (value instanceof Failure) return failure(value, top);
       if (collected.messages.length > 0)
         return {
           ok: false,
@@ -127,31 +142,26 @@ export function compileReader(cls: Function, options: ReaderOptions): (input: un
   }
   return function read(input: unknown): Read {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) return notObject;
-    tooDeep = deepCheck;
     const value = readObject(plan, input as Record<string, unknown>, null, below);
-    if (value === FAIL) return failure(root);
+    if (value instanceof Failure) return failure(value, top);
     return { ok: true, value: value as object };
   };
 }
 
-function failure(root: string): Read & { ok: false } {
-  const c = failCheck!;
+function failure(f: Failure, top: Top): Read & { ok: false } {
+  const c = f.check === TOO_DEEP ? top.deep : f.check;
   let why = c.why;
   if (c.message !== undefined) {
     const args: ValidationArguments = {
-      value: failValue,
+      value: f.value,
       constraints: c.constraints as unknown[],
       targetName: c.target,
-      object: failOwner ?? {},
+      object: f.owner ?? {},
       property: c.property,
     };
     why = customWhy(c.message, args);
   }
-  const field = root + failPath;
-  failCheck = null;
-  failValue = undefined;
-  failOwner = undefined;
-  failPath = '';
+  const field = top.root + f.path;
   if (c.code === C_TOO_DEEP)
     return { ok: false, message: `${shortPath(field)}: ${why}`, field, tooDeep: true };
   return { ok: false, message: `${field}: ${why}`, field };
@@ -169,19 +179,15 @@ function shortPath(field: string): string {
   return field.slice(0, head) + '…' + field.slice(tail);
 }
 
-function refuse(check: Check, value: unknown): typeof FAIL {
-  failPath = '';
-  failCheck = check;
-  failValue = value;
-  failOwner = undefined;
-  return FAIL;
+function refuse(check: Check, value: unknown): Failure {
+  return new Failure(check, value);
 }
 
-/** Notes the failure in the slots as one of several (the slots are cleared for the next field). */
-function collect(into: Collected): void {
-  const f = failure(into.root);
-  into.messages.push(f.message);
-  into.fields.push(f.field);
+/** Notes a failure as one of several. */
+function collect(into: Collected, f: Failure): void {
+  const read = failure(f, into);
+  into.messages.push(read.message);
+  into.fields.push(read.field);
 }
 
 // `left`: how many more levels of objects and arrays may be entered below this one.
@@ -194,12 +200,8 @@ function readObject(
   if (plan.tag !== null) {
     const t = plan.tag;
     const got = Object.prototype.hasOwnProperty.call(input, t.key) ? input[t.key] : undefined;
-    if (got !== t.value) {
-      refuse(got === undefined ? t.requiredCheck : t.valueCheck, got);
-      failPath = t.path;
-      failOwner = input;
-      return FAIL;
-    }
+    if (got !== t.value)
+      return new Failure(got === undefined ? t.requiredCheck : t.valueCheck, got, t.path, input);
   }
   if (plan.fallback) return readFallback(plan, input, left);
   const out = Object.create(plan.proto) as Record<string, unknown>;
@@ -213,22 +215,20 @@ function readObject(
       if (f.hasDefault) r = f.cloneDefault ? structuredClone(f.def) : f.def;
       else if (f.optional) continue;
       else {
-        refuse(f.requiredCheck, v);
-        failPath = f.path;
-        failOwner = input;
-        if (all === null) return FAIL;
-        collect(all);
+        const missing = new Failure(f.requiredCheck, v, f.path, input);
+        if (all === null) return missing;
+        collect(all, missing);
         continue;
       }
     } else if (v === null && f.optional) {
       r = null;
     } else {
       r = readValue(f.value, v, left);
-      if (r === FAIL) {
-        failPath = f.path + failPath;
-        if (failOwner === undefined) failOwner = input;
-        if (all === null) return FAIL;
-        collect(all);
+      if (r instanceof Failure) {
+        r.path = f.path + r.path;
+        if (r.owner === undefined) r.owner = input;
+        if (all === null) return r;
+        collect(all, r);
         continue;
       }
     }
@@ -247,17 +247,11 @@ function readObject(
 function readFallback(plan: ObjectPlan, input: Record<string, unknown>, left: number): unknown {
   if (plan.source === 'body') {
     const at = deeperThan(input, left);
-    if (at !== null) {
-      refuse(tooDeep, undefined);
-      failPath = at;
-      return FAIL;
-    }
+    if (at !== null) return new Failure(TOO_DEEP, undefined, at);
   }
   const r = readWithClassValidator(plan.shape, input, plan.source);
   if (r.ok) return r.value;
-  refuse(makeCheck(C_NEVER, r.why, '', plan.shape.name), undefined);
-  failPath = r.path;
-  return FAIL;
+  return new Failure(makeCheck(C_NEVER, r.why, '', plan.shape.name), undefined, r.path);
 }
 
 /** The path, below `v`, of the first object or array more than `left` levels down; null when none is. */
@@ -315,22 +309,22 @@ function readValue(p: ValuePlan, v: unknown, left: number): unknown {
       break;
     case K_OBJECT:
       if (v === null || typeof v !== 'object' || Array.isArray(v)) return refuse(p.kindCheck, v);
-      if (left === 0) return refuse(tooDeep, undefined);
+      if (left === 0) return refuse(TOO_DEEP, undefined);
       v = readObject(p.object!, v as Record<string, unknown>, null, left - 1);
-      if (v === FAIL) return FAIL;
+      if (v instanceof Failure) return v;
       break;
     case K_UNION:
       if (v === null || typeof v !== 'object' || Array.isArray(v)) return refuse(p.kindCheck, v);
-      if (left === 0) return refuse(tooDeep, undefined);
+      if (left === 0) return refuse(TOO_DEEP, undefined);
       v = readUnion(p.union!, v as Record<string, unknown>, left - 1);
-      if (v === FAIL) return FAIL;
+      if (v instanceof Failure) return v;
       break;
     case K_ARRAY:
       if (!Array.isArray(v)) {
         // A query parameter given once is a list of one.
         if (p.query && typeof v === 'string') v = [v];
         else return refuse(p.kindCheck, v);
-      } else if (left === 0 && !p.query) return refuse(tooDeep, undefined);
+      } else if (left === 0 && !p.query) return refuse(TOO_DEEP, undefined);
       break;
   }
   const checks = p.checks;
@@ -351,28 +345,17 @@ function readUnion(u: UnionPlan, input: Record<string, unknown>, left: number): 
     if (variant === undefined) return refuse(u.shapeCheck, input);
     if (variant.plan === null) return variant.unit;
     const payload = input[keys[0]!];
-    if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
-      refuse(u.payloadCheck, payload);
-      failPath = variant.path;
-      return FAIL;
-    }
-    if (left === 0) {
-      refuse(tooDeep, undefined);
-      failPath = variant.path;
-      return FAIL;
-    }
+    if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
+      return new Failure(u.payloadCheck, payload, variant.path);
+    if (left === 0) return new Failure(TOO_DEEP, undefined, variant.path);
     const r = readObject(variant.plan, payload as Record<string, unknown>, null, left - 1);
-    if (r === FAIL) failPath = variant.path + failPath;
+    if (r instanceof Failure) r.path = variant.path + r.path;
     return r;
   }
   const name = Object.prototype.hasOwnProperty.call(input, u.tag) ? input[u.tag] : undefined;
   const variant = typeof name === 'string' ? u.variants.get(name) : undefined;
-  if (variant === undefined) {
-    refuse(name === undefined ? u.tagRequired : u.tagCheck, name);
-    failPath = u.tagPath;
-    failOwner = input;
-    return FAIL;
-  }
+  if (variant === undefined)
+    return new Failure(name === undefined ? u.tagRequired : u.tagCheck, name, u.tagPath, input);
   return variant.plan === null ? variant.unit : readObject(variant.plan, input, null, left);
 }
 
@@ -397,20 +380,21 @@ function readItems(p: ValuePlan, list: unknown[], left: number): unknown {
     const out: unknown[] = [];
     for (let i = 0; i < list.length; i++) {
       const r = readValue(items, list[i], left);
-      if (r === FAIL) return itemFailed(i);
+      if (r instanceof Failure) return itemFailed(r, i);
       out.push(r);
     }
     return out;
   }
   for (let i = 0; i < list.length; i++) {
-    if (readValue(items, list[i], left) === FAIL) return itemFailed(i);
+    const r = readValue(items, list[i], left);
+    if (r instanceof Failure) return itemFailed(r, i);
   }
   return list;
 }
 
-function itemFailed(i: number): typeof FAIL {
-  failPath = '[' + i + ']' + failPath;
-  return FAIL;
+function itemFailed(f: Failure, i: number): Failure {
+  f.path = '[' + i + ']' + f.path;
+  return f;
 }
 
 function passes(c: Check, v: unknown): boolean {

@@ -1,5 +1,12 @@
 import 'reflect-metadata';
-import { IsString, ValidateNested } from 'class-validator';
+import {
+  IsOptional,
+  IsString,
+  Validate,
+  ValidateNested,
+  ValidatorConstraint,
+  type ValidatorConstraintInterface,
+} from 'class-validator';
 import { Type } from 'class-transformer';
 import { Union } from '../../../lib/json';
 import { MAX_DEPTH, compileReader } from '../../../lib/http/schema';
@@ -112,5 +119,25 @@ describe('compileReader maxDepth', () => {
     expect(() => compileReader(TreeNode, { source: 'body', maxDepth: 0 })).toThrow(
       'maxDepth must be a whole number of at least 1, got 0',
     );
+  });
+
+  it('names its own bound after another reader ran inside it (a custom constraint that reads)', () => {
+    const inner = compileReader(TreeNode, { source: 'body', maxDepth: 40 });
+    @ValidatorConstraint({ name: 'aTree' })
+    class ATree implements ValidatorConstraintInterface {
+      validate(v: unknown): boolean {
+        return inner(v).ok;
+      }
+    }
+    class Checked {
+      @Validate(ATree) tree!: unknown;
+    }
+    class Outer {
+      @ValidateNested() @Type(() => Checked) checked!: Checked;
+      @IsOptional() @ValidateNested() @Type(() => TreeNode) node?: TreeNode;
+    }
+    const read = compileReader(Outer, { source: 'body', maxDepth: 3 });
+    const r = refusal(read({ checked: { tree: { name: 'n' } }, node: chain(3) }));
+    expect(r.message).toBe('body.node.child.child: nested deeper than 3');
   });
 });
