@@ -1,11 +1,22 @@
 import { IS_ENUM } from '../../json/validator-names';
-import { classSpelling, enumSpelling, spell, unionOf, type UnionSpelling } from '../../json';
+import {
+  classSpelling,
+  compileWriter,
+  enumSpelling,
+  unionOf,
+  type UnionSpelling,
+} from '../../json';
+import type { HeaderEntry } from '../core/answers';
 import { HttpError } from '../core/errors';
+import { JSON_TYPE } from '../core/media-types';
+import type { Ctx } from '../request/ctx';
 import { writtenFields, type ValueShape } from '../schema';
-import type { ShapeWriter } from './shape-writer';
+import { anyValue, NOT_ASCII, quoted, type Write, type Written } from './json-values';
+import { learnedShape } from './learned-shape';
 
 /**
- * The writer of a `@Returns(Class)` answer, compiled at build from what the class declares,
+ * fw's one JSON writer: every JSON answer and event is written by the writer compiled for its
+ * route. The writer of a `@Returns(Class)` answer is compiled at build from what the class declares,
  * like fast-json-stringify: its class-validator properties (their kinds, nested classes,
  * arrays, `Union`s, `@IsOptional`), the fields a `new Class()` has, class-transformer's `@Expose`
  * less its `@Exclude`, spelled as `@Json` says. It writes those fields, in declaration order, and
@@ -24,50 +35,66 @@ export interface DeclaredWriterOptions {
   readonly dropped: ((field: string) => void) | null;
 }
 
+/** A route's compiled JSON writer. */
+export interface JsonWriter {
+  /** The JSON text of `v` and whether it is ASCII; throws `AnswerMismatch` where `v` does not fit. */
+  written(v: unknown): Written;
+  /** The JSON text of `v`. */
+  text(v: unknown): string;
+  /** Answers `v` as JSON through the Ctx (an ASCII text is not counted again for its Content-Length). */
+  answer(c: Ctx, v: unknown, status: number, own: readonly HeaderEntry[] | null): void;
+}
+
+/**
+ * The writer of a declared type: a class, a `Union`, `[T]`, `Object` (any value, spelled by its
+ * runtime class), or null for a value nothing declares (a schema's output). A class that declares
+ * no field at all (neither decorators nor fields) is "any object" in its document, and is written
+ * as it comes (spelled by its `@Json` marker, if any).
+ */
+export function declaredWriter(type: unknown, options: DeclaredWriterOptions): JsonWriter {
+  const write = compile(type, options);
+  const top = Array.isArray(type) ? (type as unknown[])[0] : type;
+  const name = typeof top === 'function' ? top.name : 'answer';
+  const label = options.label;
+  const written = (v: unknown): Written => {
+    const out: Written = { text: '', ascii: true };
+    try {
+      out.text = write(v, out);
+    } catch (e) {
+      if (!(e instanceof Mismatch)) throw e;
+      throw new HttpError(
+        'AnswerMismatch',
+        `${label}: the answer's ${name}${e.at.join('')} ${e.message}`,
+      );
+    }
+    return out;
+  };
+  return {
+    written,
+    text: (v) => written(v).text,
+    answer(c, v, status, own) {
+      const json = written(v);
+      if (json.ascii) c.writeAscii(status, JSON_TYPE, json.text, own);
+      else c.write(status, JSON_TYPE, json.text, own);
+    },
+  };
+}
+
 /**
  * Writes one value as JSON text; throws a `Mismatch` when it does not fit the declaration. No path
  * is built while writing: a mismatch collects its place on the way out.
  */
-type Write = (x: unknown) => string;
-
-/** Printable ASCII but `"` and `\`: a string of these is written between quotes as it is. */
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-const NOT_ASCII = /[^\x00-\x7f]/;
-
-// Whether the text being written is ASCII so far: one write runs synchronously from start to end.
-let ascii = true;
-
-/**
- * The declared writer of a class, a `Union` or `[T]`, or null when the type declares no field at
- * all (a class with neither decorators nor fields): its document says "any object", and today's
- * writer keeps writing it.
- */
-export function declaredWriter(type: unknown, options: DeclaredWriterOptions): ShapeWriter | null {
+function compile(type: unknown, options: DeclaredWriterOptions): Write {
+  if (type === null) return learnedShape();
+  if (type === Object) return anyValue;
   const top = Array.isArray(type) ? (type as unknown[])[0] : type;
-  if (unionOf(top) === null && (typeof top !== 'function' || !declares(top))) return null;
-  const compiler = new Compiler(options);
-  const one = compiler.type(top);
-  const write: Write = Array.isArray(type) ? listOf(one) : one;
-  const name = typeof top === 'function' ? top.name : 'answer';
-  const label = options.label;
-  const writer: ShapeWriter = {
-    ascii: false,
-    text(v) {
-      ascii = true;
-      try {
-        const text = write(v);
-        writer.ascii = ascii;
-        return text;
-      } catch (e) {
-        if (!(e instanceof Mismatch)) throw e;
-        throw new HttpError(
-          'AnswerMismatch',
-          `${label}: the answer's ${name}${e.at.join('')} ${e.message}`,
-        );
-      }
-    },
-  };
-  return writer;
+  if (unionOf(top) === null && (typeof top !== 'function' || !declares(top))) {
+    const spelled = compileWriter(type);
+    const shape = learnedShape();
+    return spelled === null ? shape : (v, out) => shape(spelled(v), out);
+  }
+  const one = new Compiler(options).type(top);
+  return Array.isArray(type) ? listOf(one) : one;
 }
 
 /** Whether a class declares any field the writer would write. */
@@ -127,7 +154,7 @@ class Compiler {
     if (known !== undefined) return known;
     // Registered before its fields are compiled, so a class that refers to itself compiles.
     let body: Write = () => '';
-    const w: Write = (x) => body(x);
+    const w: Write = (x, out) => body(x, out);
     if (omit === null) this.#classes.set(cls, w);
     const plans = fieldsOf(cls).filter((f) => f.key !== omit);
     const writes = plans.map((f) => (f.value === null ? anyValue : this.value(f.value)));
@@ -138,7 +165,7 @@ class Compiler {
     if (omit !== null) declared.add(omit);
     const report = this.#options.dropped === null ? null : this.#undeclared(cls.name, declared);
     const n = plans.length;
-    body = (x) => {
+    body = (x, written) => {
       if (x === null || typeof x !== 'object' || Array.isArray(x))
         throw new Mismatch(`is ${kindOf(x)}, declared ${cls.name}`);
       const v = x as Record<string, unknown>;
@@ -155,8 +182,8 @@ class Compiler {
           } else if (y === null) {
             if (!f.nullable) throw new Mismatch('is null, not declared optional');
             s = 'null';
-          } else s = writes[i]!(y);
-          if (!f.headAscii) ascii = false;
+          } else s = writes[i]!(y, written);
+          if (!f.headAscii) written.ascii = false;
           out += (out === '' ? '{' : ',') + f.head + s;
         }
       } catch (e) {
@@ -211,7 +238,7 @@ class Compiler {
     const known = this.#unions.get(u);
     if (known !== undefined) return known;
     let body: Write = () => '';
-    const w: Write = (x) => body(x);
+    const w: Write = (x, out) => body(x, out);
     this.#unions.set(u, w);
     const tag = u.tag;
     const variants = new Map(
@@ -222,7 +249,7 @@ class Compiler {
       }),
     );
     const names = u.variants.map((v) => v.name).join(', ');
-    body = (x) => {
+    body = (x, out) => {
       let variant = u.variantOf(x);
       // A plain object naming its variant by the tag is that variant (a row from a query).
       if (variant === null && tag !== null && typeof x === 'object' && x !== null) {
@@ -236,7 +263,7 @@ class Compiler {
         return tag === null ? `{${name}:{}}` : `{${JSON.stringify(tag)}:${name}}`;
       let inner: string;
       try {
-        inner = payload(x);
+        inner = payload(x, out);
       } catch (e) {
         if (e instanceof Mismatch) e.at.unshift(`(${variant.name})`);
         throw e;
@@ -250,14 +277,14 @@ class Compiler {
 }
 
 function listOf(item: Write): Write {
-  return (x) => {
+  return (x, written) => {
     if (!Array.isArray(x)) throw new Mismatch(`is ${kindOf(x)}, declared an array`);
     let out = '[';
     let i = 0;
     try {
       for (; i < x.length; i++) {
         const e: unknown = x[i];
-        const s = e === null || e === undefined ? 'null' : item(e);
+        const s = e === null || e === undefined ? 'null' : item(e, written);
         out += i === 0 ? s : ',' + s;
       }
     } catch (e) {
@@ -268,15 +295,8 @@ function listOf(item: Write): Write {
   };
 }
 
-function quoted(x: string): string {
-  if (PLAIN.test(x)) return '"' + x + '"';
-  const s = JSON.stringify(x);
-  if (ascii && NOT_ASCII.test(s)) ascii = false;
-  return s;
-}
-
-function stringValue(x: unknown): string {
-  if (typeof x === 'string') return quoted(x);
+function stringValue(x: unknown, out: Written): string {
+  if (typeof x === 'string') return quoted(x, out);
   // A Date under a date string (`@IsISO8601()`): its JSON, an ISO 8601 string.
   if (x instanceof Date) return JSON.stringify(x);
   throw wrongKind(x, 'a string');
@@ -297,8 +317,8 @@ function booleanValue(x: unknown): string {
   throw wrongKind(x, 'a boolean');
 }
 
-function objectValue(x: unknown): string {
-  if (typeof x === 'object' && !Array.isArray(x)) return anyValue(x);
+function objectValue(x: unknown, out: Written): string {
+  if (typeof x === 'object' && !Array.isArray(x)) return anyValue(x, out);
   throw wrongKind(x, 'an object');
 }
 
@@ -306,29 +326,7 @@ function enumValue(s: ValueShape): Write {
   const c = s.constraints.find((k) => k.check === 'enum' && k.decorator === IS_ENUM);
   const spelled = c === undefined ? null : enumSpelling(c.constraints?.[0]);
   if (spelled === null) return anyValue;
-  return (x) => anyValue(spelled.toName.get(x) ?? x);
-}
-
-/** A value whose kind nothing declares: its JSON, as `JSON.stringify` writes it. */
-function anyValue(x: unknown): string {
-  switch (typeof x) {
-    case 'string':
-      return quoted(x);
-    case 'number':
-      return Number.isFinite(x) ? '' + x : 'null';
-    case 'boolean':
-      return x ? 'true' : 'false';
-    default:
-      break;
-  }
-  // A list of plain values, the usual case (`tags: ['a', 'b']`), without JSON.stringify's walk.
-  if (Array.isArray(x)) {
-    const fast = plainList(x);
-    if (fast !== null) return fast;
-  }
-  const s = JSON.stringify(spell(x)) ?? 'null';
-  if (ascii && NOT_ASCII.test(s)) ascii = false;
-  return s;
+  return (x, out) => anyValue(spelled.toName.get(x) ?? x, out);
 }
 
 /** What a value does not fit, and where (`.lines`, `[2]`, `.qty`, gathered on the way out); the writer turns it into `AnswerMismatch` naming the route. */
@@ -338,25 +336,6 @@ class Mismatch extends Error {
 
 function wrongKind(x: unknown, declared: string): Mismatch {
   return new Mismatch(`is ${kindOf(x)}, declared ${declared}`);
-}
-
-/** An array of plain strings, finite numbers, booleans and nulls as JSON, or null for anything else. */
-function plainList(x: unknown[]): string | null {
-  if ((x as { toJSON?: unknown }).toJSON !== undefined) return null;
-  let out = '[';
-  for (let i = 0; i < x.length; i++) {
-    const e = x[i];
-    let s: string;
-    if (typeof e === 'string') {
-      if (!PLAIN.test(e)) return null;
-      s = '"' + e + '"';
-    } else if (typeof e === 'number') s = Number.isFinite(e) ? '' + e : 'null';
-    else if (typeof e === 'boolean') s = e ? 'true' : 'false';
-    else if (e === null || e === undefined) s = 'null';
-    else return null;
-    out += i === 0 ? s : ',' + s;
-  }
-  return out + ']';
 }
 
 function kindOf(x: unknown): string {

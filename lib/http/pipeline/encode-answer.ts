@@ -8,10 +8,8 @@ import {
 } from '../core/answers';
 import { HttpError } from '../core/errors';
 import { fail } from '../core/fail';
-import { JSON_TYPE, OCTET_STREAM, TEXT_TYPE } from '../core/media-types';
-import { compileWriter, spell } from '../../json';
+import { OCTET_STREAM, TEXT_TYPE } from '../core/media-types';
 import type { Encoder, EncoderExtensions } from '../route/extensions';
-import { shapeWriter } from './shape-writer';
 import { declaredWriter } from './declared-writer';
 import { schemaEncoder } from './schema-encoder';
 import { eventEncoder } from './event-encoder';
@@ -159,49 +157,25 @@ function noEventStream(label: string): Encoder {
   };
 }
 
-/** A JSON answer of a declared type: its declared writer, else JSON.stringify's text (spelled where marked). */
+/** A JSON answer of a declared type, written by the route's declared writer: only declared fields leave the server. */
 function jsonEncoder(
   type: Extract<Contract, { kind: 'json' }>['type'],
   label: string,
   dropped: DroppedField | null,
 ): Encoder {
-  // `@Returns(Object)` names no class: each value's runtime class decides its spelling.
-  if (type === Object)
-    return (c, v, status, own) =>
-      c.write(status, JSON_TYPE, JSON.stringify(spell(v)) ?? 'null', own);
-  // Only declared fields leave the server: the class's own writer.
-  const declared = declaredWriter(type, {
+  const writer = declaredWriter(type, {
     label,
     dropped: dropped === null ? null : (field) => dropped(label, field),
   });
-  if (declared !== null)
-    return (c, v, status, own) => {
-      const text = declared.text(v);
-      if (declared.ascii) c.writeAscii(status, JSON_TYPE, text, own);
-      else c.write(status, JSON_TYPE, text, own);
-    };
-  // A type that reaches no JSON marker keeps the plain path; a marked one is spelled first, with no
-  // declaration beyond its marker.
-  const spelled = compileWriter(type);
-  // The text is JSON.stringify's, written faster on the shape the route keeps answering.
-  const json = shapeWriter();
-  if (spelled === null)
-    return (c, v, status, own) => {
-      const text = json.text(v);
-      if (json.ascii) c.writeAscii(status, JSON_TYPE, text, own);
-      else c.write(status, JSON_TYPE, text, own);
-    };
-  return (c, v, status, own) => {
-    const text = json.text(spelled(v));
-    if (json.ascii) c.writeAscii(status, JSON_TYPE, text, own);
-    else c.write(status, JSON_TYPE, text, own);
-  };
+  return (c, v, status, own) => writer.answer(c, v, status, own);
 }
 
 /** A class that writes its own body under its own content type. */
 export interface SelfWriting {
   readonly contentType: string;
-  new (...args: never[]): { write(out: { write(chunk: string | Uint8Array): void }): void };
+  new (...args: never[]): {
+    write(out: { write(chunk: string | Uint8Array): void }): void;
+  };
 }
 
 function selfWriting(type: SelfWriting): Encoder {

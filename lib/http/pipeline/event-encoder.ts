@@ -1,12 +1,10 @@
 import type { Contract } from '../core/answers';
 import { HttpError } from '../core/errors';
 import { firstIssue, type StandardResult } from '../core/standard-schema';
-import { compileWriter, spell } from '../../json';
 import { isThenable, type Ctx } from '../request/ctx';
 import type { EventStream, ServerEvent } from '../request/events';
 import type { Encoder } from '../route/extensions';
 import { declaredWriter } from './declared-writer';
-import { shapeWriter } from './shape-writer';
 
 type EventsContract = Extract<Contract, { kind: 'events' }>;
 /** Told each undeclared field an event left out (encode-answer's `DroppedField`). */
@@ -92,7 +90,7 @@ function withId(
 function dataText(data: Contract, label: string, dropped: DroppedField | null): DataText {
   if (data.kind === 'schema') {
     const standard = data.schema['~standard'];
-    const json = shapeWriter();
+    const json = declaredWriter(null, { label, dropped: null });
     const written = (r: StandardResult<unknown>): string => {
       if (r.issues !== undefined)
         throw new HttpError(
@@ -107,15 +105,11 @@ function dataText(data: Contract, label: string, dropped: DroppedField | null): 
     };
   }
   const type = (data as Extract<Contract, { kind: 'json' }>).type;
-  if (type === Object) return (v) => JSON.stringify(spell(v)) ?? 'null';
   const declared = declaredWriter(type, {
     label,
     dropped: dropped === null ? null : (field) => dropped(label, field),
   });
-  if (declared !== null) return (v) => declared.text(v);
-  const spelled = compileWriter(type);
-  const json = shapeWriter();
-  return spelled === null ? (v) => json.text(v) : (v) => json.text(spelled(v));
+  return (v) => declared.text(v);
 }
 
 function isIterable(v: unknown): v is AsyncIterable<unknown> | Iterable<unknown> {

@@ -1,9 +1,8 @@
 import { HttpError } from '../core/errors';
-import { JSON_TYPE } from '../core/media-types';
 import { firstIssue, type StandardResult, type StandardSchema } from '../core/standard-schema';
 import { isThenable } from '../request/ctx';
 import type { Encoder } from '../route/extensions';
-import { shapeWriter } from './shape-writer';
+import { declaredWriter } from './declared-writer';
 
 /**
  * The writer of a `@Returns(schema)` answer: the returned value goes through the
@@ -17,7 +16,8 @@ import { shapeWriter } from './shape-writer';
 export function schemaEncoder(schema: StandardSchema, label: string): Encoder {
   const standard = schema['~standard'];
   const validate = standard.validate.bind(standard);
-  const json = shapeWriter();
+  // The schema's output is what it declares: written as it comes, by the route's writer.
+  const json = declaredWriter(null, { label, dropped: null });
   const send = (
     c: Parameters<Encoder>[0],
     r: StandardResult<unknown>,
@@ -29,9 +29,7 @@ export function schemaEncoder(schema: StandardSchema, label: string): Encoder {
         'AnswerMismatch',
         `${label}: ${firstIssue('the answer', r.issues)} (its @Returns schema refused it)`,
       );
-    const text = json.text(r.value);
-    if (json.ascii) c.writeAscii(status, JSON_TYPE, text, own);
-    else c.write(status, JSON_TYPE, text, own);
+    json.answer(c, r.value, status, own);
   };
   return (c, v, status, own) => {
     const r = validate(v);
