@@ -36,6 +36,17 @@ describe('error codes are unique across the three doors', () => {
     expect(Object.keys(SPEC_SHARED).sort()).toEqual(Object.keys(sharedCodes(TABLES)).sort());
   });
 
+  it('FAIL-20 FAIL-23 a code two tables share answers one status in both (BodyTooLarge 413, Canceled 503)', () => {
+    const tables: Record<string, Record<string, { status: number }>> = TABLES;
+    const statuses = Object.fromEntries(
+      Object.entries(sharedCodes(TABLES)).map(([code, doors]) => [
+        code,
+        [...new Set(doors.map((door) => tables[door]![code]!.status))],
+      ]),
+    );
+    expect(statuses).toEqual({ BodyTooLarge: [413], Canceled: [503] });
+  });
+
   it('the three tables are read whole (each holds codes; the collector finds a clash)', () => {
     for (const table of Object.values(TABLES)) expect(Object.keys(table).length).toBeGreaterThan(4);
     expect(sharedCodes({ a: { X: 1, Y: 1 }, b: { Y: 1 }, c: { Z: 1, X: 1 } })).toEqual({

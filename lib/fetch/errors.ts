@@ -2,9 +2,10 @@ import { CodedError, type ErrorRow } from '../errors';
 
 /**
  * Every error code `fw-http/fetch` raises, once. `status` is what the answer should be when such an
- * error escapes a handler (the waiting kinds are 503, anything else is 500); `doc` is the
- * line the docs list. Failures that are not ours (URI parse, connect, reset, a writer's error)
- * are never given a code here: they surface as undici or Node raised them.
+ * error escapes a handler (the waiting kinds are 503; `BodyTooLarge` is 413, one code answering
+ * one status in every module, as FAIL-20 says; anything else is 500); `doc` is the line the docs
+ * list. Failures that are not ours (URI parse, connect, reset, a writer's error) are never given a
+ * code here: they surface as undici or Node raised them.
  */
 export const FETCH_ERRORS = {
   // The spec's codes.
@@ -25,7 +26,7 @@ export const FETCH_ERRORS = {
     doc: "a redirect the policy does not follow: a 3xx with Location under redirects 'refuse', a Location that is not http(s), or a 307/308 that would resend a stream body",
   },
   BodyTooLarge: {
-    status: 500,
+    status: 413,
     doc: 'the response body passed maxBody (or the max of take), found from Content-Length or while reading',
   },
   BodyTooShort: {
@@ -79,7 +80,7 @@ export const FETCH_ERRORS = {
     status: 500,
     doc: "a typed client method called with more arguments than the route reads, or a last argument that is not the call's options",
   },
-} as const satisfies Record<string, ErrorRow & { status: 500 | 503 }>;
+} as const satisfies Record<string, ErrorRow & { status: 413 | 500 | 503 }>;
 
 export type FetchErrorCode = keyof typeof FETCH_ERRORS;
 
@@ -92,7 +93,7 @@ export type FetchErrorCode = keyof typeof FETCH_ERRORS;
  */
 export class FetchError extends CodedError<FetchErrorCode> {
   /** The answer's status should this error escape a handler. */
-  declare readonly status: 500 | 503;
+  declare readonly status: 413 | 500 | 503;
 
   constructor(code: FetchErrorCode, detail?: string, options?: { cause?: unknown }) {
     super(

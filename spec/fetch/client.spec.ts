@@ -490,6 +490,6 @@ describe('errors', () => {
       expect(e.name).toBe('FetchError');
     }
     expect(new FetchError('TimedOut').status).toBe(503);
-    expect(new FetchError('BodyTooLarge').status).toBe(500);
+    expect(new FetchError('BodyTooLarge').status).toBe(413);
   });
 });
