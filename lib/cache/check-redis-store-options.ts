@@ -1,5 +1,8 @@
 import type { ConnectionOptions } from 'node:tls';
-import { CacheError } from './errors';
+import { checkPositive, checkWhole, type OptionOwner } from '../options';
+import { CacheError, invalidArgument } from './errors';
+
+const REDIS: OptionOwner = { where: 'RedisStore', refuse: invalidArgument };
 import type { RedisNode, RedisStoreOptions } from './redis-store-options';
 
 /** The options of a `RedisStore`, checked, with their defaults: what the store is built from. */
@@ -50,23 +53,9 @@ export function checkRedisStoreOptions(options: RedisStoreOptions): RedisStoreSe
       `RedisStore: keyPrefix must be a string, got ${String(keyPrefix)}`,
     );
   }
-  if (
-    typeof commandTimeoutMs !== 'number' ||
-    !Number.isFinite(commandTimeoutMs) ||
-    commandTimeoutMs <= 0
-  ) {
-    throw new CacheError(
-      'InvalidArgument',
-      `RedisStore: commandTimeoutMs must be a positive number, got ${String(commandTimeoutMs)}`,
-    );
-  }
+  checkPositive(REDIS, 'commandTimeoutMs', commandTimeoutMs, { unit: 'ms' });
   const replicas = checkReplicas(options, target, commandTimeoutMs);
-  const maxBatch: unknown = options.maxBatch ?? 64;
-  if (typeof maxBatch !== 'number' || !Number.isSafeInteger(maxBatch) || maxBatch < 1)
-    throw new CacheError(
-      'InvalidArgument',
-      `RedisStore: maxBatch must be a whole number from 1, got ${String(maxBatch)}`,
-    );
+  const maxBatch = checkWhole(REDIS, 'maxBatch', options.maxBatch ?? 64, { min: 1 });
   return {
     target,
     access,
@@ -87,23 +76,13 @@ function checkReplicas(
   target: RedisTarget,
   commandTimeoutMs: number,
 ): ReplicaSettings | null {
-  const replicas: unknown = options.replicas ?? 0;
-  const timeoutMs: unknown = options.replicaTimeoutMs ?? Math.floor(commandTimeoutMs / 2);
-  if (typeof replicas !== 'number' || !Number.isSafeInteger(replicas) || replicas < 0)
-    throw new CacheError(
-      'InvalidArgument',
-      `RedisStore: replicas must be a whole number from 0, got ${String(replicas)}`,
-    );
-  if (
-    typeof timeoutMs !== 'number' ||
-    !Number.isSafeInteger(timeoutMs) ||
-    timeoutMs <= 0 ||
-    timeoutMs >= commandTimeoutMs
-  )
-    throw new CacheError(
-      'InvalidArgument',
-      `RedisStore: replicaTimeoutMs must be a whole number of ms from 1 to less than commandTimeoutMs (${commandTimeoutMs}), got ${String(timeoutMs)}`,
-    );
+  const replicas = checkWhole(REDIS, 'replicas', options.replicas ?? 0, { min: 0 });
+  const timeoutMs = checkWhole(
+    REDIS,
+    'replicaTimeoutMs',
+    options.replicaTimeoutMs ?? Math.floor(commandTimeoutMs / 2),
+    { unit: 'ms', min: 1, below: commandTimeoutMs, belowName: 'commandTimeoutMs' },
+  );
   if (replicas === 0) return null;
   if (target.kind === 'cluster')
     throw new CacheError(

@@ -43,3 +43,7 @@ export class CacheError extends CodedError<CacheErrorCode> {
     this.name = 'CacheError';
   }
 }
+
+/** An option or argument refused: the program's fault, named in the message (an `OptionOwner`'s `refuse`). */
+export const invalidArgument = (message: string): CacheError =>
+  new CacheError('InvalidArgument', message);

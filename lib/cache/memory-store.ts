@@ -1,5 +1,6 @@
 import { checkBytes, checkTtlMs } from './check-args';
-import { CacheError } from './errors';
+import { checkWhole } from '../options';
+import { CacheError, invalidArgument } from './errors';
 import type { ExpectOptions, Store } from './store';
 
 /** Options of `new MemoryStore(…)`. */
@@ -68,14 +69,12 @@ export class MemoryStore implements Store {
   #absent: string | null = null;
 
   constructor(options: MemoryStoreOptions) {
-    const bytes = options?.bytes;
-    if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes <= 0) {
-      throw new CacheError(
-        'InvalidArgument',
-        `MemoryStore: bytes must be a positive integer, got ${String(bytes)}`,
-      );
-    }
-    this.bytes = bytes;
+    this.bytes = checkWhole(
+      { where: 'MemoryStore', refuse: invalidArgument },
+      'bytes',
+      options?.bytes,
+      { unit: 'bytes', min: 1 },
+    );
   }
 
   /** Bytes now counted against the budget (expired entries not yet dropped included). */

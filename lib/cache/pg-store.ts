@@ -1,5 +1,6 @@
 import { checkBytes, checkTtlMs } from './check-args';
-import { CacheError } from './errors';
+import { checkPositive, checkWhole, type OptionOwner } from '../options';
+import { CacheError, invalidArgument } from './errors';
 import { tokenOfMicros } from './fence-token';
 import { pgSql, type PgSql } from './pg-sql';
 import type { ExpectOptions, Store } from './store';
@@ -126,11 +127,13 @@ export class PgStore implements Store {
     if (typeof table !== 'string' || !TABLE_NAME.test(table)) {
       throw invalid(`table must be [schema.]name in lower case, got ${JSON.stringify(table)}`);
     }
-    this.commandTimeoutMs = positive(o.commandTimeoutMs ?? 1000, 'commandTimeoutMs');
+    this.commandTimeoutMs = checkPositive(PG, 'commandTimeoutMs', o.commandTimeoutMs ?? 1000, {
+      unit: 'ms',
+    });
     const sweepEveryMs = o.sweepEveryMs ?? 60_000;
-    if (sweepEveryMs !== 0) positive(sweepEveryMs, 'sweepEveryMs');
-    this.#sweepBatch = whole(o.sweepBatch ?? 1000, 'sweepBatch');
-    const poolSize = whole(o.poolSize ?? 10, 'poolSize');
+    if (sweepEveryMs !== 0) checkPositive(PG, 'sweepEveryMs', sweepEveryMs, { unit: 'ms' });
+    this.#sweepBatch = checkWhole(PG, 'sweepBatch', o.sweepBatch ?? 1000, { min: 1 });
+    const poolSize = checkWhole(PG, 'poolSize', o.poolSize ?? 10, { min: 1 });
     if ((o.pool === undefined) === (o.connectionString === undefined)) {
       throw invalid('give exactly one of pool (a pg.Pool) or connectionString');
     }
@@ -449,16 +452,5 @@ function invalid(what: string): CacheError {
   return new CacheError('InvalidArgument', `PgStore: ${what}`);
 }
 
-function positive(value: unknown, option: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw invalid(`${option} must be a positive number, got ${String(value)}`);
-  }
-  return value;
-}
-
-function whole(value: unknown, option: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw invalid(`${option} must be a positive whole number, got ${String(value)}`);
-  }
-  return value;
-}
+/** PgStore's options are refused as `InvalidArgument` naming the store. */
+const PG: OptionOwner = { where: 'PgStore', refuse: invalidArgument };

@@ -1,3 +1,4 @@
+import { checkOneOf, checkWhole } from '../options';
 import type { RateWindow } from './rate-store';
 
 /** `RateTable.take` let the request through. */
@@ -73,14 +74,10 @@ export class RateTable {
   readonly #windows = new Map<string, Window>();
 
   constructor(options: RateTableOptions) {
-    for (const name of ['max', 'spanMs', 'maxKeys'] as const) {
-      const v = options[name];
-      if (!Number.isSafeInteger(v) || v < 1)
-        throw new TypeError(`rate table ${name} must be a positive whole number, got ${String(v)}`);
-    }
-    const window = options.window ?? 'fixed';
-    if (window !== 'fixed' && window !== 'sliding')
-      throw new TypeError(`rate table window must be 'fixed' or 'sliding', got ${String(window)}`);
+    const owner = { where: 'rate table' };
+    for (const name of ['max', 'spanMs', 'maxKeys'] as const)
+      checkWhole(owner, name, options[name], { min: 1 });
+    const window = checkOneOf(owner, 'window', options.window ?? 'fixed', ['fixed', 'sliding']);
     this.max = options.max;
     this.spanMs = options.spanMs;
     this.maxKeys = options.maxKeys;

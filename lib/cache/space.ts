@@ -1,4 +1,5 @@
-import { CacheError } from './errors';
+import { checkNumber, checkPositive, checkWhole, type OptionOwner } from '../options';
+import { CacheError, invalidArgument } from './errors';
 import { OpenSpace, type KeepMode, type SpaceDecl } from './open-space';
 import type { Store } from './store';
 
@@ -77,40 +78,25 @@ export function Space(name: string, options: SpaceOptions): SpaceDecl {
       `Space: name must be a non-empty string, got ${JSON.stringify(name)}`,
     );
   }
-  const ttlSeconds = options?.ttlSeconds;
-  const maxBytes = options?.maxBytes;
-  if (typeof ttlSeconds !== 'number' || !Number.isFinite(ttlSeconds) || ttlSeconds <= 0) {
-    throw new CacheError(
-      'InvalidArgument',
-      `Space "${name}": ttlSeconds must be a positive number, got ${String(ttlSeconds)}`,
-    );
-  }
-  if (typeof maxBytes !== 'number' || !Number.isSafeInteger(maxBytes) || maxBytes < 0) {
-    throw new CacheError(
-      'InvalidArgument',
-      `Space "${name}": maxBytes must be a non-negative integer, got ${String(maxBytes)}`,
-    );
-  }
-  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-  if (typeof leaseMs !== 'number' || !Number.isFinite(leaseMs) || leaseMs <= 0) {
-    throw new CacheError(
-      'InvalidArgument',
-      `Space "${name}": leaseMs must be a positive number, got ${String(leaseMs)}`,
-    );
-  }
-  const leaseMarginMs = leaseMarginOf(name, options.leaseMarginMs, leaseMs);
-  const maxBytesPerCaller = options.maxBytesPerCaller ?? null;
-  if (
-    maxBytesPerCaller !== null &&
-    (typeof maxBytesPerCaller !== 'number' ||
-      !Number.isSafeInteger(maxBytesPerCaller) ||
-      maxBytesPerCaller <= 0)
-  ) {
-    throw new CacheError(
-      'InvalidArgument',
-      `Space "${name}": maxBytesPerCaller must be a positive integer, got ${String(maxBytesPerCaller)}`,
-    );
-  }
+  const owner: OptionOwner = { where: `Space "${name}"`, refuse: invalidArgument };
+  const ttlSeconds = checkPositive(owner, 'ttlSeconds', options?.ttlSeconds, { unit: 'seconds' });
+  const maxBytes = checkWhole(owner, 'maxBytes', options?.maxBytes, { unit: 'bytes', min: 0 });
+  const leaseMs = checkPositive(owner, 'leaseMs', options.leaseMs ?? DEFAULT_LEASE_MS, {
+    unit: 'ms',
+  });
+  // The lease margin: from 0 to less than the lease; by default a tenth of it.
+  const leaseMarginMs = checkNumber(owner, 'leaseMarginMs', options.leaseMarginMs ?? leaseMs / 10, {
+    min: 0,
+    below: leaseMs,
+    belowName: 'leaseMs',
+  });
+  const maxBytesPerCaller =
+    options.maxBytesPerCaller === undefined || options.maxBytesPerCaller === null
+      ? null
+      : checkWhole(owner, 'maxBytesPerCaller', options.maxBytesPerCaller, {
+          unit: 'bytes',
+          min: 1,
+        });
   const keep = keepOf(name, options.keep);
   const keyDocs = keyDocsOf(name, options.keyDocs);
   const decl: SpaceDecl = Object.freeze({
@@ -127,17 +113,6 @@ export function Space(name: string, options: SpaceOptions): SpaceDecl {
     },
   });
   return decl;
-}
-
-/** The lease margin, checked: from 0 to less than the lease; by default a tenth of it. */
-function leaseMarginOf(name: string, given: number | undefined, leaseMs: number): number {
-  const margin = given ?? leaseMs / 10;
-  if (typeof margin === 'number' && Number.isFinite(margin) && margin >= 0 && margin < leaseMs)
-    return margin;
-  throw new CacheError(
-    'InvalidArgument',
-    `Space "${name}": leaseMarginMs must be a number from 0 to less than leaseMs (${leaseMs}), got ${String(margin)}`,
-  );
 }
 
 function keepOf(name: string, given: KeepMode | undefined): KeepMode {

@@ -1,3 +1,4 @@
+import { checkWhole } from '../options';
 import { FetchError } from './errors';
 
 /**
@@ -37,15 +38,12 @@ export const CLIENT_DEFAULTS: ResolvedClientSettings = Object.freeze({
   forwardRequestId: true,
 });
 
-/** Throws `BadSettings` naming the field unless `value` is an integer ≥ `min` (or absent). */
+/** A setting refused: `BadSettings`, naming it (an `OptionOwner`'s `refuse`). */
+export const badSettings = (message: string): FetchError => new FetchError('BadSettings', message);
+
+/** Throws `BadSettings` naming the field unless `value` is a whole number from `min` (or absent). */
 export function checkLimit(where: string, field: string, value: number | undefined, min = 0): void {
-  if (value === undefined) return;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw new FetchError(
-      'BadSettings',
-      `${where} ${field} must be an integer ≥ ${min}, got ${String(value)}`,
-    );
-  }
+  if (value !== undefined) checkWhole({ where, refuse: badSettings }, field, value, { min });
 }
 
 export function resolveClientSettings(settings: ClientSettings): ResolvedClientSettings {

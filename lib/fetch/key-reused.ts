@@ -1,3 +1,5 @@
+import { checkWhole } from '../options';
+import { badSettings } from './client-settings';
 import { FetchError } from './errors';
 import type { FetchResponse } from './response';
 import type { OutboundCall, Scope } from './scope';
@@ -29,8 +31,10 @@ export function checkKeyReused(
   const bad = (why: string) =>
     new FetchError('BadSettings', `target ${target} keyReused ${why}, got ${JSON.stringify(rule)}`);
   if (rule === null || typeof rule !== 'object') throw bad('must be { status, code }');
-  if (!Number.isInteger(rule.status) || rule.status < 400 || rule.status > 599)
-    throw bad('status must be an integer from 400 to 599');
+  checkWhole({ where: `target ${target} keyReused`, refuse: badSettings }, 'status', rule.status, {
+    min: 400,
+    max: 599,
+  });
   if (typeof rule.code !== 'string' || rule.code === '')
     throw bad('code must be a non-empty string');
   if (keys !== true) throw bad('needs idempotencyKeys: true (only derived keys are judged)');

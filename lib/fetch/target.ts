@@ -10,7 +10,8 @@ import {
 import type { CallGuard } from './call-guard';
 import type { Exchange } from './exchange';
 import type { ResponseHead } from './head';
-import { checkLimit } from './client-settings';
+import { checkBoolean } from '../options';
+import { badSettings, checkLimit } from './client-settings';
 import type { Client } from './client';
 import { engineOf, type Engine } from './engine';
 import { FetchError } from './errors';
@@ -152,12 +153,12 @@ export class TargetType {
     }
     this.retry = options.retry === undefined ? null : new RetryPolicy(name, options.retry);
     checkKeyReused(name, options.keyReused, options.idempotencyKeys);
-    if (options.idempotencyKeys !== undefined && typeof options.idempotencyKeys !== 'boolean') {
-      throw new FetchError(
-        'BadSettings',
-        `target ${name} idempotencyKeys must be true or false, got ${JSON.stringify(options.idempotencyKeys)}`,
+    if (options.idempotencyKeys !== undefined)
+      checkBoolean(
+        { where: `target ${name}`, refuse: badSettings },
+        'idempotencyKeys',
+        options.idempotencyKeys,
       );
-    }
     this.name = name;
     this.options = Object.freeze({ ...options, ready });
   }

@@ -9,7 +9,7 @@ describe('fw/cache arguments and error messages', () => {
     const err = await cacheError(() => new MemoryStore({ bytes: 0 }));
     expect(err.name).toBe('CacheError');
     expect(err.code).toBe('InvalidArgument');
-    expect(err.message).toBe('MemoryStore: bytes must be a positive integer, got 0');
+    expect(err.message).toBe('MemoryStore: bytes must be a whole number of bytes from 1, got 0');
   });
 
   it('Space refuses each bad option with a message naming the space and the option', async () => {
@@ -24,11 +24,11 @@ describe('fw/cache arguments and error messages', () => {
     );
     for (const ttlSeconds of [Number.NaN, Number.POSITIVE_INFINITY, '5' as never]) {
       expect((await cacheError(() => Space('s', { ttlSeconds, maxBytes: 1 }))).message).toContain(
-        'Space "s": ttlSeconds must be a positive number',
+        'Space "s": ttlSeconds must be a positive number of seconds',
       );
     }
     expect((await cacheError(() => Space('s', { ttlSeconds: 1, maxBytes: -1 }))).message).toBe(
-      'Space "s": maxBytes must be a non-negative integer, got -1',
+      'Space "s": maxBytes must be a whole number of bytes from 0, got -1',
     );
     expect((await cacheError(() => Space('s', { ttlSeconds: 1 } as never))).message).toContain(
       'maxBytes',
@@ -46,7 +46,7 @@ describe('fw/cache arguments and error messages', () => {
       expect(
         (await cacheError(() => Space('s', { ttlSeconds: 1, maxBytes: 1, maxBytesPerCaller })))
           .message,
-      ).toContain('Space "s": maxBytesPerCaller must be a positive integer');
+      ).toContain('Space "s": maxBytesPerCaller must be a whole number of bytes from 1, got');
     }
   });
 
@@ -204,7 +204,7 @@ describe('RedisStore arguments and messages (no server needed)', () => {
         (await cacheError(() => new RedisStore({ url: 'redis://127.0.0.1:1', commandTimeoutMs })))
           .message,
       ).toBe(
-        `RedisStore: commandTimeoutMs must be a positive number, got ${String(commandTimeoutMs)}`,
+        `RedisStore: commandTimeoutMs must be a positive number of ms, got ${typeof commandTimeoutMs === 'string' ? '"5"' : String(commandTimeoutMs)}`,
       );
     }
   });

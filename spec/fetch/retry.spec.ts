@@ -134,7 +134,7 @@ describe('Target retry policies', () => {
 
   it('bad settings are refused when the target is declared, naming the field', () => {
     expect(() => Target('p', { retry: { attempts: 0 } })).toThrow(
-      /target p retry attempts must be an integer ≥ 1/,
+      /target p retry: attempts must be a whole number from 1, got 0/,
     );
     expect(() => Target('p', { retry: { on: [42] } })).toThrow(/42 is neither a status nor a code/);
     expect(() => Target('p', { retry: { backoff: { baseMs: -1 } } })).toThrow(FetchError);
