@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { App, Controller, Ctx, Get, Returns } from 'fw-http';
 import { Client, OpenTarget, Target } from 'fw-http/fetch';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
+import { exchangeOf } from '../../lib/http/request/exchange-of';
 
 // Socket-level attacks on connections, against a real server on 127.0.0.1, bounded in count and
 // time: clients that never read their answer (a large buffered answer, a file, an event stream)
@@ -30,7 +31,7 @@ class Victim {
   @Returns(Object)
   @Get('/signal')
   signal(c: Ctx) {
-    shutdown = c.core.shutdown;
+    shutdown = exchangeOf(c).core.shutdown;
     return { aborted: c.signal.aborted };
   }
   @Returns(String)

@@ -8,10 +8,11 @@
 // idempotency specs over Redis cover those).
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
-import { Ctx } from 'fw-http';
+import { type Ctx } from 'fw-http';
 import { MemoryStore, Space, type OpenSpace, type Store } from 'fw-http/cache';
 import { ClaimRenewer } from '../../lib/http/features/idempotency/claim-renewer';
-import type { Core } from '../../lib/http/request/ctx';
+import type { Core } from '../../lib/http/request/exchange';
+import { exchangeOf, openCtx } from '../../lib/http/request/exchange-of';
 import { IdempotencyInfo } from '../../lib/http/request/idempotency-info';
 
 const LEASE_MS = 300;
@@ -84,8 +85,8 @@ function request(key: string, lines: string[]): Ctx {
   req.method = 'POST';
   req.url = '/orders';
   const core = { log: (l: string) => lines.push(l), shutdown: new AbortController().signal };
-  const c = new Ctx(req, new ServerResponse(req), core as unknown as Core);
-  c.idempotency = new IdempotencyInfo(Leased.name, '', key);
+  const c = openCtx(req, new ServerResponse(req), core as unknown as Core);
+  exchangeOf(c).idempotency = new IdempotencyInfo(Leased.name, '', key);
   return c;
 }
 

@@ -11,7 +11,8 @@ import { App, Controller, Ctx, Idempotent, Post, Returns, Status } from 'fw-http
 import { CacheError, MemoryStore, Space, type OpenSpace, type Store } from 'fw-http/cache';
 import { Client } from 'fw-http/fetch';
 import { ClaimRenewer, type Holding } from '../../lib/http/features/idempotency/claim-renewer';
-import type { Core } from '../../lib/http/request/ctx';
+import type { Core } from '../../lib/http/request/exchange';
+import { exchangeOf, openCtx } from '../../lib/http/request/exchange-of';
 import { IdempotencyInfo } from '../../lib/http/request/idempotency-info';
 import { Lease } from '../../lib/http/request/lease';
 import { stepKey } from '../../lib/http/request/step';
@@ -56,13 +57,13 @@ function holding(space: OpenSpace, key = 'k1') {
   req.method = 'POST';
   req.url = '/orders';
   const core = { log: (l: string) => lines.push(l), shutdown: new AbortController().signal };
-  const c = new Ctx(req, new ServerResponse(req), core as unknown as Core);
-  c.idempotency = new IdempotencyInfo(Leased.name, '', key).withSteps({
+  const c = openCtx(req, new ServerResponse(req), core as unknown as Core);
+  exchangeOf(c).idempotency = new IdempotencyInfo(Leased.name, '', key).withSteps({
     space,
     record: key,
     core,
     label: LABEL,
-    run: c,
+    run: exchangeOf(c),
   });
   const claim = Buffer.from(`claim on ${key}`);
   expect(space.putIfAbsent(key, claim, LEASE_MS)).toBe(true);
@@ -165,9 +166,9 @@ describe("a stalled handler finds its lease lost at its next check, before any r
     const lines: string[] = [];
     const req = new IncomingMessage(new Socket());
     const core = { log: (l: string) => lines.push(l), shutdown: new AbortController().signal };
-    const c = new Ctx(req, new ServerResponse(req), core as unknown as Core);
+    const c = openCtx(req, new ServerResponse(req), core as unknown as Core);
     const early = c.signal;
-    c.idempotency = new IdempotencyInfo(Leased.name, '', 'k2');
+    exchangeOf(c).idempotency = new IdempotencyInfo(Leased.name, '', 'k2');
     const claim = Buffer.from('claim');
     expect(space.putIfAbsent('k2', claim, LEASE_MS)).toBe(true);
     const renewer = new ClaimRenewer(space, LEASE_MS, LABEL, MARGIN_MS);
@@ -242,8 +243,8 @@ describe("a stalled handler finds its lease lost at its next check, before any r
       const lines: string[] = [];
       const req = new IncomingMessage(new Socket());
       const core = { log: (l: string) => lines.push(l), shutdown: new AbortController().signal };
-      const c = new Ctx(req, new ServerResponse(req), core as unknown as Core);
-      c.idempotency = new IdempotencyInfo(Short.name, '', 'k3');
+      const c = openCtx(req, new ServerResponse(req), core as unknown as Core);
+      exchangeOf(c).idempotency = new IdempotencyInfo(Short.name, '', 'k3');
       const claim = Buffer.from('claim');
       expect(space.putIfAbsent('k3', claim, 300)).toBe(true);
       const renewer = new ClaimRenewer(space, 300, LABEL, 30);

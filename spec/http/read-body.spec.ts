@@ -3,6 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { createHash } from 'node:crypto';
 import { App, Controller, Ctx, Post } from 'fw-http';
 import { exchange, parseResponses, raw } from '../support/raw';
+import { exchangeOf } from '../../lib/http/request/exchange-of';
 
 // How a body reaches c.body() over a real socket: in the head's packet (taken in one read), in pieces
 // after the head, chunked, larger than a stream buffer, pipelined behind another request.
@@ -15,7 +16,7 @@ class BodyController {
 
   @Post('/held') async held(c: Ctx) {
     const body = await c.body();
-    heldRequests.push(c.req);
+    heldRequests.push(exchangeOf(c).req);
     c.sendJson(200, { bytes: body.length });
   }
 }

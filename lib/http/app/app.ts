@@ -3,7 +3,10 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { outboundClientOf, type OutboundClient } from '../../fetch/outbound-client';
 import { compileRoute, type CompiledRoute } from '../pipeline/compile-route';
-import { Ctx, isThenable, type Core } from '../request/ctx';
+import type { Ctx } from '../request/ctx';
+import { isThenable } from '../core/thenable';
+import type { Core } from '../request/exchange';
+import { ctxOf, exchangeOf, openCtx } from '../request/exchange-of';
 import { bodyLimitOf } from '../request/read-body';
 import type { UploadLimits } from '../request/uploaded-file';
 import type { SessionOptions } from '../request/session-options';
@@ -261,8 +264,8 @@ export class App {
       failureBody: defaultFailureBody,
       earlyHeaders: [],
       failureType: JSON_TYPE,
-      sendFile: builtIns.sendFile,
-      upgrade: builtIns.upgrade,
+      sendFile: (x, options) => builtIns.sendFile(ctxOf(x), options),
+      upgrade: (x, loop, state) => builtIns.upgrade(ctxOf(x), loop, state),
       compress: null,
       log: (line) => this.#logs.line(line),
       logs: this.#logs,
@@ -407,7 +410,7 @@ export class App {
 
   /** @internal compresses buffered answers (`app.compress()`) */
   compressAnswers(step: AnswerCompressor): void {
-    this.#core.compress = step;
+    this.#core.compress = (x, bag, type, body) => step(ctxOf(x), bag, type, body);
   }
 
   /** @internal turns sessions on (`app.sessions()`) */
@@ -758,7 +761,7 @@ export class App {
       if (this.#telemetry !== null) this.#telemetry.shed(req);
       return;
     }
-    const c = new Ctx(req, res, this.#core);
+    const c = openCtx(req, res, this.#core);
     if (this.#telemetry !== null) {
       const traced = this.#telemetry.begin(c);
       if (traced !== null) {
@@ -778,8 +781,9 @@ export class App {
     // Routed before the middleware runs, so that middleware sees `c.route`.
     const route = this.#find(c);
     if (route !== undefined) {
-      c.matched = route;
-      c.route = route.info;
+      const x = exchangeOf(c);
+      x.matched = route;
+      x.route = route.info;
     }
     try {
       const p = this.#chain(c);
@@ -836,14 +840,15 @@ export class App {
     const match = this.#router!.find(c.path);
     const route =
       match?.methods.get(c.method) ?? (c.method === 'HEAD' ? match?.methods.get('GET') : undefined);
-    if (route !== undefined) c.values = match!.values;
+    if (route !== undefined) exchangeOf(c).values = match!.values;
     return route;
   }
 
   #terminal(c: Ctx): unknown {
-    const route = (c.matched as CompiledRoute | null) ?? this.#find(c);
+    const x = exchangeOf(c);
+    const route = (x.matched as CompiledRoute | null) ?? this.#find(c);
     if (route === undefined) return this.#unrouted(c, this.#router!.find(c.path)?.methods ?? null);
-    if (c.telemetry !== null) c.telemetry.routed(route.record.path);
+    if (x.telemetry !== null) x.telemetry.routed(route.record.path);
     try {
       const p = route.run(c);
       if (isThenable(p))
@@ -867,13 +872,15 @@ export class App {
           : undefined;
     }
     if (methods === null) {
-      c.writeFailure(404, `no route for ${c.method} ${c.path}`, null);
+      exchangeOf(c).writeFailure(404, `no route for ${c.method} ${c.path}`, null);
       return undefined;
     }
     const allow = [...methods.keys()];
     if (allow.includes('GET') && !allow.includes('HEAD'))
       allow.splice(allow.indexOf('GET') + 1, 0, 'HEAD');
-    c.writeFailure(405, `${c.method} is not allowed on ${c.path}`, { allow: allow.join(', ') });
+    exchangeOf(c).writeFailure(405, `${c.method} is not allowed on ${c.path}`, {
+      allow: allow.join(', '),
+    });
     return undefined;
   }
 
@@ -884,7 +891,8 @@ export class App {
    */
   #failed(c: Ctx, err: unknown, label: string): void {
     const failure = mapError(err, label);
-    if (c.telemetry !== null) c.telemetry.failed(err, c.sent ? 500 : failure.status);
+    const x = exchangeOf(c);
+    if (x.telemetry !== null) x.telemetry.failed(err, c.sent ? 500 : failure.status);
     if (c.sent) {
       this.#report(
         c,
@@ -895,23 +903,23 @@ export class App {
           msg: `warning: ${label} failed after answering ${c.status}: ${failure.log?.msg ?? failure.message}`,
         },
       );
-      const res = c.res;
+      const res = x.res;
       if (res.writableEnded) res.socket?.end();
       else res.destroy();
       return;
     }
     if (failure.log !== null)
       this.#report(c, err, { route: label, status: failure.status, answered: false }, failure.log);
-    if (failure.status === 413 || failure.status === 408) c.res.shouldKeepAlive = false; // the unread body would be read as the next request
+    if (failure.status === 413 || failure.status === 408) x.res.shouldKeepAlive = false; // the unread body would be read as the next request
     try {
-      c.writeFailure(failure.status, failure.message, failure.headers, failure);
+      x.writeFailure(failure.status, failure.message, failure.headers, failure);
     } catch (e) {
       this.#logs.write(
         'warn',
         { reqId: c.requestId(), route: label, err: e },
         `warning: ${label}: failure answer not written: ${(e as Error).message}`,
       );
-      c.res.destroy();
+      x.res.destroy();
     }
   }
 

@@ -7,6 +7,7 @@ import { markRoute } from '../route/decorators';
 import type { RouteRecord } from '../route/route-record';
 import type { CompiledRoute } from '../pipeline/compile-route';
 import type { VersionsOptions } from '../route/versions-options';
+import { exchangeOf } from '../request/exchange-of';
 
 export type { VersionsOptions } from '../route/versions-options';
 
@@ -208,7 +209,7 @@ const around = (record: RouteRecord) => {
   const lines = deprecationHeaders(d);
   return (c: Ctx, proceed: () => unknown) => {
     for (const [name, value] of lines) c.setHeader(name, value);
-    c.telemetry?.note('deprecated', 'used');
+    exchangeOf(c).telemetry?.note('deprecated', 'used');
     return proceed();
   };
 };

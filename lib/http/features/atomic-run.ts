@@ -1,10 +1,12 @@
 import { copyBag, type HeaderBag } from '../core/header-rules';
 import { Failure, HttpError } from '../core/errors';
 import { fail } from '../core/fail';
-import type { CapturedAnswer, Ctx } from '../request/ctx';
+import type { Ctx } from '../request/ctx';
+import type { CapturedAnswer } from '../request/exchange';
 import { gateOutside } from '../request/outside-gate';
 import { AtomicTx, retryableCode, type AtomicTxSettings } from './atomic-tx';
 import { bindTx, Tx } from './tx';
+import { exchangeOf } from '../request/exchange-of';
 
 export type { Isolation } from './tx';
 export { poolExhausted } from './atomic-tx';
@@ -52,7 +54,7 @@ export class AtomicRun {
 
   /** Runs the request, trying again (a few times) on a serialization failure or deadlock. */
   async run(c: Ctx, job: AtomicJob): Promise<AtomicOutcome> {
-    const before = copyBag(c.headers());
+    const before = copyBag(exchangeOf(c).out);
     // One `Tx` for the request (resolved values are worked out once per request), each of its
     // queries going to the attempt running now.
     let tx!: AtomicTx;
@@ -71,9 +73,9 @@ export class AtomicRun {
         if (attempt >= ATOMIC_ATTEMPTS) throw conflict(c, this.#s.label, attempt, code);
         // The attempt left nothing: its answer and the headers it set go too, and the next one
         // counts its outbound calls and steps from the start, so each call gets the same key.
-        c.endCapture();
-        c.captured = null;
-        restoreBag(c.headers(), before);
+        exchangeOf(c).endCapture();
+        exchangeOf(c).captured = null;
+        restoreBag(exchangeOf(c).out, before);
         c.idempotency?.rerun();
       }
     }
@@ -83,7 +85,7 @@ export class AtomicRun {
     const s = this.#s;
     const { tx, before } = at;
     await this.#handle(c, job.proceed, at);
-    const answer = c.captured!;
+    const answer = exchangeOf(c).captured!;
     const kept = s.encode(c, answer, before, job.fp);
     if (kept.length > s.maxBytes)
       throw fail.internal(
@@ -101,20 +103,20 @@ export class AtomicRun {
   async #handle(c: Ctx, proceed: () => unknown, { tx, handed }: Attempt): Promise<void> {
     bindTx(c, handed);
     gateOutside(c, (what) => tx.refuseOutside(what));
-    c.capture = true;
+    exchangeOf(c).capture = true;
     try {
       await proceed();
     } finally {
       gateOutside(c, null);
       bindTx(c, null);
-      c.endCapture();
+      exchangeOf(c).endCapture();
     }
   }
 
   /** A database failure under the handler is 503 with Retry-After (logged); any other error leaves as it is. */
   #unavailable(c: Ctx, e: unknown): unknown {
     if (!(e instanceof DatabaseFailure)) return e;
-    c.core.log(
+    exchangeOf(c).core.log(
       `${this.#s.label}: the database failed under the handler (${e.why}): answered 503, nothing committed`,
     );
     c.setHeader('retry-after', '1');
@@ -136,7 +138,7 @@ interface Attempt {
 
 /** Serialization failures on every attempt: 503 with Retry-After, logged. */
 function conflict(c: Ctx, label: string, attempts: number, code: string): HttpError {
-  c.core.log(
+  exchangeOf(c).core.log(
     `${label}: atomic transaction failed ${attempts} times (SQLSTATE ${code}): answered 503`,
   );
   c.setHeader('retry-after', '1');
@@ -148,7 +150,7 @@ function conflict(c: Ctx, label: string, attempts: number, code: string): HttpEr
 
 /** The claim was another run's by the commit (this one's lease lapsed): nothing committed, 503. */
 function claimLost(c: Ctx, label: string): HttpError {
-  c.core.log(
+  exchangeOf(c).core.log(
     `error: ${label}: the claim was no longer this run's at its commit (its lease lapsed and another run took the key): rolled back, nothing committed`,
   );
   c.setHeader('retry-after', '1');

@@ -3,6 +3,7 @@ import { HttpError, clientGone } from '../core/errors';
 import type { Ctx } from '../request/ctx';
 import { TxGuard, type GuardedClient } from './tx-guard';
 import type { Isolation, TxResult } from './tx';
+import { exchangeOf } from '../request/exchange-of';
 
 /** What one atomic route's transactions need, fixed at build. */
 export interface AtomicTxSettings {
@@ -44,7 +45,7 @@ export class AtomicTx {
   #ended = false;
   readonly #cut = (err: unknown): void => void (this.#lost = err);
   readonly #gone = (): void => {
-    if (!this.#c.res.writableFinished) this.#guard?.cut(clientGone());
+    if (!exchangeOf(this.#c).res.writableFinished) this.#guard?.cut(clientGone());
   };
   /** The claim's lease lost while the transaction is open: its statement is cancelled too. */
   readonly #leaseLost = (): void => {
@@ -100,7 +101,7 @@ export class AtomicTx {
   refuseOutside(what: string): void {
     if (!this.open || this.#s.hold) return;
     const line = `${this.#s.label}: ${what} while the atomic transaction is open: make outside calls before the first tx.query, or in a step before it, or declare holdTransaction: true`;
-    this.#c.core.log(`error: ${line}`);
+    exchangeOf(this.#c).core.log(`error: ${line}`);
     throw new HttpError('TransactionHeld', line);
   }
 
@@ -137,7 +138,7 @@ export class AtomicTx {
       await this.#client!.query('ROLLBACK').catch((gone: unknown) => (this.#lost = gone));
     this.#ended = true;
     guard.dispose();
-    this.#c.res.off('close', this.#gone);
+    exchangeOf(this.#c).res.off('close', this.#gone);
     this.#c.signal.removeEventListener('abort', this.#leaseLost);
     const client = this.#client!;
     client.off('error', this.#cut);
@@ -154,7 +155,7 @@ export class AtomicTx {
     client.on('error', this.#cut);
     const guard = (this.#guard = new TxGuard(client));
     // A client gone before its answer: the statement running is cancelled and nothing commits.
-    this.#c.res.once('close', this.#gone);
+    exchangeOf(this.#c).res.once('close', this.#gone);
     this.#c.signal.addEventListener('abort', this.#leaseLost, { once: true });
     guard.arm(s.deadlineMs, () => this.#late('transaction', s.deadlineMs));
     // The server's own bound stands behind ours, in place of the short one a PgStore's pool sets.
@@ -189,7 +190,7 @@ export class AtomicTx {
   /** The transaction's deadline passed: 503 with Retry-After, logged. */
   #late(what: string, ms: number): HttpError {
     const c = this.#c;
-    c.core.log(
+    exchangeOf(c).core.log(
       `${this.#s.label}: atomic ${what} past its deadline of ${ms} ms: statement cancelled, connection destroyed, ${
         // A COMMIT cut in flight may have landed: the key's retry then replays its committed answer.
         what === 'keep and commit' ? 'the commit may have landed' : 'nothing committed'
@@ -247,7 +248,7 @@ async function connect(c: Ctx, s: AtomicTxSettings): Promise<PgClient> {
 export function poolExhausted(c: Ctx, label: string, store: PgStore): HttpError | null {
   const busy = store.poolBusy();
   if (busy === null) return null;
-  c.core.log(
+  exchangeOf(c).core.log(
     `${label}: no connection from the PgStore's pool within commandTimeoutMs: all ${busy.size} in use, ${busy.waiting} waiting; answered 503`,
   );
   c.setHeader('retry-after', '1');

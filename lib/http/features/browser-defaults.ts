@@ -1,4 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { checkWhole } from '../../options';
 import { HttpError } from '../core/errors';
 import type { Ctx } from '../request/ctx';
 import type { AroundFactory, Capability, Middleware, OperationSink } from '../route/extensions';
@@ -6,6 +7,7 @@ import { MarkKey } from '../route/mark-key';
 import { marks } from '../route/metadata';
 import { Session } from './sessions';
 import type { RouteRecord } from '../route/route-record';
+import { exchangeOf } from '../request/exchange-of';
 
 /** The security headers `securityHeaders()` sends; `false` leaves one out. */
 export interface SecurityHeadersOptions {
@@ -111,9 +113,15 @@ function entriesOf(o: SecurityHeadersOptions): { always: Entries; tls: Entries }
   const tls: [string, string][] = [];
   if (o.hsts !== false) {
     const h = o.hsts ?? {};
-    const age = h.maxAgeSeconds ?? 15_552_000;
-    if (!Number.isSafeInteger(age) || age < 0)
-      throw new TypeError(`securityHeaders: hsts.maxAgeSeconds must be a whole number, got ${age}`);
+    const age = checkWhole(
+      { where: 'securityHeaders' },
+      'hsts.maxAgeSeconds',
+      h.maxAgeSeconds ?? 15_552_000,
+      {
+        unit: 'seconds',
+        min: 0,
+      },
+    );
     const parts = [`max-age=${age}`];
     if (h.includeSubDomains !== false) parts.push('includeSubDomains');
     if (h.preload === true) parts.push('preload');
@@ -138,16 +146,16 @@ export function securityHeaders(options: SecurityHeadersOptions = {}): Middlewar
   const perRoute = new WeakMap<RouteRecord, { always: Entries; tls: Entries }>();
   const none = { always: [], tls: [] };
   const middleware: Middleware = (c, next) => {
-    const record = (c.matched as Matched | null)?.record;
+    const record = (exchangeOf(c).matched as Matched | null)?.record;
     const own = record?.marks.get(BROWSER)?.headers;
     let set = base;
     if (own !== undefined && record !== undefined) {
       set = perRoute.get(record) ?? (own === false ? none : entriesOf(own));
       perRoute.set(record, set);
     }
-    for (const [name, value] of set.always) c.putHeader(name, value);
+    for (const [name, value] of set.always) exchangeOf(c).putHeader(name, value);
     if (set.tls.length > 0 && c.protocol === 'https')
-      for (const [name, value] of set.tls) c.putHeader(name, value);
+      for (const [name, value] of set.tls) exchangeOf(c).putHeader(name, value);
     return next();
   };
   // Answers written before routing (431, 408, a shed 503) and a WebSocket's 101 never pass the

@@ -1,6 +1,7 @@
 import { CHALLENGE } from '../core/authorization';
 import { fail } from '../core/fail';
-import { type Ctx, isThenable } from '../request/ctx';
+import { type Ctx } from '../request/ctx';
+import { isThenable } from '../core/thenable';
 import type {
   AroundFactory,
   Capability,

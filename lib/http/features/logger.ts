@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Middleware } from '../route/extensions';
+import { exchangeOf } from '../request/exchange-of';
 
 export interface LoggerOptions {
   /**
@@ -21,7 +22,7 @@ function make(options: LoggerOptions): Middleware {
     try {
       await next();
     } finally {
-      const logs = c.core.logs;
+      const logs = exchangeOf(c).core.logs;
       if (logs.enabled('info')) {
         const us = Math.round((performance.now() - c.startedAt) * 1000);
         const status = c.status || 500;

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Around, AroundFactory, Capability } from '../route/extensions';
 import { fail } from '../core/fail';
+import { checkOneOf, checkWhole } from '../../options';
 import { HttpError } from '../core/errors';
 import type { OperationSink } from '../route/extensions';
 import {
@@ -17,6 +18,7 @@ import { MarkKey } from '../route/mark-key';
 import { markRoute } from '../route/decorators';
 import { clientPrefix, RATE_IPV6_PREFIX_BITS } from './client-prefix';
 import { EvictionNotice } from './eviction-notice';
+import { exchangeOf } from '../request/exchange-of';
 
 /** Client addresses one rate-limited route keeps windows for, unless `maxAddresses` says otherwise. */
 export const RATE_MAX_ADDRESSES = 100_000;
@@ -86,38 +88,22 @@ const around: AroundFactory = (record, services) => {
   const mark = record.marks.get(RATE);
   if (mark === undefined) return null;
   const label = record.label;
-  const maxKeys = mark.maxAddresses ?? RATE_MAX_ADDRESSES;
-  if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) {
-    throw new TypeError(
-      `${label}: @RateLimit maxAddresses must be a positive whole number, got ${String(maxKeys)}`,
-    );
-  }
-  const window = mark.window ?? 'fixed';
-  if (window !== 'fixed' && window !== 'sliding')
-    throw new TypeError(
-      `${label}: @RateLimit window must be 'fixed' or 'sliding', got ${String(window)}`,
-    );
-  const bits = mark.ipv6PrefixBits ?? RATE_IPV6_PREFIX_BITS;
-  if (!Number.isSafeInteger(bits) || bits < 1 || bits > 128)
-    throw new TypeError(
-      `${label}: @RateLimit ipv6PrefixBits must be a whole number from 1 to 128, got ${String(bits)}`,
-    );
-  const storeDown = mark.storeDown ?? 'open';
-  if (storeDown !== 'open' && storeDown !== 'closed')
-    throw new TypeError(
-      `${label}: @RateLimit storeDown must be 'open' or 'closed', got ${String(storeDown)}`,
-    );
-  const spanMs = mark.perSeconds * 1000;
+  const owner = { where: `${label}: @RateLimit` };
+  const maxKeys = checkWhole(owner, 'maxAddresses', mark.maxAddresses ?? RATE_MAX_ADDRESSES, {
+    min: 1,
+  });
+  const window = checkOneOf(owner, 'window', mark.window ?? 'fixed', ['fixed', 'sliding']);
+  const bits = checkWhole(owner, 'ipv6PrefixBits', mark.ipv6PrefixBits ?? RATE_IPV6_PREFIX_BITS, {
+    min: 1,
+    max: 128,
+  });
+  const storeDown = checkOneOf(owner, 'storeDown', mark.storeDown ?? 'open', ['open', 'closed']);
   // Checked here for both paths, so the Refusal names the route (the table's own check cannot).
-  if (
-    !Number.isSafeInteger(spanMs) ||
-    spanMs < 1 ||
-    !Number.isSafeInteger(mark.max) ||
-    mark.max < 1
-  )
-    throw new TypeError(
-      `${label}: @RateLimit max and perSeconds × 1000 must be positive whole numbers, got ${String(mark.max)} and ${String(spanMs)}`,
-    );
+  checkWhole(owner, 'max', mark.max, { min: 1 });
+  const spanMs = checkWhole(owner, 'perSeconds × 1000', mark.perSeconds * 1000, {
+    unit: 'ms',
+    min: 1,
+  });
   const route = `${record.method} ${record.path}`;
   const keyOf = (c: Ctx): string => clientPrefix(c.ip || 'unknown', bits);
   const evictions = new Evictions(route, maxKeys);
@@ -155,11 +141,11 @@ class Evictions {
 
   /** `n` windows were forgotten to make room for this request's client. */
   add(c: Ctx, n: number): void {
-    if (c.telemetry !== null)
-      for (let i = 0; i < n; i++) c.telemetry.note('rate_limit_eviction', 'evicted');
+    const t = exchangeOf(c).telemetry;
+    if (t !== null) for (let i = 0; i < n; i++) t.note('rate_limit_eviction', 'evicted');
     const count = this.#notice.add(n, performance.now());
     if (count === 0) return;
-    c.core.logs.write(
+    exchangeOf(c).core.logs.write(
       'warn',
       { route: this.#route, evictions: count, maxAddresses: this.#maxKeys },
       `${this.#route} counts as many clients as it keeps (${this.#maxKeys}): ${count} least recently seen window(s) forgotten to serve new clients since the last line (at most one a minute); raise maxAddresses if this is ordinary traffic`,
@@ -177,15 +163,18 @@ function inProcess(parts: StepParts & { readonly table: RateTable }): Around {
     const before = table.evictions;
     const verdict = table.take(key, now);
     if (table.evictions !== before) evictions.add(c, table.evictions - before);
-    c.putHeader('ratelimit-policy', policy);
+    exchangeOf(c).putHeader('ratelimit-policy', policy);
     const { remaining, resetMs } = table.standing(key, now);
     // Admitted: the window's end. Refused: when a request is let in again, which a sliding window
     // may put half a window into the next one. The table bounds both.
     const reset = Math.ceil((verdict === RATE_ADMITTED ? resetMs : table.waitMs(now)) / 1000);
-    c.putHeader('ratelimit', `"default";r=${verdict === RATE_ADMITTED ? remaining : 0};t=${reset}`);
+    exchangeOf(c).putHeader(
+      'ratelimit',
+      `"default";r=${verdict === RATE_ADMITTED ? remaining : 0};t=${reset}`,
+    );
     if (verdict === RATE_ADMITTED) return proceed();
     c.setHeader('retry-after', String(reset));
-    if (c.telemetry !== null) c.telemetry.note('rate_limit', 'over_limit');
+    exchangeOf(c).telemetry?.note('rate_limit', 'over_limit');
     throw fail.tooManyRequests('at most %d requests per %d s', mark.max, mark.perSeconds);
   };
 }
@@ -235,38 +224,41 @@ function overStore(
     } catch (err) {
       if (!state.down) {
         state.down = true;
-        c.core.logs.write(
+        exchangeOf(c).core.logs.write(
           'error',
           { err },
           `rate-limit store unreachable (first seen on ${route}): limits fail open or closed as each declares until it answers again`,
         );
       }
-      if (c.telemetry !== null)
-        c.telemetry.note('rate_limit', closed ? 'store_down_closed' : 'store_down_open');
+      exchangeOf(c).telemetry?.note('rate_limit', closed ? 'store_down_closed' : 'store_down_open');
       if (!closed) return proceed();
       c.setHeader('retry-after', STORE_DOWN_RETRY_S);
       throw new HttpError('RateStoreUnavailable', `${route}: rate-limit store unavailable`);
     }
     if (state.down) {
       state.down = false;
-      c.core.logs.write('info', null, 'rate-limit store answers again: counting resumed');
+      exchangeOf(c).core.logs.write(
+        'info',
+        null,
+        'rate-limit store answers again: counting resumed',
+      );
     }
     if ((counted.evicted ?? 0) > 0) evictions.add(c, counted.evicted!);
-    c.putHeader('ratelimit-policy', policyOf(mark));
+    exchangeOf(c).putHeader('ratelimit-policy', policyOf(mark));
     const wait = counted.waitMs;
     if (wait === 0) {
       // A store with `hit` alone cannot say what is left (remaining -1): the policy goes alone.
       if (counted.remaining >= 0)
-        c.putHeader(
+        exchangeOf(c).putHeader(
           'ratelimit',
           `"default";r=${counted.remaining};t=${secondsLeft(counted.resetMs, mark.perSeconds)}`,
         );
       return proceed();
     }
     const reset = String(Math.max(1, Math.ceil(wait / 1000)));
-    c.putHeader('ratelimit', `"default";r=0;t=${reset}`);
+    exchangeOf(c).putHeader('ratelimit', `"default";r=0;t=${reset}`);
     c.setHeader('retry-after', reset);
-    if (c.telemetry !== null) c.telemetry.note('rate_limit', 'over_limit');
+    exchangeOf(c).telemetry?.note('rate_limit', 'over_limit');
     throw fail.tooManyRequests('at most %d requests per %d s', mark.max, mark.perSeconds);
   };
 }

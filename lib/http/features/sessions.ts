@@ -5,6 +5,7 @@ import type { SessionOptions } from '../request/session-options';
 import type { Capability } from '../route/extensions';
 import { readCookie, serializeCookie } from '../core/cookies';
 import { HttpError } from '../core/errors';
+import { exchangeOf } from '../request/exchange-of';
 
 export type { SessionOptions } from '../request/session-options';
 
@@ -79,7 +80,7 @@ export class Session {
 
   /** The session of this request (worked out once per request). 500 when the app has no `sessionSecret`. */
   static resolve(c: Ctx): Session {
-    const o = c.core.sessions;
+    const o = exchangeOf(c).core.sessions;
     if (o == null || !o.sessionSecret)
       throw new HttpError(
         'NoSessionSecret',
@@ -134,7 +135,7 @@ export class Session {
       ? ''
       : sign({ d: this.#data, e: Math.floor(Date.now() / 1000) + maxAgeSeconds }, sessionSecret);
     // One Set-Cookie for the session however often it changes: drop the one set before.
-    const bag = this.#c.headers();
+    const bag = exchangeOf(this.#c).out;
     const prev = bag?.['set-cookie'];
     if (bag !== null && Array.isArray(prev)) {
       const kept = prev.filter((v) => !v.startsWith(`${name}=`));

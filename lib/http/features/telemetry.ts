@@ -13,7 +13,9 @@ import type {
 } from '@opentelemetry/api';
 import { MemoryStore, OpenSpace } from '../../cache';
 import { activeMeter, activeTracer, DURATION_BUCKETS, registeredApi } from '../../otel';
-import type { Ctx, RequestTelemetry } from '../request/ctx';
+import type { Ctx } from '../request/ctx';
+import type { RequestTelemetry } from '../request/exchange';
+import { exchangeOf } from '../request/exchange-of';
 
 /** Instruments of the server side, made once per app. */
 interface Instruments {
@@ -123,7 +125,7 @@ export class ServerTelemetry {
   /** Starts the request's span and books; returns the context to run it in (null: no tracer). */
   begin(c: Ctx): Context | null {
     const watch = new RequestWatch(this, c);
-    c.telemetry = watch;
+    exchangeOf(c).telemetry = watch;
     return watch.context;
   }
 
@@ -171,7 +173,7 @@ interface RequestSpan {
  * pass the instrumentation, so an active span there is some outer request's, not theirs.
  */
 function adoptedSpan(api: typeof OtelApi, c: Ctx): RequestSpan | null {
-  if (!(c.req instanceof IncomingMessage)) return null;
+  if (!(exchangeOf(c).req instanceof IncomingMessage)) return null;
   const active = api.context.active();
   const span = api.trace.getSpan(active);
   const meta = active.getValue(api.createContextKey(RPC_METADATA)) as RpcMetadata | undefined;
@@ -184,7 +186,7 @@ function adoptedSpan(api: typeof OtelApi, c: Ctx): RequestSpan | null {
 /** fw's own SERVER span, continuing the caller's W3C trace. */
 function ownSpan(api: typeof OtelApi, tracer: Tracer, c: Ctx): RequestSpan {
   const { propagation, ROOT_CONTEXT, SpanKind, trace } = api;
-  const req = c.req;
+  const req = exchangeOf(c).req;
   const parent = propagation.extract(ROOT_CONTEXT, req.headers);
   const host = req.headers.host ?? '';
   const colon = host.lastIndexOf(':');
@@ -222,7 +224,7 @@ class RequestWatch implements RequestTelemetry {
   constructor(owner: ServerTelemetry, c: Ctx) {
     this.#owner = owner;
     this.#method = c.method;
-    this.#res = c.res;
+    this.#res = exchangeOf(c).res;
     const tracer = owner.tracer;
     const started =
       tracer === null ? null : (adoptedSpan(owner.api, c) ?? ownSpan(owner.api, tracer, c));
@@ -230,7 +232,7 @@ class RequestWatch implements RequestTelemetry {
     this.context = started?.context ?? null;
     this.#adopted = started?.adopted ?? null;
     owner.instruments?.active.add(1, { 'http.request.method': c.method });
-    c.res.once('close', this.#end);
+    exchangeOf(c).res.once('close', this.#end);
   }
 
   routed(route: string): void {

@@ -17,6 +17,7 @@ import type { Ctx } from '../request/ctx';
 import type { Encoder } from '../route/extensions';
 import { HttpError } from '../core/errors';
 import { etagOf, noneMatchHolds, type Version } from '../core/etag';
+import { exchangeOf } from '../request/exchange-of';
 
 export { etagOf, noneMatchHolds, type Version } from '../core/etag';
 
@@ -88,12 +89,12 @@ const encoder = (
         `${label}: a Versioned route returned something other than Versioned.of(version, value) or Versioned.unchanged(version)`,
       );
     const etag = etagOf(r.version);
-    c.putHeader('etag', etag);
+    exchangeOf(c).putHeader('etag', etag);
     const extra = r.headers === null ? null : r.headers.entries;
     const list =
       extra === null || extra.length === 0 ? own : own === null ? extra : [...extra, ...own];
-    if (noneMatchHolds(c.req.headers['if-none-match'], etag)) {
-      c.write(304, null, null, list);
+    if (noneMatchHolds(exchangeOf(c).req.headers['if-none-match'], etag)) {
+      exchangeOf(c).write(304, null, null, list);
       return;
     }
     if (r.unchanged)

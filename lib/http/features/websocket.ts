@@ -6,6 +6,7 @@ import type { Ctx } from '../request/ctx';
 import { DetachedRequest, type DetachedTimes } from './detached-request';
 import type { HeaderLines } from '../core/error-mapping';
 import { HttpError } from '../core/errors';
+import { checkWhole } from '../../options';
 import { fail } from '../core/fail';
 import { MarkKey } from '../route/mark-key';
 import { Get, markRoute, type RouteOptions } from '../route/decorators';
@@ -14,6 +15,7 @@ import type { RouteRecord } from '../route/route-record';
 import type { RecordCheck } from '../route/extensions';
 
 import type { UpgradeLoop } from '../request/upgrade-loop';
+import { exchangeOf } from '../request/exchange-of';
 
 export type { UpgradeLoop } from '../request/upgrade-loop';
 
@@ -288,15 +290,16 @@ function originAllowed(rule: OriginRule, req: IncomingMessage): boolean {
 const earlyLines = new WeakMap<IncomingMessage, HeaderLines>();
 
 export function upgradeConnection<S>(c: Ctx, loop: UpgradeLoop<S>, state: S): void {
-  const p = handshakes.get(c.req);
+  const p = handshakes.get(exchangeOf(c).req);
   if (p === undefined || !('route' in p)) throw fail.badRequest('not a WebSocket upgrade');
   if (c.status !== 0) throw new HttpError('AlreadySent', `c.upgrade() after ${c.status} was sent`);
-  handshakes.delete(c.req);
-  c.markSent(101);
-  if (c.core.earlyHeaders.length > 0) earlyLines.set(c.req, c.core.earlyHeaders);
+  handshakes.delete(exchangeOf(c).req);
+  exchangeOf(c).markSent(101);
+  if (exchangeOf(c).core.earlyHeaders.length > 0)
+    earlyLines.set(exchangeOf(c).req, exchangeOf(c).core.earlyHeaders);
   const label = `${c.method} ${c.path}`;
-  const log = c.core.log;
-  p.route.wss.handleUpgrade(c.req, p.socket, p.head, (ws) => {
+  const log = exchangeOf(c).core.log;
+  p.route.wss.handleUpgrade(exchangeOf(c).req, p.socket, p.head, (ws) => {
     const failed = watch(ws, p.route.limits, label, log);
     try {
       const r = loop(ws, state);
@@ -422,10 +425,10 @@ const around: AroundFactory = (record) => {
   if (!record.marks.has(UPGRADE)) return null;
   loadWs(); // at compile, so the first handshake does not wait for it
   return (c, proceed) => {
-    const verdict = handshakes.get(c.req);
+    const verdict = handshakes.get(exchangeOf(c).req);
     if (verdict === undefined) throw fail.badRequest('not a WebSocket upgrade');
     if ('status' in verdict) {
-      handshakes.delete(c.req);
+      handshakes.delete(exchangeOf(c).req);
       throw verdict.status === 403
         ? fail.forbidden(verdict.message)
         : fail.badRequest(verdict.message);
@@ -450,13 +453,17 @@ const check: RecordCheck = (record, _services, problems) => {
       `${record.label}: @WebSocketRoute names no origins: list them (origins: ['https://shop.example']), pass a function, or say origins: '*' to accept a handshake from any page (the browser sends its cookies with it)`,
     );
   }
+  const owner = { where: `${record.label}: @WebSocketRoute` };
   for (const [name, least] of LIMITS) {
     const v = mark[name];
-    if (v !== undefined && !(Number.isSafeInteger(v) && v >= least)) {
-      problems.push(
-        `${record.label}: @WebSocketRoute ${name} must be a whole number ${least === 1 ? 'of at least 1' : 'of 0 or more'} (got ${String(v)})`,
-      );
-    }
+    const unit = name.endsWith('Ms') ? 'ms' : 'bytes';
+    // Every problem of the route is told at once: the refusal's message is noted, not thrown.
+    if (v !== undefined)
+      try {
+        checkWhole(owner, name, v, { unit, min: least });
+      } catch (e) {
+        problems.push((e as Error).message);
+      }
   }
 };
 

@@ -4,9 +4,11 @@ import {
   type StandardResult,
   type StandardSchema,
 } from '../core/standard-schema';
+import { checkWhole } from '../../options';
 import { fail } from '../core/fail';
 import { Bound } from '../core/bound';
-import { type Ctx, isThenable } from '../request/ctx';
+import { type Ctx } from '../request/ctx';
+import { isThenable } from '../core/thenable';
 import { Failure, HttpError } from '../core/errors';
 import type { ArgRecord } from '../route/route-record';
 import type { UploadPlan } from '../request/read-upload';
@@ -21,6 +23,7 @@ import {
   firstParam,
   readParams,
 } from '../schema';
+import { exchangeOf } from '../request/exchange-of';
 
 /** Works out one handler argument from the request: a value, or a promise of one. */
 export type Extractor = (c: Ctx) => unknown;
@@ -87,7 +90,7 @@ function paramExtractor(name: string, type: unknown, names: readonly string[]): 
   const at = names.indexOf(name);
   const label = `path param "${name}"`;
   const convert = converter(type, label);
-  return (c) => convert(decode(c.values[at]!, label));
+  return (c) => convert(decode(exchangeOf(c).values[at]!, label));
 }
 
 /** One query parameter (its first value), converted to its declared type, or null when absent. */
@@ -126,10 +129,10 @@ function formExtractor(
   // A Bound form keeps every field as sent (`b.fields`), to show the form again; a plain one only what it reads.
   const keep = bound ? null : declaredNames(arg.type);
   return (c) => {
-    const type = c.req.headers['content-type'];
+    const type = exchangeOf(c).req.headers['content-type'];
     if (type === undefined || !FORM_CONTENT.test(type))
       throw fail.badRequest('form: must be sent as application/x-www-form-urlencoded');
-    return c.afterBody((bytes) => {
+    return exchangeOf(c).afterBody((bytes) => {
       const input = readParams(bytes.toString('utf8'), keep, maxParams);
       if (input === TOO_MANY) throw tooMany('form', maxParams);
       const r = read(input);
@@ -162,13 +165,13 @@ function bodyExtractor(type: Function, maxDepth: number | undefined): Extractor 
  * 400 for text that is not JSON (an empty body parses as invalid too).
  */
 function jsonBody(c: Ctx, then: (parsed: unknown) => unknown): unknown {
-  const type = c.req.headers['content-type'];
+  const type = exchangeOf(c).req.headers['content-type'];
   if (type !== undefined && !JSON_CONTENT.test(type))
     throw new Failure(
       415,
       `body: content type must be application/json, got ${type.split(';')[0]}`,
     );
-  return c.afterBody((bytes) => {
+  return exchangeOf(c).afterBody((bytes) => {
     let parsed: unknown;
     try {
       parsed = JSON.parse(bytes.length === 0 ? '' : bytes.toString('utf8'));
@@ -180,10 +183,7 @@ function jsonBody(c: Ctx, then: (parsed: unknown) => unknown): unknown {
 }
 
 function paramsBound(reading: ReadingOptions): number {
-  const max = reading.maxParams ?? MAX_PARAMS;
-  if (!Number.isInteger(max) || max < 1)
-    throw new TypeError(`maxParams must be a whole number of at least 1, got ${max}`);
-  return max;
+  return checkWhole({ where: '' }, 'maxParams', reading.maxParams ?? MAX_PARAMS, { min: 1 });
 }
 
 const tooMany = (where: 'query' | 'form', max: number) =>

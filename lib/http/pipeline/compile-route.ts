@@ -1,5 +1,6 @@
 import { compileArgument, compileGather, type Extractor, type ReadingOptions } from './arguments';
-import { type Ctx, type RouteInfo, isThenable } from '../request/ctx';
+import { type Ctx, type RouteInfo } from '../request/ctx';
+import { isThenable } from '../core/thenable';
 import { baseStatus, compileEncoder, undeclared, type DroppedField } from './encode-answer';
 import type { RouteRecord } from '../route/route-record';
 import { templateNames } from '../core/router';
@@ -14,6 +15,8 @@ import type {
   EncoderExtensions,
   Services,
 } from '../route/extensions';
+import { exchangeOf } from '../request/exchange-of';
+import type { Exchange } from '../request/exchange';
 
 /** A route ready to serve: everything worked out at build, nothing read per request but the request. */
 export interface CompiledRoute {
@@ -56,16 +59,17 @@ export function compileRoute(
 
   // An answer written asynchronously (a file, c.sendFile) is a promise: returned, so the pipeline
   // waits for it and its failures reach the route's failure path.
-  const answer = (c: Ctx, v: unknown): void | Promise<void> => {
-    if (c.answering !== null) return c.answering;
-    if (!c.sent) return encode(c, v, status, null);
+  const answer = (c: Ctx, x: Exchange, v: unknown): void | Promise<void> => {
+    if (x.answering !== null) return x.answering;
+    if (x.status === 0) return encode(c, v, status, null);
   };
   const invoke = (c: Ctx, args: unknown[]): unknown => {
-    c.invoked = true;
+    const x = exchangeOf(c);
+    x.invoked = true;
     const r = handler.apply(instance, args);
-    if (isThenable(r)) return Promise.resolve(r).then((v) => ((c.handled = true), answer(c, v)));
-    c.handled = true;
-    return answer(c, r);
+    if (isThenable(r)) return Promise.resolve(r).then((v) => ((x.handled = true), answer(c, x, v)));
+    x.handled = true;
+    return answer(c, x, r);
   };
 
   const run = withSteps(
@@ -111,8 +115,9 @@ function withSteps(
   if (bodyLimit === null && upload === null) return run;
   const inner = run;
   return (c) => {
-    if (bodyLimit !== null) c.bodyLimit = bodyLimit;
-    c.uploadPlan = upload;
+    const x = exchangeOf(c);
+    if (bodyLimit !== null) x.bodyLimit = bodyLimit;
+    x.uploadPlan = upload;
     return inner(c);
   };
 }

@@ -13,6 +13,7 @@ import type { Ctx } from '../request/ctx';
 import { writtenFields, type ValueShape } from '../schema';
 import { anyValue, NOT_ASCII, quoted, type Write, type Written } from './json-values';
 import { learnedShape } from './learned-shape';
+import { exchangeOf } from '../request/exchange-of';
 
 /**
  * fw's one JSON writer: every JSON answer and event is written by the writer compiled for its
@@ -74,8 +75,8 @@ export function declaredWriter(type: unknown, options: DeclaredWriterOptions): J
     text: (v) => written(v).text,
     answer(c, v, status, own) {
       const json = written(v);
-      if (json.ascii) c.writeAscii(status, JSON_TYPE, json.text, own);
-      else c.write(status, JSON_TYPE, json.text, own);
+      if (json.ascii) exchangeOf(c).writeAscii(status, JSON_TYPE, json.text, own);
+      else exchangeOf(c).write(status, JSON_TYPE, json.text, own);
     },
   };
 }

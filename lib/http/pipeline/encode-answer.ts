@@ -13,6 +13,7 @@ import type { Encoder, EncoderExtensions } from '../route/extensions';
 import { declaredWriter } from './declared-writer';
 import { schemaEncoder } from './schema-encoder';
 import { eventEncoder } from './event-encoder';
+import { exchangeOf } from '../request/exchange-of';
 
 /** The status a contract answers when nothing wraps it. */
 export function baseStatus(contract: Contract): number {
@@ -53,9 +54,9 @@ export function compileEncoder(
     case 'schema':
       return schemaEncoder(contract.schema, label);
     case 'text':
-      return (c, v, status, own) => c.write(status, TEXT_TYPE, String(v), own);
+      return (c, v, status, own) => exchangeOf(c).write(status, TEXT_TYPE, String(v), own);
     case 'void':
-      return (c, _v, _status, own) => c.write(204, null, null, own);
+      return (c, _v, _status, own) => exchangeOf(c).write(204, null, null, own);
     case 'bytes':
       return bytesEncoder(label);
     case 'self':
@@ -91,9 +92,10 @@ export function compileEncoder(
 /** `Bytes` with its own type and headers, or raw bytes (or text) as application/octet-stream. */
 function bytesEncoder(label: string): Encoder {
   return (c, v, status, own) => {
-    if (v instanceof Bytes) c.write(status, v.contentType, v.body, join(v.headers.entries, own));
+    if (v instanceof Bytes)
+      exchangeOf(c).write(status, v.contentType, v.body, join(v.headers.entries, own));
     else if (v instanceof Uint8Array || typeof v === 'string')
-      c.write(status, OCTET_STREAM, v, own);
+      exchangeOf(c).write(status, OCTET_STREAM, v, own);
     else throw new TypeError(`${label}: a Bytes route returned something other than Bytes`);
   };
 }
@@ -138,7 +140,7 @@ function replyEncoder(
 function redirectEncoder(status: number): Encoder {
   return (c, v, _status, own) => {
     const r = v as RedirectValue;
-    c.write(
+    exchangeOf(c).write(
       status,
       null,
       null,
@@ -173,9 +175,7 @@ function jsonEncoder(
 /** A class that writes its own body under its own content type. */
 export interface SelfWriting {
   readonly contentType: string;
-  new (...args: never[]): {
-    write(out: { write(chunk: string | Uint8Array): void }): void;
-  };
+  new (...args: never[]): { write(out: { write(chunk: string | Uint8Array): void }): void };
 }
 
 function selfWriting(type: SelfWriting): Encoder {
@@ -187,7 +187,7 @@ function selfWriting(type: SelfWriting): Encoder {
         void chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk)),
     };
     (v as InstanceType<SelfWriting>).write(out);
-    c.write(status, contentType, Buffer.concat(chunks), own);
+    exchangeOf(c).write(status, contentType, Buffer.concat(chunks), own);
   };
 }
 
@@ -197,7 +197,7 @@ function selfWriting(type: SelfWriting): Encoder {
  */
 export function undeclared(label: string): Encoder {
   return (c, v, _status, own) => {
-    if (v === undefined || v === null) return c.write(204, null, null, own);
+    if (v === undefined || v === null) return exchangeOf(c).write(204, null, null, own);
     throw new HttpError(
       'UndeclaredAnswer',
       `${label}: returned ${describe(v)} but declares no @Returns, so it answers 204: declare @Returns(...) or return nothing`,

@@ -1,7 +1,8 @@
 import type { Contract } from '../core/answers';
 import { HttpError } from '../core/errors';
 import { firstIssue, type StandardResult } from '../core/standard-schema';
-import { isThenable, type Ctx } from '../request/ctx';
+import { type Ctx } from '../request/ctx';
+import { isThenable } from '../core/thenable';
 import type { EventStream, ServerEvent } from '../request/events';
 import type { Encoder } from '../route/extensions';
 import { declaredWriter } from './declared-writer';

@@ -1,6 +1,6 @@
 import { HttpError } from '../core/errors';
 import { firstIssue, type StandardResult, type StandardSchema } from '../core/standard-schema';
-import { isThenable } from '../request/ctx';
+import { isThenable } from '../core/thenable';
 import type { Encoder } from '../route/extensions';
 import { declaredWriter } from './declared-writer';
 

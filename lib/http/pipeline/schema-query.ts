@@ -7,7 +7,8 @@ import {
   type StandardResult,
   type StandardSchema,
 } from '../core/standard-schema';
-import { isThenable, type Ctx } from '../request/ctx';
+import { type Ctx } from '../request/ctx';
+import { isThenable } from '../core/thenable';
 import {
   NOT_CONVERTED,
   TOO_MANY,

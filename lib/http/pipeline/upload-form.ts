@@ -8,6 +8,7 @@ import type { StreamedFile, UploadedFile } from '../request/uploaded-file';
 import type { ArgRecord, RouteRecord } from '../route/route-record';
 import { settleFile } from '../route/upload-decorators';
 import { TOO_MANY, declaredNames, readParams, type Params, type Read } from '../schema';
+import { exchangeOf } from '../request/exchange-of';
 
 const MULTIPART = /^multipart\/form-data\s*;/i;
 const FORM_CONTENT = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
@@ -66,14 +67,16 @@ export function uploadFormExtractor(
     return value;
   };
   return (c) => {
-    const type = c.req.headers['content-type'];
+    const type = exchangeOf(c).req.headers['content-type'];
     if (type !== undefined && MULTIPART.test(type))
-      return c.readUpload(plan).then((u) => build(u.fields, u.files));
+      return exchangeOf(c)
+        .readUpload(plan)
+        .then((u) => build(u.fields, u.files));
     if (type === undefined || !FORM_CONTENT.test(type))
       throw fail.badRequest(
         'form: must be sent as multipart/form-data or application/x-www-form-urlencoded',
       );
-    return c.afterBody((bytes) => {
+    return exchangeOf(c).afterBody((bytes) => {
       const input = readParams(bytes.toString('utf8'), keep, maxParams);
       if (input === TOO_MANY)
         throw new HttpError('TooManyParams', `form: more than ${maxParams} parameters`);

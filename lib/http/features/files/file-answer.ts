@@ -3,6 +3,7 @@
 // rules of the spec's "Static file serving" 5–7 are written once.
 import type { FileHandle } from 'node:fs/promises';
 import { STATUS_CODES } from 'node:http';
+import { checkWhole } from '../../../options';
 import type { HeaderEntry } from '../../core/answers';
 import type { Ctx } from '../../request/ctx';
 import { HttpError } from '../../core/errors';
@@ -10,6 +11,7 @@ import { fail } from '../../core/fail';
 import { waitForDrain } from '../../../streams';
 import { addHeader, checkHeader, checkValue, type HeaderBag } from '../../core/header-rules';
 import { noneMatchHolds } from '../../core/etag';
+import { exchangeOf } from '../../request/exchange-of';
 
 /** What an answer needs to know about a file. */
 export interface FileFacts {
@@ -149,13 +151,13 @@ export function writeFileHead(
       `a second answer (${plan.status}) after ${c.status} was sent`,
     );
   if (plan.status === 416) {
-    c.writeFailure(416, STATUS_CODES[416]!, {
+    exchangeOf(c).writeFailure(416, STATUS_CODES[416]!, {
       'accept-ranges': 'bytes',
       'content-range': `bytes */${facts.size}`,
     });
     return 0;
   }
-  const bag: HeaderBag = { ...(c.headers() ?? {}) };
+  const bag: HeaderBag = { ...(exchangeOf(c).out ?? {}) };
   if (options.own !== null)
     for (const h of options.own) addHeader(bag, checkHeader(h.name, h.value), h.value);
   bag['accept-ranges'] = 'bytes';
@@ -167,8 +169,8 @@ export function writeFileHead(
   // Files are never compressed (the same bytes for every client, so the ETag stays strong).
   if (plan.status === 304) {
     // RFC 9110 §15.4.5: what a cache needs to update its copy, and no representation metadata.
-    c.head(304, bag);
-    c.res.end();
+    exchangeOf(c).head(304, bag);
+    exchangeOf(c).res.end();
     return 0;
   }
   if (facts.mtimeMs !== null) bag['last-modified'] = new Date(facts.mtimeMs).toUTCString();
@@ -177,9 +179,9 @@ export function writeFileHead(
   const length = plan.end - plan.start + 1;
   bag['content-length'] = String(length);
   if (plan.status === 206) bag['content-range'] = `bytes ${plan.start}-${plan.end}/${facts.size}`;
-  c.head(plan.status, bag);
+  exchangeOf(c).head(plan.status, bag);
   if (c.method === 'HEAD' || length === 0) {
-    c.res.end();
+    exchangeOf(c).res.end();
     return 0;
   }
   return length;
@@ -200,8 +202,8 @@ export async function answerOpenFile(
     let size = options.size;
     let etag = options.etag;
     let mtimeMs: number | null = null;
-    if (size !== undefined && (!Number.isSafeInteger(size) || size < 0))
-      throw new TypeError(`sendFile: size ${size} is not a byte count`);
+    if (size !== undefined)
+      checkWhole({ where: 'sendFile' }, 'size', size, { unit: 'bytes', min: 0 });
     if (size === undefined || etag === undefined) {
       const stat = await handle.stat(); // one look at the descriptor that is sent
       if (!stat.isFile()) throw fileNotFound();
@@ -233,7 +235,7 @@ async function pump(
   range: FileRange,
   watch: CloseWatch,
 ): Promise<void> {
-  const res = c.res;
+  const res = exchangeOf(c).res;
   const length = range.end - range.start + 1;
   let position = range.start;
   let left = length;
@@ -260,7 +262,7 @@ interface CloseWatch {
 }
 
 function watchClose(c: Ctx): CloseWatch {
-  const res = c.res;
+  const res = exchangeOf(c).res;
   const watch = {
     gone: (res as { destroyed?: boolean }).destroyed === true,
     stop: () => res.off('close', onClose),

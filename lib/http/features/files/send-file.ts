@@ -4,6 +4,7 @@ import type { SendFileOptions } from '../../request/send-file-options';
 import { HttpError } from '../../core/errors';
 import { OCTET_STREAM } from '../../core/media-types';
 import { answerOpenFile, missingAsNotFound } from './file-answer';
+import { exchangeOf } from '../../request/exchange-of';
 
 export type { SendFileOptions } from '../../request/send-file-options';
 
@@ -14,7 +15,7 @@ export type { SendFileOptions } from '../../request/send-file-options';
  */
 export function sendFile(c: Ctx, options: SendFileOptions): Promise<void> {
   const p = send(c, options);
-  if (c.answering === null) c.answering = p;
+  if (exchangeOf(c).answering === null) exchangeOf(c).answering = p;
   p.catch(ignore); // reported by the route's pipeline; never an unhandled rejection
   return p;
 }
@@ -22,8 +23,8 @@ export function sendFile(c: Ctx, options: SendFileOptions): Promise<void> {
 async function send(c: Ctx, options: SendFileOptions): Promise<void> {
   let owned: FileHandle | null = typeof options.file === 'string' ? null : options.file;
   try {
-    c.ownAnswer();
-    if (c.sent || c.answering !== null)
+    exchangeOf(c).ownAnswer();
+    if (c.sent || exchangeOf(c).answering !== null)
       throw new HttpError('AlreadySent', 'c.sendFile after the answer was sent or begun');
     if (owned === null) owned = await openPath(options.file as string);
     const handle = owned;

@@ -4,6 +4,7 @@ import type { Ctx } from '../../request/ctx';
 import { Lease } from '../../request/lease';
 import { namedKey } from './read-key';
 import { then } from './then';
+import { exchangeOf } from '../../request/exchange-of';
 
 /** A claim held while its handler runs, and its lease as this process knows it. */
 export interface Holding {
@@ -54,7 +55,7 @@ export class ClaimRenewer {
       onLost: () => this.#lost(h),
     });
     const h: Holding = { id, claim, c, lease };
-    c.holdLease(lease);
+    exchangeOf(c).holdLease(lease);
     return h;
   }
 
@@ -75,7 +76,7 @@ export class ClaimRenewer {
 
   /** The handler is over (it answered at once, or `while` settled): its lease is checked no more. */
   end(h: Holding): void {
-    h.c.holdLease(null);
+    exchangeOf(h.c).holdLease(null);
     this.#drop(h);
   }
 
@@ -117,17 +118,19 @@ export class ClaimRenewer {
   #lost(h: Holding): void {
     this.#drop(h);
     const what = `claim on ${named(h)} was lost while the handler ran`;
-    h.c.core.log(
+    exchangeOf(h.c).core.log(
       `error: ${this.#label}: ${what} (stalled or cut off from the store past its lease of ${this.#leaseMs} ms): its signal is aborted, and another instance may run the request`,
     );
     // The reason may become the client's answer (a handler rethrowing it): the route stays in the log.
-    h.c.abortRun(new HttpError('LeaseLost', what));
+    exchangeOf(h.c).abortRun(new HttpError('LeaseLost', what));
   }
 
   /** Not renewed (the store unavailable): lost once past the lease's limit unconfirmed. */
   #unrenewed(h: Holding): void {
     if (!this.#holding.has(h) || !h.lease.check()) return;
-    h.c.core.log(`warning: ${this.#label}: claim on ${named(h)} not renewed (store unavailable)`);
+    exchangeOf(h.c).core.log(
+      `warning: ${this.#label}: claim on ${named(h)} not renewed (store unavailable)`,
+    );
   }
 }
 

@@ -1,5 +1,7 @@
 import { mapError } from '../../core/error-mapping';
-import type { CapturedAnswer, Ctx } from '../../request/ctx';
+import type { Ctx } from '../../request/ctx';
+import type { CapturedAnswer } from '../../request/exchange';
+import { exchangeOf } from '../../request/exchange-of';
 
 /**
  * Kept answers that stand for an error: the 500 of an answer refused after its handler ran, or a
@@ -14,8 +16,8 @@ export function failureAnswer(c: Ctx, e: unknown): CapturedAnswer {
   const failure = mapError(e, '');
   const answer: CapturedAnswer = {
     status: failure.status,
-    type: c.core.failureType,
-    body: c.core.failureBody({
+    type: exchangeOf(c).core.failureType,
+    body: exchangeOf(c).core.failureBody({
       status: failure.status,
       message: failure.message,
       code: failure.code,
@@ -32,5 +34,5 @@ export function failureAnswer(c: Ctx, e: unknown): CapturedAnswer {
 /** Sends a captured answer; one standing for an error throws it instead. */
 export function sendAnswer(c: Ctx, answer: CapturedAnswer): void {
   if (answer.status >= 400 && failures.has(answer)) throw failures.get(answer);
-  c.write(answer.status, answer.type, answer.body, answer.own);
+  exchangeOf(c).write(answer.status, answer.type, answer.body, answer.own);
 }

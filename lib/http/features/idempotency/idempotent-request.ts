@@ -2,7 +2,9 @@ import { CacheError, type KeepMode } from '../../../cache';
 import { HttpError, clientGone } from '../../core/errors';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { copyBag, type HeaderBag } from '../../core/header-rules';
-import { isThenable, type CapturedAnswer, type Ctx } from '../../request/ctx';
+import { type Ctx } from '../../request/ctx';
+import { type CapturedAnswer } from '../../request/exchange';
+import { isThenable } from '../../core/thenable';
 import type { RequestParts } from '../kept-answers';
 import { failureAnswer, sendAnswer } from './failure-answer';
 import { decodeKept, encodeClaim, encodeKept, fingerprint, nextOwner } from './kept-record';
@@ -11,6 +13,7 @@ import { namedKey } from './read-key';
 import type { RouteSteps } from './route-steps';
 import { then } from './then';
 import type { Holding } from './claim-renewer';
+import { exchangeOf } from '../../request/exchange-of';
 
 const NO_BYTES: Buffer = Buffer.alloc(0);
 /** A waiting duplicate's first poll of the store, doubling up to the last. */
@@ -166,7 +169,7 @@ export class IdempotentRequest {
   #claimed(answer: bigint | Buffer | null | false): unknown {
     const r = this.#r;
     const c = this.#c;
-    if (r.state.outage.down) r.state.outage.over(c.core.log, r.where);
+    if (r.state.outage.down) r.state.outage.over(exchangeOf(c).core.log, r.where);
     if (typeof answer === 'bigint') {
       c.idempotency!.claimed(answer);
       return this.#run();
@@ -195,8 +198,8 @@ export class IdempotentRequest {
   #run(): unknown {
     const c = this.#c;
     const renewer = this.#r.renewer;
-    this.#before = copyBag(c.headers());
-    c.capture = true;
+    this.#before = copyBag(exchangeOf(c).out);
+    exchangeOf(c).capture = true;
     this.#r.state.held.add(this.#id);
     const h = (this.#holding = renewer.hold(c, this.#id, this.#claim, this.#sentAt));
     if (this.#r.atomic !== null) return this.#runAtomic(h);
@@ -272,7 +275,7 @@ export class IdempotentRequest {
         const left = this.#waitUntil - performance.now();
         if (left <= 0) throw inFlight(c);
         await sleep(Math.min(pause, left));
-        if (c.res.destroyed) throw clientGone();
+        if (exchangeOf(c).res.destroyed) throw clientGone();
         let found;
         try {
           found = await r.space.get(id);
@@ -300,23 +303,24 @@ export class IdempotentRequest {
     // A failure of a run whose lease was lost (its signal aborted: LeaseLost) is never kept: the
     // key may be another instance's now, and a retry must find it free, not a kept 503.
     const lost = this.#holding !== null && this.#holding.lease.lost;
-    const kept = c.handled || (this.#r.keep === 'all' && c.invoked && !lost);
+    const kept =
+      exchangeOf(c).handled || (this.#r.keep === 'all' && exchangeOf(c).invoked && !lost);
     if (!kept) return this.#release(e);
-    c.captured = failureAnswer(c, e);
-    return this.#keep(c.handled);
+    exchangeOf(c).captured = failureAnswer(c, e);
+    return this.#keep(exchangeOf(c).handled);
   }
 
   /** Gives the key back (if the store still has this claim) and fails with the handler's error. */
   #release(e: unknown): unknown {
     const r = this.#r;
     const c = this.#c;
-    c.endCapture();
+    exchangeOf(c).endCapture();
     note(c, 'released');
     r.callers?.drop(this.#caller, this.#id);
     return then(this.#dropClaim(), (answered) => {
       r.state.held.delete(this.#id);
       if (!answered)
-        c.core.log(
+        exchangeOf(c).core.log(
           `${r.label}: idempotency claim not released (store unavailable); it lapses in ${Math.ceil(r.leaseMs / 1000)} s`,
         );
       throw e;
@@ -342,12 +346,12 @@ export class IdempotentRequest {
   #keep(always: boolean): unknown {
     const r = this.#r;
     const c = this.#c;
-    const answer = c.captured!;
-    c.endCapture();
+    const answer = exchangeOf(c).captured!;
+    exchangeOf(c).endCapture();
     if (!always && !keeps(r.keep, answer.status)) return this.#sendUnkept(answer, 'released');
     const kept = encodeKept(c, answer, this.#before, this.#fp);
     if (kept.length > r.space.maxBytes) {
-      c.core.log(
+      exchangeOf(c).core.log(
         `${r.label}: answer of ${kept.length} bytes is larger than the space's maxBytes (${r.space.maxBytes}): sent, not kept`,
       );
       return this.#sendUnkept(answer, 'not_kept');
@@ -388,14 +392,14 @@ export class IdempotentRequest {
         performance.now() + r.ttlMs,
       );
       note(c, 'stored');
-      r.state.fill.check(r.space.fill(), c.core.log, r.where);
+      r.state.fill.check(r.space.fill(), exchangeOf(c).core.log, r.where);
     } else {
       note(c, 'not_kept');
       // Sent but not kept: a retry must not run the handler again. The claim (if the store still
       // has it) holds the key for at most the lease; this process refuses retries for as long as
       // the answer would have been kept (other instances: see the guide, "at least once").
       r.state.notKeptFor(id, r.ttlMs);
-      c.core.log(
+      exchangeOf(c).core.log(
         `error: ${r.label}: answer to ${namedKey(this.#caller, c.idempotency!.key)} sent but not kept (${reason}); retries to this process are refused 503 for ${Math.ceil(r.ttlMs / 1000)} s`,
       );
     }

@@ -4,7 +4,8 @@ import { HttpError } from '../../core/errors';
 import { fail } from '../../core/fail';
 import type { Services } from '../../route/extensions';
 import type { RouteRecord } from '../../route/route-record';
-import { isThenable, type Ctx, type Resolvable } from '../../request/ctx';
+import { type Ctx, type Resolvable } from '../../request/ctx';
+import { isThenable } from '../../core/thenable';
 import { IdempotencyInfo } from '../../request/idempotency-info';
 import { AtomicRun, poolExhausted } from '../atomic-run';
 import type { CallerBudget } from '../caller-budget';
@@ -18,6 +19,7 @@ import { readKey, recordKey } from './read-key';
 import { SpaceState } from './space-state';
 import { inFlight, note } from './outcomes';
 import type { DuplicateWait, RouteSteps } from './route-steps';
+import { exchangeOf } from '../../request/exchange-of';
 
 const REPLAYED: HeaderEntry = Object.freeze({ name: 'idempotent-replayed', value: 'true' });
 /** On the 422 for a key sent again with another request. */
@@ -107,18 +109,19 @@ export class IdempotentRoute implements RouteSteps {
   }
 
   #withCaller(c: Ctx, proceed: () => unknown, caller: string): unknown {
-    const header = c.req.headers['idempotency-key'];
+    const x = exchangeOf(c);
+    const header = x.req.headers['idempotency-key'];
     // IETF draft §2.7: a missing key is 400 with a link to what the server expects.
     if (header === undefined) c.setHeader('link', this.#link);
-    const key = readKey(header, c.req.rawHeaders);
+    const key = readKey(header, x.req.rawHeaders);
     const id = recordKey(caller, key);
     // The fencing token comes with the claim, once won (minted here, before the body is read and
     // the key claimed, a later claim could hold the smaller token).
-    const info = (c.idempotency = new IdempotencyInfo(this.space.space.name, caller, key));
+    const info = (x.idempotency = new IdempotencyInfo(this.space.space.name, caller, key));
     // Steps are recorded on atomic routes too: they run outside the transaction (a query inside
     // one is refused), so what they did outlives a rollback and a rerun reads it back.
-    info.withSteps({ space: this.space, record: id, core: c.core, label: this.label, run: c });
-    return c.afterBodyPrint((body) => new IdempotentRequest(this, c, proceed, id).start(body));
+    info.withSteps({ space: this.space, record: id, core: x.core, label: this.label, run: x });
+    return x.afterBodyPrint((body) => new IdempotentRequest(this, c, proceed, id).start(body));
   }
 
   /** A retry of a request answered in this process whose answer could not be kept: refused for the record's TTL, never run again. */
@@ -140,7 +143,7 @@ export class IdempotentRoute implements RouteSteps {
 
   /** A record found under the key: replay its kept answer, or 409 while it is a claim, or 422 for another request. */
   answerExisting(c: Ctx, id: string, bytes: Buffer, parts: RequestParts): void {
-    if (this.state.outage.down) this.state.outage.over(c.core.log, this.where);
+    if (this.state.outage.down) this.state.outage.over(exchangeOf(c).core.log, this.where);
     const entry = this.#answers.find(id, bytes, decodeKept);
     if (entry === null) throw inFlight(c);
     if (!KeptAnswers.known(entry, parts)) {
@@ -161,7 +164,7 @@ export class IdempotentRoute implements RouteSteps {
     const busy =
       this.space.store instanceof PgStore ? poolExhausted(c, this.label, this.space.store) : null;
     if (busy !== null && e instanceof CacheError) throw busy;
-    this.state.outage.failed(e, c.core.log, this.where);
+    this.state.outage.failed(e, exchangeOf(c).core.log, this.where);
     if (e instanceof CacheError) {
       note(c, 'store_unavailable');
       throw new HttpError('StoreUnavailable', 'idempotency store unavailable');
@@ -172,10 +175,10 @@ export class IdempotentRoute implements RouteSteps {
 
 function replay(c: Ctx, a: KeptAnswer): void {
   // Kept headers were checked when the answer was first sent: no second check.
-  for (const h of a.own) c.putHeader(h.name, h.value);
-  c.putHeader(REPLAYED.name, REPLAYED.value);
+  for (const h of a.own) exchangeOf(c).putHeader(h.name, h.value);
+  exchangeOf(c).putHeader(REPLAYED.name, REPLAYED.value);
   note(c, 'replayed');
-  c.write(a.status, a.type, a.body, null);
+  exchangeOf(c).write(a.status, a.type, a.body, null);
 }
 
 function atomicRunOf(

@@ -1,9 +1,11 @@
 import { isAscii } from 'node:buffer';
 import { hash, randomBytes } from 'node:crypto';
 import type { HeaderBag } from '../../core/header-rules';
-import type { CapturedAnswer, Ctx } from '../../request/ctx';
+import type { Ctx } from '../../request/ctx';
+import type { CapturedAnswer } from '../../request/exchange';
 import { KeptAnswers, type KeptAnswer, type RequestParts } from '../kept-answers';
 import { canonicalBody } from './canonical-body';
+import { exchangeOf } from '../../request/exchange-of';
 
 // A record in a space: `[u32 meta length][meta JSON][body bytes]`. The meta says whether it is an
 // in-flight claim (with its owner token) or a kept answer (with the request's fingerprint).
@@ -95,7 +97,7 @@ export function encodeKept(
   before: HeaderBag | null,
   fp: string,
 ): Buffer {
-  const own = added(before, c.headers());
+  const own = added(before, exchangeOf(c).out);
   if (answer.own !== null) for (const h of answer.own) own.push([h.name, h.value]);
   return encodeRecord(keptMeta(fp, answer, own), answer.body);
 }

@@ -1,4 +1,4 @@
-import { isThenable } from '../../request/ctx';
+import { isThenable } from '../../core/thenable';
 
 /**
  * `f(x)` now when `x` is a value, else once the promise resolves (`failed` taking its rejection):

@@ -1,6 +1,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { SERVER_SIDE } from '../../../fetch/server-side';
 import type * as Jose from 'jose';
+import { checkNumber, checkWhole } from '../../../options';
 import { AuthorizationFailure } from '../../core/authorization';
 
 import type { Ctx } from '../../request/ctx';
@@ -9,6 +10,7 @@ import { joseApi, type JoseApi } from './jose-peer';
 import { RemoteKeys, fetchJson } from './remote-keys';
 import { remoteKeyOptions, type RemoteKeyOptions } from './remote-key-options';
 import { canonicalSegments, issuedAtProblem } from './token-checks';
+import { exchangeOf } from '../../request/exchange-of';
 
 /** The claims of a verified token (RFC 7519 §4.1, and `scope`/`scp` of RFC 8693 §4.2 and common use). */
 export interface JwtClaims {
@@ -263,16 +265,22 @@ function lifeLimits(
   o: JwtOptions<unknown>,
   where: string,
 ): { tolerance: number; maxAge: number | undefined; maxBytes: number } {
-  const tolerance = o.clockToleranceS ?? DEFAULT_TOLERANCE_S;
-  const maxBytes = o.maxTokenBytes ?? MAX_TOKEN_BYTES;
-  const maxAge = o.maxTokenAgeS;
-  if (!Number.isFinite(tolerance) || tolerance < 0)
-    throw new TypeError(`${where}: clockToleranceS must be 0 or more`);
-  if (!Number.isSafeInteger(maxBytes) || maxBytes < 1)
-    throw new TypeError(`${where}: maxTokenBytes must be a positive whole number`);
-  if (maxAge !== undefined && (!Number.isFinite(maxAge) || maxAge <= 0))
-    throw new TypeError(`${where}: maxTokenAgeS must be a number of seconds above 0`);
-  return { tolerance, maxAge, maxBytes };
+  const owner = { where };
+  const seconds = 'seconds';
+  return {
+    tolerance: checkNumber(owner, 'clockToleranceS', o.clockToleranceS ?? DEFAULT_TOLERANCE_S, {
+      unit: seconds,
+      min: 0,
+    }),
+    maxAge:
+      o.maxTokenAgeS === undefined
+        ? undefined
+        : checkNumber(owner, 'maxTokenAgeS', o.maxTokenAgeS, { unit: seconds, above: 0 }),
+    maxBytes: checkWhole(owner, 'maxTokenBytes', o.maxTokenBytes ?? MAX_TOKEN_BYTES, {
+      unit: 'bytes',
+      min: 1,
+    }),
+  };
 }
 
 /**
@@ -283,7 +291,7 @@ function sayRefreshFailure(keys: RemoteKeys, c: Ctx): void {
   const err = keys.takeRefreshFailure();
   if (err === null) return;
   const ageS = Math.round((Date.now() - keys.fetchedAt) / 1000);
-  c.core.logs.write(
+  exchangeOf(c).core.logs.write(
     'warn',
     { err },
     `the issuer's key set could not be refetched: verifying with the keys fetched ${ageS} s ago until a refetch works`,

@@ -1,6 +1,7 @@
 import { Bytes } from '../../core/answers';
 import { JSON_TYPE } from '../../core/media-types';
-import { isThenable, type Ctx } from '../../request/ctx';
+import { type Ctx } from '../../request/ctx';
+import { isThenable } from '../../core/thenable';
 import type { Capability, Host } from '../../route/extensions';
 import { builtInRecord } from '../../route/route-record';
 import { openApiFeature } from '../openapi-feature';

@@ -4,6 +4,7 @@ import type { Ctx } from '../../request/ctx';
 import type { Host, InjectedAnswer } from '../../route/extensions';
 import { RPC, RpcError } from './json-rpc';
 import type { ToolEntry } from './tool-table';
+import { exchangeOf } from '../../request/exchange-of';
 
 /** A `tools/call` result, as MCP gives it. */
 export interface CallToolResult {
@@ -45,7 +46,7 @@ export async function callTool(
   if (tool.idempotent) headers['idempotency-key'] = keyOf(tool, params);
   const request = requestOf(tool, args as Record<string, unknown>);
   if (request.body !== null) headers['content-type'] = JSON_TYPE;
-  const socket = c.req.socket as (Socket & { encrypted?: boolean }) | undefined;
+  const socket = exchangeOf(c).req.socket as (Socket & { encrypted?: boolean }) | undefined;
   const answer = await host.inject({
     method: tool.record.method,
     url: request.url,

@@ -18,6 +18,7 @@ import {
 import { openInside } from '../files/file-body';
 import { contentTypeOf, isPrecompressed } from './content-types';
 import type { Capability, Host } from '../../route/extensions';
+import { exchangeOf } from '../../request/exchange-of';
 
 /** Options shared by directory and embedded trees. */
 export interface EmbeddedOptions {
@@ -217,7 +218,7 @@ class Tree {
       entry = this.#fallback;
     }
     if (c.method !== 'GET' && c.method !== 'HEAD') {
-      c.writeFailure(405, `${c.method} is not allowed on ${c.path}`, ALLOW);
+      exchangeOf(c).writeFailure(405, `${c.method} is not allowed on ${c.path}`, ALLOW);
       return true;
     }
     return entry.kind === 'held' ? this.#held(c, entry) : this.#spilled(c, entry);
@@ -243,7 +244,9 @@ class Tree {
     // A range is always cut from the plain bytes, whatever Accept-Encoding says, so offsets mean
     // the same file for every client.
     const gz =
-      f.gz !== null && c.header('range') === null && acceptsGzip(c.req.headers['accept-encoding']);
+      f.gz !== null &&
+      c.header('range') === null &&
+      acceptsGzip(exchangeOf(c).req.headers['accept-encoding']);
     const bytes = gz ? f.gz! : f.bytes;
     const facts: FileFacts = {
       size: bytes.length,
@@ -259,7 +262,7 @@ class Tree {
     });
     if (length > 0) {
       const start = (plan as { start: number }).start;
-      c.res.end(
+      exchangeOf(c).res.end(
         start === 0 && length === bytes.length ? bytes : bytes.subarray(start, start + length),
       );
     }
