@@ -1,4 +1,5 @@
-import { App, Controller, FormFile, Form, Post, Returns, Status, type UploadedFile } from 'fw-http';
+import { App, Controller, Form, Post, Returns, Status } from 'fw-http';
+import { FormFile, type UploadedFile } from 'fw-http/uploads';
 
 const MIB = 1024 * 1024;
 

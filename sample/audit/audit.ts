@@ -1,15 +1,15 @@
+import { type Ctx } from 'fw-http';
 import {
   builtInRecord,
   MarkKey,
   markRoute,
   type Around,
   type Capability,
-  type Ctx,
   type Host,
   type OperationSink,
   type RecordCheck,
   type RouteRecord,
-} from 'fw-http';
+} from 'fw-http/capabilities';
 
 // A capability of a program's own, in one file, through the public door only: `@Audit('orders.cancel')`
 // marks a route; every answer it gives becomes one entry of an audit trail (action, route, status,

@@ -1,4 +1,5 @@
-import { fail, type Ctx, type SERVER_SIDE } from 'fw-http';
+import { fail, type Ctx } from 'fw-http';
+import { type SERVER_SIDE } from 'fw-http/fetch';
 import { bearsJwt, jwtCaller } from './dev-issuer';
 
 // A Map, not an object literal: `TOKENS['toString']` would find Object.prototype's member.

@@ -1,6 +1,7 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { Bearer, type Ctx, type JwtCaller } from 'fw-http';
+import { type Ctx } from 'fw-http';
+import { Bearer, type JwtCaller } from 'fw-http/jwt';
 
 /** Tokens the development issuer signs live this long (SAMPLE.md: 15 minutes). */
 export const DEV_TOKEN_SECONDS = 15 * 60;

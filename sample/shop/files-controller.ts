@@ -1,4 +1,5 @@
-import { Controller, Dir, FileBody, Get, Param, Returns } from 'fw-http';
+import { Controller, Get, Param, Returns } from 'fw-http';
+import { Dir, FileBody } from 'fw-http/files';
 
 /** Files from sample/files/: `..`, absolute names and NUL are the same 404 as a missing file. */
 @Controller('/files')

@@ -1,19 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { IsInt, IsOptional, IsString, MaxLength } from 'class-validator';
-import {
-  Controller,
-  Ctx,
-  Failure,
-  FormFile,
-  Form,
-  Idempotent,
-  Post,
-  Returns,
-  Status,
-  Tx,
-  fail,
-  type UploadedFile,
-} from 'fw-http';
+import { Controller, Ctx, Failure, Form, Idempotent, Post, Returns, Status, fail } from 'fw-http';
+import { Tx } from 'fw-http/atomic';
+import { FormFile, type UploadedFile } from 'fw-http/uploads';
 import { Account } from './account';
 import { OrderBook, type OrderLine } from './order-book';
 import { Imports } from './spaces';

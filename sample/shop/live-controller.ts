@@ -1,14 +1,6 @@
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
-import {
-  Controller,
-  Ctx,
-  EventStream,
-  Get,
-  Query,
-  Returns,
-  WebSocketRoute,
-  type UpgradeLoop,
-} from 'fw-http';
+import { Controller, Ctx, EventStream, Get, Query, Returns } from 'fw-http';
+import { WebSocketRoute, type UpgradeLoop } from 'fw-http/ws';
 
 export class EventsQuery {
   /** How many events to send: 1..100, default 3. */

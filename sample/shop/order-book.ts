@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Tx } from 'fw-http';
+import type { Tx } from 'fw-http/atomic';
 import { Order } from './order';
 
 export interface Entry {

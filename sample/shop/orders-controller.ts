@@ -11,12 +11,12 @@ import {
   Reply,
   Returns,
   Status,
-  Tool,
-  Tx,
   Versioned,
   fail,
   reply,
 } from 'fw-http';
+import { Tx } from 'fw-http/atomic';
+import { Tool } from 'fw-http/mcp';
 import { Account } from './account';
 import { OrdersCsv, Receipt } from './csv';
 import { AlreadyCancelled, NewOrder, Order } from './order';

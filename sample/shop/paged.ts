@@ -1,4 +1,4 @@
-import { MarkKey, markRoute, type Capability } from 'fw-http';
+import { MarkKey, markRoute, type Capability } from 'fw-http/capabilities';
 
 const PAGED = new MarkKey<true>('paged');
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { fail, type Tx } from 'fw-http';
+import { fail } from 'fw-http';
+import { type Tx } from 'fw-http/atomic';
 import { Order } from './order';
 import { newOrder, OrderBook, type Entry, type OrderLine, type OrdersPage } from './order-book';
 

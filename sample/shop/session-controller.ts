@@ -1,16 +1,7 @@
 import { IsString } from 'class-validator';
 import { z } from 'zod';
-import {
-  Body,
-  Controller,
-  Get,
-  Post,
-  RateLimit,
-  Returns,
-  Session,
-  fail,
-  type Infer,
-} from 'fw-http';
+import { Body, Controller, Get, Post, RateLimit, Returns, fail, type Infer } from 'fw-http';
+import { Session } from 'fw-http/browser';
 
 /** The login body as a zod schema: any Standard Schema reads a body beside class-validator classes. */
 export const Login = z.object({ account: z.enum(['alice', 'bob']) }).meta({ title: 'Login' });

@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
-import { App, Dir, logger, securityHeaders } from 'fw-http';
+import { App, logger } from 'fw-http';
+import { securityHeaders } from 'fw-http/browser';
+import { Dir } from 'fw-http/files';
 import { FilesController } from './files-controller';
 import { MemoryStore, type PgStore, RedisStore, type Store } from 'fw-http/cache';
 import { CatalogController } from './catalog-controller';

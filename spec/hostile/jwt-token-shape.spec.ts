@@ -1,5 +1,6 @@
 import { SignJWT } from 'jose';
-import { App, Bearer, Controller, Ctx, Get, Guard, Returns, type JwtResolver } from 'fw-http';
+import { App, Controller, Ctx, Get, Guard, Returns } from 'fw-http';
+import { Bearer, type JwtResolver } from 'fw-http/jwt';
 import { canonicalSegments } from '../../lib/http/features/jwt/token-checks';
 import { signingKey, type SigningKey } from '../support/jwks-server';
 import { send } from '../support/post';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { exportSPKI, SignJWT } from 'jose';
-import { App, Bearer, Controller, Ctx, Get, Guard, Returns, type JwtResolver } from 'fw-http';
+import { App, Controller, Ctx, Get, Guard, Returns } from 'fw-http';
+import { Bearer, type JwtResolver } from 'fw-http/jwt';
 import { raw } from '../support/raw';
 import {
   jwksServer,

@@ -2,17 +2,8 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  App,
-  Controller,
-  FormFile,
-  Form,
-  Get,
-  Post,
-  Returns,
-  Status,
-  type UploadedFile,
-} from 'fw-http';
+import { App, Controller, Form, Get, Post, Returns, Status } from 'fw-http';
+import { FormFile, type UploadedFile } from 'fw-http/uploads';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
 import { multipart } from '../support/multipart';
 

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import { WebSocket as Client } from 'ws';
-import { App, Controller, Ctx, WebSocketRoute } from 'fw-http';
+import { App, Controller, Ctx } from 'fw-http';
+import { WebSocketRoute } from 'fw-http/ws';
 import { heapAfterGc } from '../support/hostile';
 
 // I22.1: a peer that sends and never reads. The route is the guide's echo as written: every

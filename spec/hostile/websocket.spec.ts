@@ -1,5 +1,6 @@
 import { WebSocket as Client } from 'ws';
-import { App, Controller, Ctx, Get, WebSocketRoute, Returns } from 'fw-http';
+import { App, Controller, Ctx, Get, Returns } from 'fw-http';
+import { WebSocketRoute } from 'fw-http/ws';
 import { closePayload, frame, rawWebSocket, type FrameSpec } from '../support/frames';
 import { getOnce, heapAfterGc, openDescriptors, settlesWithin } from '../support/hostile';
 

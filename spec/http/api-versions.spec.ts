@@ -3,17 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  ApiVersion,
-  App,
-  Controller,
-  Deprecated,
-  Get,
-  Idempotent,
-  Post,
-  Returns,
-  Status,
-} from 'fw-http';
+import { App, Controller, Get, Idempotent, Post, Returns, Status } from 'fw-http';
+import { ApiVersion, Deprecated } from 'fw-http/openapi';
 import { MemoryStore, Space } from 'fw-http/cache';
 import { run as cli } from '../../lib/cli';
 

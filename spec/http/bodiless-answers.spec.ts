@@ -1,17 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  App,
-  Controller,
-  Ctx,
-  Get,
-  Param,
-  Returns,
-  Versioned,
-  cors,
-  type Middleware,
-} from 'fw-http';
+import { App, Controller, Ctx, Get, Param, Returns, Versioned, type Middleware } from 'fw-http';
+import { cors } from 'fw-http/browser';
 import { raw } from '../support/raw';
 
 // RFC 9110 §8.6: a server must not send Content-Length in a 1xx or 204 answer, and in a 304 only

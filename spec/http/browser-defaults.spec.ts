@@ -3,21 +3,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { IsIn } from 'class-validator';
 import { chromium, type Browser } from 'playwright-core';
+import { App, Body, Controller, Ctx, Get, Post, Returns } from 'fw-http';
 import {
   AllowCrossSite,
-  App,
-  Body,
-  Controller,
-  Ctx,
-  Get,
   RequireCsrfToken,
   csrfToken,
-  Post,
-  Returns,
   SecurityHeaders,
   Session,
   securityHeaders,
-} from 'fw-http';
+} from 'fw-http/browser';
 
 // Browser-facing defaults: security headers on every answer, and the CSRF check of
 // cookie-session routes that change state; over real sockets and in Debian chromium.

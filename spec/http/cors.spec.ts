@@ -1,4 +1,5 @@
-import { App, Controller, Get, HttpError, cors, type CorsOptions, Returns } from 'fw-http';
+import { App, Controller, Get, HttpError, Returns } from 'fw-http';
+import { cors, type CorsOptions } from 'fw-http/browser';
 import { parseResponses, raw } from '../support/raw';
 
 @Controller()

@@ -1,5 +1,7 @@
 import { WebSocket as Client } from 'ws';
-import { App, Controller, Ctx, Get, Returns, WebSocketRoute, securityHeaders } from 'fw-http';
+import { App, Controller, Ctx, Get, Returns } from 'fw-http';
+import { securityHeaders } from 'fw-http/browser';
+import { WebSocketRoute } from 'fw-http/ws';
 import { raw } from '../support/raw';
 
 // I26.5: the security headers of `securityHeaders()` on the answers no middleware sees: those

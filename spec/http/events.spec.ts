@@ -12,8 +12,8 @@ import {
   Returns,
   Status,
   Versioned,
-  WebSocketRoute,
 } from 'fw-http';
+import { WebSocketRoute } from 'fw-http/ws';
 
 let release: (() => void) | null = null;
 let gone: Promise<string> | null = null;

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { IsInt, IsString } from 'class-validator';
-import { App, Body, Controller, Ctx, Idempotent, Post, Returns, Status, Tx } from 'fw-http';
+import { App, Body, Controller, Ctx, Idempotent, Post, Returns, Status } from 'fw-http';
+import { Tx } from 'fw-http/atomic';
 import { PgStore, RedisStore, Space } from 'fw-http/cache';
 import { startPostgres, type PostgresServer } from '../support/postgres-process';
 import { startRedis, type RedisServer } from '../support/redis';

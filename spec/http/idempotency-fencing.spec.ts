@@ -1,6 +1,7 @@
 import { IsInt, IsString } from 'class-validator';
 import type { Pool } from 'pg';
-import { App, Body, Controller, Idempotent, Post, Returns, Status, Tx, Ctx } from 'fw-http';
+import { App, Body, Controller, Idempotent, Post, Returns, Status, Ctx } from 'fw-http';
+import { Tx } from 'fw-http/atomic';
 import { PgStore, RedisStore, Space } from 'fw-http/cache';
 import { startPostgres, type PostgresServer } from '../support/postgres-process';
 import { testPool } from '../support/pg-pool';

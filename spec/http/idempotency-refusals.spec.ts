@@ -12,8 +12,8 @@ import {
   RefusalError,
   Returns,
   Status,
-  Tx,
 } from 'fw-http';
+import { Tx } from 'fw-http/atomic';
 import { MemoryStore, PgStore, Space, type SpaceDecl } from 'fw-http/cache';
 
 const Orders = Space('refused-orders', { ttlSeconds: 60, maxBytes: 1024 });

@@ -3,8 +3,6 @@ import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import {
   logger,
-  Session,
-  FileBody,
   App,
   Authorization,
   Body,
@@ -24,6 +22,8 @@ import {
   reply,
   type BearerCredentials,
 } from 'fw-http';
+import { Session } from 'fw-http/browser';
+import { FileBody } from 'fw-http/files';
 import { MemoryStore, RedisStore, Space, type Store } from 'fw-http/cache';
 import { startRedis } from '../support/redis';
 import { CLAIM_LEASE_MS } from '../../lib/http/features/idempotency/idempotent-mark';

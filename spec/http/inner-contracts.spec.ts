@@ -4,7 +4,6 @@ import {
   Bytes,
   Controller,
   EventStream,
-  FileBody,
   Get,
   Idempotent,
   Optional,
@@ -16,6 +15,7 @@ import {
   Versioned,
   type Contract,
 } from 'fw-http';
+import { FileBody } from 'fw-http/files';
 import { z } from 'zod';
 import { innerContracts, toContract } from '../../lib/http/core/answers';
 

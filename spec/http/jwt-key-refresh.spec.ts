@@ -1,4 +1,5 @@
-import { App, Bearer, Controller, Ctx, Get, Guard, Returns, type JwtResolver } from 'fw-http';
+import { App, Controller, Ctx, Get, Guard, Returns } from 'fw-http';
+import { Bearer, type JwtResolver } from 'fw-http/jwt';
 import {
   jwksServer,
   sign,

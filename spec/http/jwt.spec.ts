@@ -1,19 +1,7 @@
 import { createHash } from 'node:crypto';
 import { exportSPKI, SignJWT } from 'jose';
-import {
-  App,
-  Bearer,
-  Controller,
-  Ctx,
-  Get,
-  Guard,
-  JwtCaller,
-  RefusalError,
-  Requires,
-  Returns,
-  fail,
-  type JwtResolver,
-} from 'fw-http';
+import { App, Controller, Ctx, Get, Guard, RefusalError, Requires, Returns, fail } from 'fw-http';
+import { Bearer, JwtCaller, type JwtResolver } from 'fw-http/jwt';
 import { joseApi } from '../../lib/http/features/jwt/jose-peer';
 import {
   jwksServer,

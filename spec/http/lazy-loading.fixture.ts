@@ -7,20 +7,9 @@ import { IsInt, IsString, Length, Max, Min, ValidateIf } from 'class-validator';
 import type { Transform as TransformDecorator } from 'class-transformer';
 import type * as OtelApi from '@opentelemetry/api';
 import type * as TraceSdk from '@opentelemetry/sdk-trace-base';
-import {
-  App,
-  Body,
-  Controller,
-  Ctx,
-  FormFile,
-  Form,
-  Get,
-  Post,
-  Returns,
-  Status,
-  WebSocketRoute,
-  type UploadedFile,
-} from '../../lib/http';
+import { App, Body, Controller, Ctx, Form, Get, Post, Returns, Status } from '../../lib/http';
+import { FormFile, type UploadedFile } from '../../lib/http/features/uploads';
+import { WebSocketRoute } from '../../lib/http/features/ws';
 import { MemoryStore, RedisStore, Space } from '../../lib/cache';
 import { Client } from '../../lib/fetch';
 import { Idempotent } from '../../lib/http';

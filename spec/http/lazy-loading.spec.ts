@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { packageDoors } from '../package/doors';
 
 const run = promisify(execFile);
 const ROOT = resolve(__dirname, '../..');
@@ -66,11 +67,11 @@ describe('optional packages load with their feature, not with fw', () => {
         `.then((r) => process.stdout.write(JSON.stringify(r)), (e) => { console.error(e); process.exit(1); })`,
     );
 
-  it.each(['http', 'cache', 'fetch'])(
+  it.each(Object.entries(packageDoors()))(
     'requiring the %s door loads none of ioredis, undici, ws, class-validator, class-transformer, @opentelemetry/api, busboy',
-    async (door) => {
+    async (_door, source) => {
       const loaded = await inFreshNode<string[]>(
-        `require(process.env.OUT + '/lib/${door}/index.js');` +
+        `require(process.env.OUT + '/${source}.js');` +
           `const files = Object.keys(require.cache);` +
           `process.stdout.write(JSON.stringify(['ioredis', 'undici', 'ws', 'class-validator', 'class-transformer', '@opentelemetry/api', 'busboy']` +
           `.filter((n) => files.some((f) => f.includes('/node_modules/' + n + '/')))))`,
@@ -79,13 +80,13 @@ describe('optional packages load with their feature, not with fw', () => {
     },
   );
 
-  it('requiring the http door loads no more of lib/fetch than the marks it reads (a Client, a server-side parameter)', async () => {
+  it('requiring the http door loads no more of lib/fetch than the mark it reads (a Client)', async () => {
     const fetchFiles = await inFreshNode<string[]>(
       `require(process.env.OUT + '/lib/http/index.js');` +
         `process.stdout.write(JSON.stringify(Object.keys(require.cache)` +
         `.filter((f) => f.startsWith(process.env.OUT + '/lib/fetch/')).map((f) => f.slice(process.env.OUT.length)).sort()))`,
     );
-    expect(fetchFiles).toEqual(['/lib/fetch/outbound-client.js', '/lib/fetch/server-side.js']);
+    expect(fetchFiles).toEqual(['/lib/fetch/outbound-client.js']);
   });
 
   it("requiring the http door loads none of the document's, the health route's, static files' or gzip's modules", async () => {
@@ -96,6 +97,21 @@ describe('optional packages load with their feature, not with fw', () => {
     );
     expect(features).toEqual([]);
   });
+
+  it.each([
+    ['fw-http/openapi', 'lib/http/features/openapi/index'],
+    ['fw-http/files', 'lib/http/features/files/index'],
+  ])(
+    "requiring the %s door loads none of the document builder's, static trees' or gzip's modules",
+    async (_door, source) => {
+      const features = await inFreshNode<string[]>(
+        `require(process.env.OUT + '/${source}.js');` +
+          `process.stdout.write(JSON.stringify(Object.keys(require.cache)` +
+          `.filter((f) => /\\/features\\/(openapi\\/(?!index)|static\\/|compress)/.test(f))))`,
+      );
+      expect(features).toEqual([]);
+    },
+  );
 
   // node:tls is not part of every app's cold start: RedisStore's driver loads it for a rediss://
   // store only (it was loaded by every app for one commit, through an import of the cache door).

@@ -8,7 +8,6 @@ import {
   Form,
   Get,
   Idempotent,
-  MCP_VERSIONS,
   Param,
   Post,
   Query,
@@ -17,10 +16,10 @@ import {
   Requires,
   Returns,
   Status,
-  Tool,
   fail,
   reply,
 } from 'fw-http';
+import { MCP_VERSIONS, Tool } from 'fw-http/mcp';
 import { MemoryStore, Space } from 'fw-http/cache';
 
 // MCP's Streamable HTTP transport over real sockets, driven by a plain JSON-RPC client (fetch).

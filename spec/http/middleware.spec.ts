@@ -1,4 +1,5 @@
-import { App, Controller, Get, cors, fail, type Middleware, Returns } from 'fw-http';
+import { App, Controller, Get, fail, type Middleware, Returns } from 'fw-http';
+import { cors } from 'fw-http/browser';
 
 class Problem {
   constructor(readonly problem: string) {}

@@ -12,7 +12,6 @@ import {
   Body,
   Controller,
   Ctx,
-  Dir,
   Get,
   Head,
   Idempotent,
@@ -24,6 +23,7 @@ import {
   Returns,
   Status,
 } from 'fw-http';
+import { Dir } from 'fw-http/files';
 import type { Ctx as CtxType } from 'fw-http';
 import { MemoryStore, Space } from 'fw-http/cache';
 import { Client, OpenTarget, Target } from 'fw-http/fetch';

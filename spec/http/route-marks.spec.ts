@@ -1,18 +1,6 @@
-import {
-  App,
-  Controller,
-  Ctx,
-  Get,
-  IDEMPOTENT,
-  Idempotent,
-  Post,
-  RATE,
-  RateLimit,
-  UPGRADE,
-  WebSocketRoute,
-  type RouteRecord,
-  Returns,
-} from 'fw-http';
+import { App, Controller, Ctx, Get, Idempotent, Post, RateLimit, Returns } from 'fw-http';
+import { IDEMPOTENT, RATE, type RouteRecord } from 'fw-http/capabilities';
+import { UPGRADE, WebSocketRoute } from 'fw-http/ws';
 import { MemoryStore, Space } from 'fw-http/cache';
 import { markRoute } from '../../lib/http/route/decorators';
 import { MarkKey, RouteMarks } from '../../lib/http/route/mark-key';

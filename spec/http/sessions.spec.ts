@@ -1,4 +1,5 @@
-import { App, Controller, Ctx, Get, HttpError, Post, Session, Query, Returns } from 'fw-http';
+import { App, Controller, Ctx, Get, HttpError, Post, Query, Returns } from 'fw-http';
+import { Session } from 'fw-http/browser';
 
 @Controller()
 class SessionController {

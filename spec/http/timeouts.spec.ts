@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type Socket } from 'node:net';
 import { WebSocket as WsClient } from 'ws';
-import { App, Controller, Ctx, Get, WebSocketRoute, Returns } from 'fw-http';
+import { App, Controller, Ctx, Get, Returns } from 'fw-http';
+import { WebSocketRoute } from 'fw-http/ws';
 import { getOnce, settlesWithin } from '../support/hostile';
 
 // writeTimeoutMs / idleTimeoutMs over real sockets, with small settings. A client that reads

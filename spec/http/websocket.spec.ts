@@ -1,16 +1,7 @@
 import { WebSocket as Client } from 'ws';
-import {
-  App,
-  Controller,
-  Ctx,
-  Get,
-  RefusalError,
-  WebSocketRoute,
-  cors,
-  logger,
-  type UpgradeLoop,
-  Returns,
-} from 'fw-http';
+import { App, Controller, Ctx, Get, RefusalError, logger, Returns } from 'fw-http';
+import { cors } from 'fw-http/browser';
+import { WebSocketRoute, type UpgradeLoop } from 'fw-http/ws';
 import { parseResponses, raw } from '../support/raw';
 
 const echo: UpgradeLoop<{ prefix: string }> = (ws, state) => {

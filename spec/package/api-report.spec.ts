@@ -58,7 +58,9 @@ describe('the API report of fw-http', () => {
     const doors = Object.entries(pkg.exports)
       .filter(([, target]) => typeof target === 'object')
       .map(([key]) => (key === '.' ? 'fw-http' : `fw-http${key.slice(1)}`));
-    expect(doors).toEqual(expect.arrayContaining(['fw-http', 'fw-http/cache', 'fw-http/fetch']));
+    expect(doors).toEqual(
+      expect.arrayContaining(['fw-http', 'fw-http/cache', 'fw-http/fetch', 'fw-http/ws']),
+    );
     for (const door of doors) expect(text).toContain(`\n## ${door}\n\n\`\`\`ts\n`);
   });
 

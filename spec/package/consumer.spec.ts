@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { transformFile } from '@swc/core';
 import ts from 'typescript';
+import { packageDoors } from './doors';
 import { PUBLIC_CTX } from './public-ctx';
 import {
   APP_SPEC_TS,
@@ -344,15 +345,15 @@ describe('the consumer check: the packed tarball installed into scratch projects
     expect(jest!.stderr).not.toMatch(/ts-jest\[[^\]]*\] \(WARN\)/);
   }, 240_000);
 
-  it('esm-nodenext: every export of the three doors is a named ES module export, of one instance', async () => {
+  it('esm-nodenext: every export of every door is a named ES module export, of one instance', async () => {
     const { dir } = await prepared.get('esm-nodenext')!;
     writeFileSync(join(dir, 'exports-check.mjs'), EXPORTS_CHECK_MJS);
     const out = JSON.parse(
       (await runOk(process.execPath, ['exports-check.mjs'], { cwd: dir })).stdout,
     ) as Record<string, { count: number; missing: string[]; sameInstance: boolean }>;
-    expect(Object.keys(out)).toEqual(['fw-http', 'fw-http/cache', 'fw-http/fetch']);
+    expect(Object.keys(out)).toEqual(Object.keys(packageDoors()));
     for (const door of Object.values(out)) {
-      expect(door.count).toBeGreaterThan(5);
+      expect(door.count).toBeGreaterThan(0);
       expect(door.missing).toEqual([]);
       expect(door.sameInstance).toBe(true);
     }

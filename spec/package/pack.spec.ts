@@ -131,19 +131,32 @@ describe('package.json', () => {
   });
 
   it('the subpath doors have types under moduleResolution node (typesVersions) and node16/bundler (exports)', () => {
-    for (const [door, dir] of [
-      ['.', 'http'],
-      ['./cache', 'cache'],
-      ['./fetch', 'fetch'],
-    ] as const) {
+    const doors = {
+      '.': 'http',
+      './atomic': 'http/features/atomic',
+      './browser': 'http/features/browser',
+      './cache': 'cache',
+      './capabilities': 'http/features/capabilities',
+      './fetch': 'fetch',
+      './files': 'http/features/files',
+      './jwt': 'http/features/jwt',
+      './mcp': 'http/features/mcp',
+      './openapi': 'http/features/openapi',
+      './uploads': 'http/features/uploads',
+      './ws': 'http/features/ws',
+    };
+    expect(Object.keys(pkg.exports).filter((k) => k !== './package.json')).toEqual(
+      Object.keys(doors),
+    );
+    const typesVersions: Record<string, string[]> = {};
+    for (const [door, dir] of Object.entries(doors)) {
       expect(pkg.exports[door]).toEqual({
         types: `./dist/lib/${dir}/index.d.ts`,
         default: `./dist/lib/${dir}/index.js`,
       });
+      if (door !== '.') typesVersions[door.slice(2)] = [`dist/lib/${dir}/index.d.ts`];
     }
-    expect(pkg.typesVersions).toEqual({
-      '*': { cache: ['dist/lib/cache/index.d.ts'], fetch: ['dist/lib/fetch/index.d.ts'] },
-    });
+    expect(pkg.typesVersions).toEqual({ '*': typesVersions });
     expect(pkg.types).toBe('dist/lib/http/index.d.ts');
     expect(pkg.main).toBe('dist/lib/http/index.js');
   });

@@ -256,13 +256,17 @@ export function tsconfigJestOf(projectDir: string): object {
 }
 
 /**
- * Run in the ES module project: every name each door exports to require() is a named ESM export
- * too (Node's cjs-module-lexer finds them in the CommonJS build), printed as what is missing.
+ * Run in the ES module project: every name each door of the package's `exports` gives require() is
+ * a named ESM export too (Node's cjs-module-lexer finds them in the CommonJS build), printed as
+ * what is missing.
  */
 export const EXPORTS_CHECK_MJS = `import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const missing = {};
-for (const door of ['fw-http', 'fw-http/cache', 'fw-http/fetch']) {
+const doors = Object.keys(require('fw-http/package.json').exports)
+  .filter((key) => key !== './package.json')
+  .map((key) => 'fw-http' + key.slice(1));
+for (const door of doors) {
   const esm = await import(door);
   const cjs = require(door);
   const names = Object.keys(cjs);

@@ -3,9 +3,9 @@ import path from 'node:path';
 
 // Runs a TypeScript file of this repository in a child node, as the tests see it: each file
 // compiled by typescript's transpileModule as it is required (decorator metadata on, as ts-jest
-// does), `fw-http`, `fw-http/cache` and `fw-http/fetch` mapped to lib/. The output is cached on
-// disk by file content, so a child started again (the crash harness restarts one many times)
-// starts in well under a second.
+// does), `fw-http` and each subpath door of package.json `exports` mapped to its source in lib/.
+// The output is cached on disk by file content, so a child started again (the crash harness
+// restarts one many times) starts in well under a second.
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -15,7 +15,10 @@ const path = require('node:path');
 const crypto = require('node:crypto');
 const Module = require('node:module');
 const [root, cacheDir, script] = process.argv.slice(1, 4);
-const doors = { 'fw-http': 'lib/http/index.ts', 'fw-http/cache': 'lib/cache/index.ts', 'fw-http/fetch': 'lib/fetch/index.ts' };
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+const doors = {};
+for (const [key, target] of Object.entries(pkg.exports))
+  if (target.types) doors[pkg.name + key.slice(1)] = target.types.slice('./dist/'.length, -'.d.ts'.length) + '.ts';
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function (request, ...rest) {
   if (doors[request]) return path.join(root, doors[request]);

@@ -1,18 +1,8 @@
 // OTEL-10..15: fw's metrics through @opentelemetry/api, read with the
 // real SDK's MeterProvider and a reader collected on demand.
 import { type DataPoint, type Histogram, type MetricData } from '@opentelemetry/sdk-metrics';
-import {
-  App,
-  Controller,
-  Ctx,
-  Deprecated,
-  Get,
-  Idempotent,
-  Post,
-  RateLimit,
-  Returns,
-  Status,
-} from 'fw-http';
+import { App, Controller, Ctx, Get, Idempotent, Post, RateLimit, Returns, Status } from 'fw-http';
+import { Deprecated } from 'fw-http/openapi';
 import { MemoryStore, Space, type Store } from 'fw-http/cache';
 import { globalMetricReader } from '../support/metric-reader';
 import { Client, OpenTarget, Target } from 'fw-http/fetch';

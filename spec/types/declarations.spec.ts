@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import ts from 'typescript';
+import { packageDoors } from '../package/doors';
 import { PUBLIC_CTX } from '../package/public-ctx';
 
 /**
@@ -10,11 +11,7 @@ import { PUBLIC_CTX } from '../package/public-ctx';
 const ROOT = join(__dirname, '..', '..');
 /** Where the declarations would go; nothing is written there, the files live in memory. */
 const OUT = join(ROOT, '.declarations-in-memory');
-const DOORS = {
-  'fw-http': 'lib/http/index',
-  'fw-http/cache': 'lib/cache/index',
-  'fw-http/fetch': 'lib/fetch/index',
-};
+const DOORS = packageDoors();
 
 const CONSUMER = join(ROOT, 'sample', '.consumer-in-memory.ts');
 const CONSUMER_TEXT = `
@@ -46,7 +43,7 @@ function parsedBuildConfig(): ts.ParsedCommandLine {
   return config;
 }
 
-/** The declarations the build emits for everything the three doors reach, by file name. */
+/** The declarations the build emits for everything the doors reach, by file name. */
 function emitDeclarations(options: ts.CompilerOptions): Map<string, string> {
   const files = new Map<string, string>();
   const program = ts.createProgram(

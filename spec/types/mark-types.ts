@@ -2,13 +2,12 @@
 import {
   IDEMPOTENT,
   RATE,
-  UPGRADE,
   type IdempotentMark,
   type MarkKey,
   type RateMark,
   type RouteRecord,
-  type UpgradeMark,
-} from 'fw-http';
+} from 'fw-http/capabilities';
+import { UPGRADE, type UpgradeMark } from 'fw-http/ws';
 
 declare const record: RouteRecord;
 

@@ -2,9 +2,7 @@
 // `tsc --noEmit` in `npm test`, never run. One case per line of the answer-types table, then the accepted forms.
 import {
   Bytes,
-  Dir,
   EventStream,
-  FileBody,
   Optional,
   Redirect,
   Reply,
@@ -20,6 +18,7 @@ import {
   type ReplyValue,
   type TooManyHeaders,
 } from 'fw-http';
+import { Dir, FileBody } from 'fw-http/files';
 
 class Booking {
   constructor(

@@ -1,5 +1,6 @@
 // Type-level checks of static trees: checked by `tsc --noEmit` in `npm test`, never run.
-import { type App, type EmbeddedOptions, type StaticOptions } from 'fw-http';
+import { type App } from 'fw-http';
+import { type EmbeddedOptions, type StaticOptions } from 'fw-http/files';
 
 declare const app: App;
 const entries = [{ path: 'index.html', bytes: '<h1>hi</h1>' }];

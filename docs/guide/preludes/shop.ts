@@ -1,7 +1,8 @@
 // The guide's examples are parts of one shop service. A block marked `<!-- prelude: shop -->` is
-// checked with the names below in scope (only those it uses and does not declare itself): fw's
-// three doors, class-validator's decorators, zod, and the shop's own classes, services and values
-// that the guide's pages refer to without writing them out each time.
+// checked with the names below in scope (only those it uses and does not declare itself): every
+// door of fw (a block that is not a class's members imports a subpath door's names itself, so the
+// reader sees the door), class-validator's decorators, zod, and the shop's own classes, services
+// and values that the guide's pages refer to without writing them out each time.
 import 'reflect-metadata';
 import {
   IsEmail,
@@ -18,23 +19,23 @@ import { Type } from 'class-transformer';
 import type { Writable } from 'node:stream';
 import { z } from 'zod';
 import type { Generated } from 'kysely';
-import {
-  EventStream,
-  Get,
-  Query,
-  Returns,
-  Run,
-  fail,
-  Controller,
-  type Ctx,
-  type Tx,
-} from 'fw-http';
+import { EventStream, Get, Query, Returns, Run, fail, Controller, type Ctx } from 'fw-http';
+import type { Tx } from 'fw-http/atomic';
 import { MemoryStore, Space } from 'fw-http/cache';
 import { Client, Target, type OpenTarget } from 'fw-http/fetch';
 
 export * from 'fw-http';
+export * from 'fw-http/atomic';
+export * from 'fw-http/browser';
 export * from 'fw-http/cache';
+export * from 'fw-http/capabilities';
 export * from 'fw-http/fetch';
+export * from 'fw-http/files';
+export * from 'fw-http/jwt';
+export * from 'fw-http/mcp';
+export * from 'fw-http/openapi';
+export * from 'fw-http/uploads';
+export * from 'fw-http/ws';
 export * from 'class-validator';
 export { Type, z };
 

@@ -4,12 +4,6 @@ import type { HeaderBag } from '../core/header-rules';
 import { JSON_TYPE } from '../core/media-types';
 import type { InjectedAnswer, InjectedRequest } from '../route/extensions';
 
-/**
- * A request for `app.inject`: the same shape a capability sends through `host.inject` (declared in
- * the route layer, which the app sits above).
- */
-export type InjectOptions = InjectedRequest;
-
 /** The answer `app.inject` resolves to: the injected answer, with its bytes and a JSON reader. */
 export interface InjectResult extends InjectedAnswer {
   readonly bytes: Buffer;
@@ -26,7 +20,7 @@ export class InjectRequest extends Readable {
   /** The whole body is here from the start, as for a request whose body came with its head. */
   readonly complete = true;
   readonly socket: { readonly remoteAddress: string; readonly encrypted: boolean };
-  constructor(options: InjectOptions) {
+  constructor(options: InjectedRequest) {
     super({ read() {} });
     this.socket = {
       remoteAddress: options.remoteAddress ?? '127.0.0.1',

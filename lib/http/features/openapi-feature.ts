@@ -1,4 +1,4 @@
-import type * as OpenApi from './openapi';
+import type * as OpenApi from './openapi/feature';
 
 let loaded: typeof OpenApi | null = null;
 
@@ -8,5 +8,5 @@ let loaded: typeof OpenApi | null = null;
  */
 export function openApiFeature(): typeof OpenApi {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use
-  return (loaded ??= require('./openapi') as typeof OpenApi);
+  return (loaded ??= require('./openapi/feature') as typeof OpenApi);
 }

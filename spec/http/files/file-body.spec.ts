@@ -14,8 +14,6 @@ import { join, relative } from 'node:path';
 import {
   App,
   Controller,
-  Dir,
-  FileBody,
   Get,
   HttpError,
   Optional,
@@ -28,6 +26,7 @@ import {
   Versioned,
   headers,
 } from 'fw-http';
+import { Dir, FileBody } from 'fw-http/files';
 
 let base: string;
 let root: string;

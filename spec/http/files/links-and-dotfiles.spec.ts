@@ -9,7 +9,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Controller, Dir, FileBody, Get, Query, Returns } from 'fw-http';
+import { App, Controller, Get, Query, Returns } from 'fw-http';
+import { Dir, FileBody } from 'fw-http/files';
 
 // One rule for the static tree and for Dir/FileBody: a symlink that leaves the root is never
 // followed; one that stays inside is followed only with `followSymlinks: true` (default false);

@@ -4,18 +4,8 @@ import { get as httpGet, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import {
-  App,
-  Controller,
-  Ctx,
-  Dir,
-  FileBody,
-  Get,
-  HttpError,
-  Param,
-  Query,
-  Returns,
-} from 'fw-http';
+import { App, Controller, Ctx, Get, HttpError, Param, Query, Returns } from 'fw-http';
+import { Dir, FileBody } from 'fw-http/files';
 
 let root: string;
 const HELLO = '0123456789';

@@ -1,7 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { IsString } from 'class-validator';
-import { App, Controller, Dir, FileBody, Get, Param, Returns, Versioned } from 'fw-http';
+import { App, Controller, Get, Param, Returns, Versioned } from 'fw-http';
+import { Dir, FileBody } from 'fw-http/files';
 
 class Doc {
   @IsString() id!: string;

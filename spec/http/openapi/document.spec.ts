@@ -37,8 +37,8 @@ import {
   reply,
   type BearerCredentials,
   type BasicCredentials,
-  type OpenApiDocument,
 } from 'fw-http';
+import { type OpenApiDocument } from 'fw-http/openapi';
 
 // ---- shapes
 

@@ -13,8 +13,8 @@ import {
   Returns,
   Status,
   reply,
-  type OpenApiDocument,
 } from 'fw-http';
+import { type OpenApiDocument } from 'fw-http/openapi';
 import { MemoryStore, Space } from 'fw-http/cache';
 
 class NewOrder {

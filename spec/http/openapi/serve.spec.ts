@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IsInt, IsString } from 'class-validator';
-import { App, Body, Controller, Get, Post, Returns, Status, securityHeaders } from 'fw-http';
+import { App, Body, Controller, Get, Post, Returns, Status } from 'fw-http';
+import { securityHeaders } from 'fw-http/browser';
 
 class NewNote {
   @IsString() text!: string;

@@ -1,17 +1,6 @@
 import { IsDateString, IsISO8601, IsOptional, isISO8601 } from 'class-validator';
-import {
-  App,
-  Body,
-  Controller,
-  Ctx,
-  Get,
-  Param,
-  Post,
-  Query,
-  Returns,
-  fail,
-  type OpenApiDocument,
-} from 'fw-http';
+import { App, Body, Controller, Ctx, Get, Param, Post, Query, Returns, fail } from 'fw-http';
+import { type OpenApiDocument } from 'fw-http/openapi';
 
 /** The document says what the wire does: a client built from it accepts and expects what the server does. */
 

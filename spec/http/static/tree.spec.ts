@@ -1,6 +1,7 @@
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { App, Controller, cors, Get, logger, Post, RefusalError, Returns } from 'fw-http';
+import { App, Controller, Get, logger, Post, RefusalError, Returns } from 'fw-http';
+import { cors } from 'fw-http/browser';
 import { appWithLog, cleanTrees, text, tree } from './support';
 
 afterEach(cleanTrees);

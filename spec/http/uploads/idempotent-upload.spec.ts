@@ -2,17 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IsString } from 'class-validator';
-import {
-  App,
-  Controller,
-  FormFile,
-  Form,
-  Idempotent,
-  Post,
-  Returns,
-  Status,
-  type UploadedFile,
-} from 'fw-http';
+import { App, Controller, Form, Idempotent, Post, Returns, Status } from 'fw-http';
+import { FormFile, type UploadedFile } from 'fw-http/uploads';
 import { MemoryStore, Space } from 'fw-http/cache';
 import { emptied, multipart, post } from '../../support/multipart';
 

@@ -3,17 +3,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IsString } from 'class-validator';
-import {
-  App,
-  Controller,
-  Ctx,
-  FormFile,
-  Form,
-  Post,
-  Returns,
-  Status,
-  type UploadedFile,
-} from 'fw-http';
+import { App, Controller, Ctx, Form, Post, Returns, Status } from 'fw-http';
+import { FormFile, type UploadedFile } from 'fw-http/uploads';
 import { emptied, multipart } from '../../support/multipart';
 
 class Upload {

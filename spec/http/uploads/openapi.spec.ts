@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
-import { App, Controller, FormFile, Form, Post, Returns, Status, type UploadedFile } from 'fw-http';
+import { App, Controller, Form, Post, Returns, Status } from 'fw-http';
+import { FormFile, type UploadedFile } from 'fw-http/uploads';
 
 const run = promisify(execFile);
 const ROOT = resolve(__dirname, '../../..');

@@ -5,18 +5,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { IsString } from 'class-validator';
-import {
-  App,
-  Controller,
-  FormFile,
-  Form,
-  Idempotent,
-  Post,
-  RefusalError,
-  Returns,
-  Status,
-  StreamedFile,
-} from 'fw-http';
+import { App, Controller, Form, Idempotent, Post, RefusalError, Returns, Status } from 'fw-http';
+import { FormFile, StreamedFile } from 'fw-http/uploads';
 import { MemoryStore, Space } from 'fw-http/cache';
 import { multipart, post } from '../../support/multipart';
 

@@ -3,20 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IsOptional, IsString, Length } from 'class-validator';
-import {
-  App,
-  Bound,
-  BodyLimit,
-  Body,
-  Controller,
-  Ctx,
-  FormFile,
-  Form,
-  Post,
-  Returns,
-  Status,
-  UploadedFile,
-} from 'fw-http';
+import { App, Bound, Body, Controller, Ctx, Form, Post, Returns, Status } from 'fw-http';
+import { BodyLimit, FormFile, UploadedFile } from 'fw-http/uploads';
 import { emptied, multipart, post } from '../../support/multipart';
 
 class Avatar {

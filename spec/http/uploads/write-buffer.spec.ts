@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { App, Controller, FormFile, Form, Post, Returns, Status, type UploadedFile } from 'fw-http';
+import { App, Controller, Form, Post, Returns, Status } from 'fw-http';
+import { FormFile, type UploadedFile } from 'fw-http/uploads';
 import { multipart, post } from '../../support/multipart';
 
 class Two {

@@ -1,23 +1,11 @@
-// Internal door of lib/http/openapi: the OpenAPI 3.2 document built from route records, the
-// route serving it and the docs page. The public bits are re-exported by lib/http/index.ts.
-export {
-  buildDocument,
-  DEFAULT_FAILURE_SCHEMA,
-  type DocumentInput,
-  type OpenApiDocument,
-} from './build-document';
-export {
-  OperationBuilder,
-  type HeaderObject,
-  type ParameterObject,
-  type ResponseObject,
-  type SecurityScheme,
-} from './operation-builder';
-export {
-  addOpenApi,
-  documentOf,
-  hideFromDocument,
-  openApiRoutes,
-  type OpenApiOptions,
-} from './serve';
-export { addDocsRoutes, docsRoutes, type DocsOptions } from './docs-page';
+/**
+ * `fw-http/openapi`: what a program writes about its API besides routes. `@ApiVersion` serves a
+ * route under one version of the API and `@Deprecated` marks it (headers and the document); the
+ * option types of `app.openapi`, `app.docs` and `app.versions`, and the document's own type. The
+ * document builder itself loads with the first app that describes itself (./feature.ts).
+ */
+export { ApiVersion, Deprecated } from '../api-versions';
+export type { VersionsOptions, DeprecatedOptions } from '../api-versions';
+export type { OpenApiDocument } from './build-document';
+export type { OpenApiOptions } from './serve';
+export type { DocsOptions } from './docs-page';

@@ -1,6 +1,6 @@
-import type { Capability, RecordCheck } from '../route/extensions';
-import { busboyMissing } from '../request/busboy-peer';
-import { IDEMPOTENT } from './idempotency/idempotent-mark';
+import type { Capability, RecordCheck } from '../../route/extensions';
+import { busboyMissing } from '../../request/busboy-peer';
+import { IDEMPOTENT } from '../idempotency/idempotent-mark';
 
 /**
  * An `@Idempotent` route fingerprints a form before its handler runs, which a file handed to the
