@@ -15,6 +15,7 @@ import type {
   Capability,
   EncoderExtensions,
   Host,
+  InjectedRequest,
   Middleware,
   Services,
 } from '../route/extensions';
@@ -31,7 +32,7 @@ import {
   type FailureShape,
 } from '../core/error-mapping';
 import type { JsonSchemaOf } from '../core/standard-schema';
-import { InjectRequest, InjectResponse, type InjectOptions, type InjectResult } from './inject';
+import { InjectRequest, InjectResponse, type InjectResult } from './inject';
 import { AppLog, LogSink } from './log-sink';
 import type { LevelSetting, Logger } from '../core/log';
 import type { RouteRecord } from '../route/route-record';
@@ -637,7 +638,7 @@ export class App {
   }
 
   /** Sends a request through the whole pipeline (routing, middleware, failures, idempotency) without a socket. */
-  inject(options: InjectOptions): Promise<InjectResult> {
+  inject(options: InjectedRequest): Promise<InjectResult> {
     this.build();
     if (!this.#core.stopping) this.#startClients();
     const req = new InjectRequest(options);
