@@ -18,12 +18,12 @@ export interface OptionOwner {
  * (`commandTimeoutMs`).
  */
 export interface NumberRange {
-  readonly min?: number;
-  readonly above?: number;
-  readonly max?: number;
-  readonly below?: number;
-  readonly belowName?: string;
-  readonly unit?: string;
+  readonly min?: number | undefined;
+  readonly above?: number | undefined;
+  readonly max?: number | undefined;
+  readonly below?: number | undefined;
+  readonly belowName?: string | undefined;
+  readonly unit?: string | undefined;
 }
 
 /**
@@ -37,7 +37,12 @@ export function checkPositive(
   value: unknown,
   range: Pick<NumberRange, 'max' | 'unit'> = {},
 ): number {
-  return checkNumber(owner, name, value, { ...range, above: 0 });
+  const { max, unit } = range;
+  if (typeof value === 'number' && Number.isFinite(value) && within(value, { above: 0, max }))
+    return value;
+  const of = unit === undefined ? '' : ` of ${unit}`;
+  const most = max === undefined ? '' : `, at most ${max}`;
+  throw refusal(owner, name, value, `a positive number${of}${most}`);
 }
 
 /**
@@ -68,11 +73,7 @@ export function checkNumber(
   range: NumberRange,
 ): number {
   if (typeof value === 'number' && Number.isFinite(value) && within(value, range)) return value;
-  const kind =
-    range.above === 0 && range.min === undefined && range.below === undefined
-      ? `a positive number${range.unit === undefined ? '' : ` of ${range.unit}`}${range.max === undefined ? '' : `, at most ${range.max}`}`
-      : `a number${said(range)}`;
-  throw refusal(owner, name, value, kind);
+  throw refusal(owner, name, value, `a number${said(range)}`);
 }
 
 /** `true` or `false`, nothing else. */

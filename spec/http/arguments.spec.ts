@@ -467,9 +467,9 @@ describe('maxParams and maxDepth settings', () => {
   it('a bound that is not a whole number of at least 1 is refused at build, naming it', () => {
     expect(() =>
       new App({ log: () => {}, maxParams: 0 }).controllers(InputController).build(),
-    ).toThrow(/maxParams must be a whole number of at least 1, got 0/);
+    ).toThrow(/maxParams must be a whole number from 1, got 0/);
     expect(() =>
       new App({ log: () => {}, maxDepth: 1.5 }).controllers(InputController).build(),
-    ).toThrow(/maxDepth must be a whole number of at least 1, got 1.5/);
+    ).toThrow(/maxDepth must be a whole number from 1, got 1.5/);
   });
 });

@@ -381,8 +381,12 @@ describe('health probes are cached, collapsed and kept off the business permits'
   });
 
   it('refuses health settings that are not whole numbers of milliseconds, naming the setting', () => {
-    expect(() => new App().health({ cacheMs: -1 })).toThrow(/health cacheMs/);
-    expect(() => new App().health({ timeoutMs: 0 })).toThrow(/health timeoutMs/);
+    expect(() => new App().health({ cacheMs: -1 })).toThrow(
+      /health: cacheMs must be a whole number of ms from 0, got -1/,
+    );
+    expect(() => new App().health({ timeoutMs: 0 })).toThrow(
+      /health: timeoutMs must be a whole number of ms from 1, got 0/,
+    );
     expect(() => new App().health({ path: 'healthz' })).toThrow(/health path/);
   });
 });

@@ -149,11 +149,11 @@ describe('a kid the held keys lack', () => {
 describe('remote options', () => {
   it('are checked when the resolver is made, naming the option', () => {
     const cases: [Record<string, number>, RegExp][] = [
-      [{ timeoutMs: 0 }, /remote\.timeoutMs must be a whole number of 1 or more, got 0/],
-      [{ cooldownMs: -1 }, /remote\.cooldownMs must be a whole number of 0 or more, got -1/],
-      [{ maxAgeMs: NaN }, /remote\.maxAgeMs must be a whole number of 1 or more, got NaN/],
-      [{ maxBytes: 1.5 }, /remote\.maxBytes must be a whole number of 1 or more/],
-      [{ retryMs: Infinity }, /remote\.retryMs must be a whole number of 0 or more/],
+      [{ timeoutMs: 0 }, /remote\.timeoutMs must be a whole number of ms from 1, got 0/],
+      [{ cooldownMs: -1 }, /remote\.cooldownMs must be a whole number of ms from 0, got -1/],
+      [{ maxAgeMs: NaN }, /remote\.maxAgeMs must be a whole number of ms from 1, got NaN/],
+      [{ maxBytes: 1.5 }, /remote\.maxBytes must be a whole number of bytes from 1/],
+      [{ retryMs: Infinity }, /remote\.retryMs must be a whole number of ms from 0/],
     ];
     for (const [remote, message] of cases) expect(() => jwt(remote)).toThrow(message);
     expect(() => jwt({ cooldownMs: 0, retryMs: 0 })).not.toThrow();

@@ -120,11 +120,11 @@ describe('@RateLimit settings and description', () => {
     );
     expect(build({}, {} as RateStore)).toThrow(/POST \/x.*rateStore has no hit\(rule, key\)/s);
     expect(build({ perSeconds: 0.0001 }, new MemoryRateStore())).toThrow(
-      /POST \/x.*max and perSeconds × 1000 must be positive whole numbers/s,
+      /POST \/x.*perSeconds × 1000 must be a whole number of ms from 1, got 0.1/s,
     );
     // Counting in the process too: the route is named, not just the table's setting.
     expect(build({ max: 0 })).toThrow(
-      /POST \/x.*max and perSeconds × 1000 must be positive whole numbers/s,
+      /POST \/x.*@RateLimit: max must be a whole number from 1, got 0/s,
     );
   });
 

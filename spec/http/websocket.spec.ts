@@ -266,13 +266,13 @@ describe('WebSocket limits are checked at startup', () => {
     const problems = (err as RefusalError).problems;
     expect(problems).toHaveLength(3);
     expect(problems[0]).toMatch(
-      /GET \/a .*maxMessageBytes must be a whole number of at least 1 \(got 0\)/,
+      /GET \/a .*maxMessageBytes must be a whole number of bytes from 1, got 0/,
     );
     expect(problems[1]).toMatch(
-      /GET \/b .*pingIntervalMs must be a whole number of 0 or more \(got -1\)/,
+      /GET \/b .*pingIntervalMs must be a whole number of ms from 0, got -1/,
     );
     expect(problems[2]).toMatch(
-      /GET \/c .*idleTimeoutMs must be a whole number of 0 or more \(got 1.5\)/,
+      /GET \/c .*idleTimeoutMs must be a whole number of ms from 0, got 1.5/,
     );
   });
 });
@@ -333,8 +333,8 @@ describe('maxBufferedBytes is checked at startup', () => {
     const problems = (err as RefusalError).problems;
     expect(problems).toHaveLength(2);
     expect(problems[0]).toMatch(
-      /^GET \/ws\/zero .*maxBufferedBytes must be a whole number of at least 1 \(got 0\)/,
+      /^GET \/ws\/zero .*maxBufferedBytes must be a whole number of bytes from 1, got 0/,
     );
-    expect(problems[1]).toMatch(/^GET \/ws\/half .*\(got 0\.5\)/);
+    expect(problems[1]).toMatch(/^GET \/ws\/half .*, got 0\.5/);
   });
 });

@@ -1,3 +1,4 @@
+import { checkWhole } from '../../options';
 import { BlockList, isIP } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 
@@ -36,10 +37,7 @@ export function compileTrust(
   if (setting === true) return () => true;
   if (setting === false) return () => false;
   if (typeof setting === 'number') {
-    if (!Number.isSafeInteger(setting) || setting < 0)
-      throw new TypeError(
-        `trustProxy: a hop count must be a whole number of 0 or more, got ${setting}`,
-      );
+    checkWhole({ where: 'trustProxy' }, 'a hop count', setting, { min: 0 });
     return (_a, hop) => hop < setting;
   }
   const list = new BlockList();

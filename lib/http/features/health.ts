@@ -1,3 +1,4 @@
+import { checkWhole } from '../../options';
 import { declareOwn } from '../../json/validator';
 import { IS_IN } from '../../json/validator-names';
 import { toContract } from '../core/answers';
@@ -134,12 +135,7 @@ class HealthCheck {
 
 function setting(name: string, value: number | undefined, fallback: number, least: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < least) {
-    throw new TypeError(
-      `health ${name} must be a whole number of milliseconds of at least ${least}, got ${String(value)}`,
-    );
-  }
-  return value;
+  return checkWhole({ where: 'health' }, name, value, { unit: 'ms', min: least });
 }
 
 /** The health route as a capability: `app.health(options)` is `app.use(healthRoute(options))`. */

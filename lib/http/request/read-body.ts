@@ -1,3 +1,4 @@
+import { checkWhole } from '../../options';
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from '../core/errors';
 
@@ -62,9 +63,5 @@ const tooLarge = (limit: number) =>
 /** A body limit as given (`App({ maxBodyBytes })`, `@BodyLimit`), checked; the default when not given. */
 export function bodyLimitOf(bytes: number | undefined, where: string): number {
   if (bytes === undefined) return BODY_LIMIT;
-  if (!Number.isSafeInteger(bytes) || bytes < 1)
-    throw new TypeError(
-      `${where}: the body limit must be a whole number of bytes, at least 1, got ${bytes}`,
-    );
-  return bytes;
+  return checkWhole({ where }, 'the body limit', bytes, { unit: 'bytes', min: 1 });
 }

@@ -1,3 +1,4 @@
+import { checkWhole } from '../../options';
 import type { Readable } from 'node:stream';
 
 /**
@@ -138,11 +139,11 @@ export function uploadLimits(
     if (v === undefined) continue;
     if (k === 'tmpDir') out[k] = v;
     else if (!(k in base)) throw new TypeError(`${where}: unknown upload limit ${k}`);
-    else if (!Number.isSafeInteger(v) || (v as number) < 1)
-      throw new TypeError(`${where}: ${k} must be a whole number of at least 1, got ${String(v)}`);
-    else if (k === 'maxPartHeaderBytes' && (v as number) > PART_HEADER_CEILING)
-      throw new TypeError(`${where}: maxPartHeaderBytes is at most ${PART_HEADER_CEILING}`);
-    else out[k] = v;
+    else
+      out[k] = checkWhole({ where }, k, v, {
+        min: 1,
+        max: k === 'maxPartHeaderBytes' ? PART_HEADER_CEILING : undefined,
+      });
   }
   return Object.freeze(out) as unknown as UploadLimits;
 }

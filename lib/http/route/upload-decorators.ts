@@ -1,3 +1,4 @@
+import { checkWhole } from '../../options';
 import 'reflect-metadata';
 import { markRoute } from './decorators';
 import { MarkKey } from './mark-key';
@@ -65,14 +66,9 @@ export function settleFile(
 ): FileField {
   const maxBytes = d.options.maxBytes ?? defaults.maxFileBytes;
   const count = d.many ? (d.options.count ?? defaults.maxFiles) : 1;
-  for (const [k, v] of [
-    ['maxBytes', maxBytes],
-    ['count', count],
-  ] as const)
-    if (!Number.isSafeInteger(v) || v < 1)
-      throw new TypeError(
-        `${where}: @FormFile ${d.name}: ${k} must be a whole number of at least 1`,
-      );
+  const owner = { where: `${where}: @FormFile ${d.name}` };
+  checkWhole(owner, 'maxBytes', maxBytes, { unit: 'bytes', min: 1 });
+  checkWhole(owner, 'count', count, { min: 1 });
   if (d.options.stream === true && d.many)
     throw new TypeError(
       `${where}: @FormFile ${d.name}: a streamed file is one StreamedFile, not a list`,

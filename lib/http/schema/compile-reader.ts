@@ -1,3 +1,4 @@
+import { checkWhole } from '../../options';
 import type { ValidationArguments } from 'class-validator';
 import { readWithClassValidator } from './fallback-reader';
 import { NOT_AN_OBJECT_AT_TOP, customWhy, pathPart, tooDeepWhy } from './messages';
@@ -117,8 +118,7 @@ export function compileReader(cls: Function, options: ReaderOptions): (input: un
     field: root,
   });
   const maxDepth = options.maxDepth ?? MAX_DEPTH;
-  if (!Number.isInteger(maxDepth) || maxDepth < 1)
-    throw new TypeError(`maxDepth must be a whole number of at least 1, got ${maxDepth}`);
+  checkWhole({ where: '' }, 'maxDepth', maxDepth, { min: 1 });
   const top: Top = {
     root,
     deep: makeCheck(C_TOO_DEEP, tooDeepWhy(maxDepth), '', plan.shape.name),

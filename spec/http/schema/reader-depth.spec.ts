@@ -117,7 +117,7 @@ describe('compileReader maxDepth', () => {
 
   it('refuses a maxDepth that is not a whole number of at least 1', () => {
     expect(() => compileReader(TreeNode, { source: 'body', maxDepth: 0 })).toThrow(
-      'maxDepth must be a whole number of at least 1, got 0',
+      'maxDepth must be a whole number from 1, got 0',
     );
   });
 

@@ -1,3 +1,5 @@
+import { checkWhole } from '../../../options';
+
 /** How a remote key set is fetched and kept; every field has a default (see `JWKS_DEFAULTS`). */
 export interface RemoteKeyOptions {
   /** A fetch (discovery document or key set) must finish within this. Default 5 s. */
@@ -50,11 +52,8 @@ export function remoteKeyOptions(
 ): Readonly<Required<RemoteKeyOptions>> {
   const o = { ...JWKS_DEFAULTS, ...options };
   for (const name of Object.keys(JWKS_DEFAULTS) as (keyof RemoteKeyOptions)[]) {
-    const v = o[name];
-    if (!Number.isSafeInteger(v) || v < LEAST[name])
-      throw new TypeError(
-        `${where}: remote.${name} must be a whole number of ${LEAST[name]} or more, got ${String(v)}`,
-      );
+    const unit = name.endsWith('Ms') ? 'ms' : 'bytes';
+    checkWhole({ where }, `remote.${name}`, o[name], { unit, min: LEAST[name] });
   }
   return Object.freeze(o);
 }
