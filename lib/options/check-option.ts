@@ -131,3 +131,17 @@ function given(v: unknown): string {
     return typeof v;
   }
 }
+
+/**
+ * Runs one check and notes its refusal in `problems` rather than throwing it, where every problem
+ * of a route is told at once.
+ *
+ * @example noteRefusal(problems, () => checkBoolean(owner, 'atomic', mark.atomic));
+ */
+export function noteRefusal(problems: string[], check: () => unknown): void {
+  try {
+    check();
+  } catch (e) {
+    problems.push((e as Error).message);
+  }
+}

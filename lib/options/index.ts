@@ -10,6 +10,7 @@ export {
   checkOneOf,
   checkPositive,
   checkWhole,
+  noteRefusal,
   type OptionOwner,
   type NumberRange,
 } from './check-option';

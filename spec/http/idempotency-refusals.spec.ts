@@ -161,8 +161,8 @@ describe('the Refusals of atomic routes, word for word', () => {
       }
     }
     expect(refusals(Settings, 'pg')).toEqual([
-      'POST /atomic (Settings.a): @Idempotent atomic must be true or false',
-      "POST /isolation (Settings.b): @Idempotent isolation must be one of 'read committed', 'repeatable read', 'serializable'",
+      'POST /atomic (Settings.a): @Idempotent: atomic must be true or false, got "yes"',
+      `POST /isolation (Settings.b): @Idempotent: isolation must be one of 'read committed', 'repeatable read', 'serializable', got "snapshot"`,
     ]);
   });
 

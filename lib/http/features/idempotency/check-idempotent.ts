@@ -1,4 +1,5 @@
 import { PgStore, type SpaceDecl, OpenSpace } from '../../../cache';
+import { checkBoolean, checkNumber, checkOneOf, checkWhole, noteRefusal } from '../../../options';
 import { innerContracts, type Contract } from '../../core/answers';
 import type { RecordCheck } from '../../route/extensions';
 import type { RouteRecord } from '../../route/route-record';
