@@ -111,24 +111,18 @@ function checkAtomic(
     );
   if (mark === undefined || !ATOMIC_OPTIONS.some((o) => mark[o] !== undefined)) return;
   checkAtomicOptions(label, mark, problems);
-  if (mark.atomic !== undefined && typeof mark.atomic !== 'boolean')
-    problems.push(`${label}: @Idempotent atomic must be true or false`);
-  const isolation: unknown = mark.isolation;
-  if (isolation !== undefined && !ISOLATIONS.includes(isolation as Isolation))
-    problems.push(
-      `${label}: @Idempotent isolation must be one of ${ISOLATIONS.map((i) => `'${i}'`).join(', ')}`,
-    );
-  const deadlineMs: unknown = mark.deadlineMs;
+  const owner = { where: `${label}: @Idempotent` };
+  const { atomic, isolation, deadlineMs } = mark as unknown as Record<string, unknown>;
+  if (atomic !== undefined) noteRefusal(problems, () => checkBoolean(owner, 'atomic', atomic));
+  if (isolation !== undefined)
+    noteRefusal(problems, () => checkOneOf(owner, 'isolation', isolation, ISOLATIONS));
   if (deadlineMs !== undefined && mark.atomic !== true)
     problems.push(
       `${label}: @Idempotent deadlineMs needs atomic: true (it bounds the transaction)`,
     );
-  else if (
-    deadlineMs !== undefined &&
-    !(typeof deadlineMs === 'number' && deadlineMs > 0 && deadlineMs <= MAX_TIMER_MS)
-  )
-    problems.push(
-      `${label}: @Idempotent deadlineMs must be a number of ms above 0 and at most ${MAX_TIMER_MS}, got ${String(deadlineMs)}`,
+  else if (deadlineMs !== undefined)
+    noteRefusal(problems, () =>
+      checkNumber(owner, 'deadlineMs', deadlineMs, { unit: 'ms', above: 0, max: MAX_TIMER_MS }),
     );
   if (mark.atomic !== true) return;
   const space = findSpace(provided, mark.space);
@@ -155,22 +149,15 @@ function checkAtomicOptions(label: string, mark: IdempotentMark, problems: strin
     problems.push(
       `${label}: @Idempotent ${given.join(', ')} needs atomic: true (a plain route answers a duplicate in flight 409 at once and holds no transaction)`,
     );
-  if (holdTransaction !== undefined && typeof holdTransaction !== 'boolean')
-    problems.push(`${label}: @Idempotent holdTransaction must be true or false`);
-  if (
-    waitMs !== undefined &&
-    !(typeof waitMs === 'number' && waitMs >= 0 && waitMs <= MAX_TIMER_MS)
-  )
-    problems.push(
-      `${label}: @Idempotent waitMs must be a number of ms from 0 to ${MAX_TIMER_MS}, got ${String(waitMs)}`,
+  const owner = { where: `${label}: @Idempotent` };
+  if (holdTransaction !== undefined)
+    noteRefusal(problems, () => checkBoolean(owner, 'holdTransaction', holdTransaction));
+  if (waitMs !== undefined)
+    noteRefusal(problems, () =>
+      checkNumber(owner, 'waitMs', waitMs, { unit: 'ms', min: 0, max: MAX_TIMER_MS }),
     );
-  if (
-    maxWaiters !== undefined &&
-    !(Number.isSafeInteger(maxWaiters) && (maxWaiters as number) >= 0)
-  )
-    problems.push(
-      `${label}: @Idempotent maxWaiters must be a whole number from 0, got ${String(maxWaiters)}`,
-    );
+  if (maxWaiters !== undefined)
+    noteRefusal(problems, () => checkWhole(owner, 'maxWaiters', maxWaiters, { min: 0 }));
 }
 
 /** The longest delay a Node timer keeps (2^31 − 1 ms, about 24.8 days). */
