@@ -1,17 +1,8 @@
 import { IsInt, IsString } from 'class-validator';
 import http from 'node:http';
 import type { Pool } from 'pg';
-import {
-  App,
-  Body,
-  Controller,
-  Idempotent,
-  Post,
-  RefusalError,
-  Returns,
-  Status,
-  Tx,
-} from 'fw-http';
+import { App, Body, Controller, Idempotent, Post, RefusalError, Returns, Status } from 'fw-http';
+import { Tx } from 'fw-http/atomic';
 import { PgStore, Space } from 'fw-http/cache';
 import { startPostgres, type PostgresServer } from '../support/postgres-process';
 import { testPool } from '../support/pg-pool';

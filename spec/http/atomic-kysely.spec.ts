@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import type { Pool } from 'pg';
-import { App, Controller, Idempotent, Post, Returns, Status, Tx } from 'fw-http';
+import { App, Controller, Idempotent, Post, Returns, Status } from 'fw-http';
+import { Tx } from 'fw-http/atomic';
 import { PgStore, Space } from 'fw-http/cache';
 import { startPostgres, type PostgresServer } from '../support/postgres-process';
 import { testPool } from '../support/pg-pool';

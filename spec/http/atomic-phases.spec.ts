@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Pool } from 'pg';
-import { App, Controller, Ctx, Idempotent, Post, RefusalError, Returns, Status, Tx } from 'fw-http';
+import { App, Controller, Ctx, Idempotent, Post, RefusalError, Returns, Status } from 'fw-http';
+import { Tx } from 'fw-http/atomic';
 import { PgStore, Space } from 'fw-http/cache';
 import { Client, Target } from 'fw-http/fetch';
 import { startPostgres, type PostgresServer } from '../support/postgres-process';
@@ -283,7 +284,7 @@ describe('a lost lease cancels the running statement', () => {
     const table = store.migrationSql.match(/TABLE IF NOT EXISTS (\S+)/)![1];
     await pool.query(`UPDATE ${table} SET value = 'another run' WHERE key LIKE '%lost-1%'`);
     const res = await going;
-    expect(res.status).toBe(503);
+    expect([res.status, res.retryAfter]).toEqual([503, '1']);
     expect(JSON.parse(res.body).error).toMatch(/claim/);
     expect(await placed()).toBe(0);
     const sleeping = await pool.query(

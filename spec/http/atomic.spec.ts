@@ -10,10 +10,9 @@ import {
   RefusalError,
   Returns,
   Status,
-  Tx,
   type Ctx,
-  type Isolation,
 } from 'fw-http';
+import { Tx, type Isolation } from 'fw-http/atomic';
 import { MemoryStore, PgStore, Space, type SpaceDecl } from 'fw-http/cache';
 import { startPostgres, type PostgresServer } from '../support/postgres-process';
 import { testPool } from '../support/pg-pool';

@@ -50,7 +50,10 @@ export class AtomicTx {
   /** The claim's lease lost while the transaction is open: its statement is cancelled too. */
   readonly #leaseLost = (): void => {
     const reason: unknown = this.#c.signal.reason;
-    if (reason instanceof HttpError && reason.code === 'LeaseLost') this.#guard?.cut(reason);
+    if (!(reason instanceof HttpError) || reason.code !== 'LeaseLost' || this.#guard === null)
+      return;
+    this.#c.setHeader('retry-after', '1');
+    this.#guard.cut(reason);
   };
 
   constructor(settings: AtomicTxSettings, c: Ctx, key: string) {
