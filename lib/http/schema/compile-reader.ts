@@ -198,10 +198,8 @@ function readObject(
   left: number,
 ): unknown {
   if (plan.tag !== null) {
-    const t = plan.tag;
-    const got = Object.prototype.hasOwnProperty.call(input, t.key) ? input[t.key] : undefined;
-    if (got !== t.value)
-      return new Failure(got === undefined ? t.requiredCheck : t.valueCheck, got, t.path, input);
+    const wrong = wrongTag(plan.tag, input);
+    if (wrong !== null) return wrong;
   }
   if (plan.fallback) return readFallback(plan, input, left);
   const out = Object.create(plan.proto) as Record<string, unknown>;
@@ -232,16 +230,25 @@ function readObject(
         continue;
       }
     }
-    if (f.special)
-      Object.defineProperty(out, f.name, {
-        value: r,
-        writable: true,
-        enumerable: true,
-        configurable: true,
-      });
+    if (f.special) ownProperty(out, f.name, r);
     else out[f.name] = r;
   }
   return out;
+}
+
+/** A tagged class's tag, as read: null when it names the class, else its failure. */
+function wrongTag(
+  t: NonNullable<ObjectPlan['tag']>,
+  input: Record<string, unknown>,
+): Failure | null {
+  const got = Object.prototype.hasOwnProperty.call(input, t.key) ? input[t.key] : undefined;
+  if (got === t.value) return null;
+  return new Failure(got === undefined ? t.requiredCheck : t.valueCheck, got, t.path, input);
+}
+
+/** Sets a field a plain assignment would not make an own property of (`__proto__`). */
+function ownProperty(out: object, name: string, value: unknown): void {
+  Object.defineProperty(out, name, { value, writable: true, enumerable: true, configurable: true });
 }
 
 function readFallback(plan: ObjectPlan, input: Record<string, unknown>, left: number): unknown {
@@ -281,15 +288,8 @@ function deeperThan(v: object, left: number): string | null {
 function readValue(p: ValuePlan, v: unknown, left: number): unknown {
   if (p.names !== null) return readNamed(p, v);
   if (p.query && p.kind !== K_ARRAY) {
-    if (typeof v !== 'string' && Array.isArray(v)) {
-      if (v.length !== 1) return refuse(p.singleCheck, v);
-      v = v[0];
-    }
-    if (typeof v === 'string' && p.kind !== K_STRING) {
-      const converted = convertQueryScalar(p.kindName, v, p.members);
-      if (converted === NOT_CONVERTED) return refuse(p.kindCheck, v);
-      v = converted;
-    }
+    v = queryScalar(p, v);
+    if (v instanceof Failure) return v;
   }
   switch (p.kind) {
     case K_STRING:
@@ -333,6 +333,17 @@ function readValue(p: ValuePlan, v: unknown, left: number): unknown {
   }
   if (p.kind === K_ARRAY && p.items !== null) return readItems(p, v as unknown[], left - 1);
   return v;
+}
+
+/** One value of a query parameter (a list of one is its value), converted from text to its kind. */
+function queryScalar(p: ValuePlan, v: unknown): unknown {
+  if (typeof v !== 'string' && Array.isArray(v)) {
+    if (v.length !== 1) return refuse(p.singleCheck, v);
+    v = v[0];
+  }
+  if (typeof v !== 'string' || p.kind === K_STRING) return v;
+  const converted = convertQueryScalar(p.kindName, v, p.members);
+  return converted === NOT_CONVERTED ? refuse(p.kindCheck, v) : converted;
 }
 
 // A union's variant is told by its tag, with no declaration beyond the marker: the one key of an
