@@ -253,49 +253,69 @@ export function Union<const V extends Variants>(
     throw new TypeError(`${where}: give at least one variant`);
   const s = spelling(where, options, true);
   const target = unionTarget(name);
-  const list: VariantSpelling[] = [];
-  const byKey = new Map<string, VariantSpelling>();
-  const byName = new Map<string, VariantSpelling>();
-  const byClass = new Map<Function, VariantSpelling>();
+  const table = new VariantTable(where, s);
   const union: UnionSpelling = Object.freeze({
     name,
     target,
     tag: s.tag,
-    variants: list,
-    byKey,
-    byName,
-    variantOf(value: unknown): VariantSpelling | null {
-      if (value === null || typeof value !== 'object') return null;
-      if (value instanceof UnitVariant)
-        return UnitVariant.unionOf(value) === union ? byKey.get(value.variant)! : null;
-      const exact = byClass.get(value.constructor);
-      if (exact !== undefined) return exact;
-      for (const v of list) if (v.type !== null && value instanceof v.type) return v;
-      return null;
-    },
+    variants: table.list,
+    byKey: table.byKey,
+    byName: table.byName,
+    variantOf: (value: unknown) => table.of(union, value),
   });
-  for (const [key, type] of Object.entries(variants)) {
+  for (const [key, type] of Object.entries(variants)) table.add(union, key, type);
+  Object.freeze(table.list);
+  Object.defineProperty(target, UNION_MARK, { value: union });
+  anyMarker = true;
+  return Object.freeze(target) as unknown as UnionType<V>;
+}
+
+/** A union's variants as declared: in order, by key, by spelled name and by class. */
+class VariantTable {
+  readonly list: VariantSpelling[] = [];
+  readonly byKey = new Map<string, VariantSpelling>();
+  readonly byName = new Map<string, VariantSpelling>();
+  readonly #byClass = new Map<Function, VariantSpelling>();
+  readonly #where: string;
+  readonly #spelling: Spelling;
+
+  constructor(where: string, spelling: Spelling) {
+    this.#where = where;
+    this.#spelling = spelling;
+  }
+
+  /** Adds a variant: a class, or null for one without payload (its constant is made here). */
+  add(union: UnionSpelling, key: string, type: unknown): void {
+    const where = this.#where;
     if (type !== null && typeof type !== 'function')
       throw new TypeError(
         `${where}: variant ${key} must be a class, or null for a variant without payload`,
       );
-    if (type !== null && byClass.has(type))
+    if (type !== null && this.#byClass.has(type))
       throw new TypeError(
         `${where}: ${type.name} is given for two variants; the writer tells variants apart by their class`,
       );
-    const spelled = s.spell(key);
-    if (byName.has(spelled)) throw new TypeError(`${where}: two variants are spelled "${spelled}"`);
+    const spelled = this.#spelling.spell(key);
+    if (this.byName.has(spelled))
+      throw new TypeError(`${where}: two variants are spelled "${spelled}"`);
     const unit = type === null ? unitConstant(union, key, where) : null;
     const v: VariantSpelling = Object.freeze({ key, name: spelled, type, unit });
-    list.push(v);
-    byKey.set(key, v);
-    byName.set(spelled, v);
-    if (type !== null) byClass.set(type, v);
+    this.list.push(v);
+    this.byKey.set(key, v);
+    this.byName.set(spelled, v);
+    if (type !== null) this.#byClass.set(type, v);
   }
-  Object.freeze(list);
-  Object.defineProperty(target, UNION_MARK, { value: union });
-  anyMarker = true;
-  return Object.freeze(target) as unknown as UnionType<V>;
+
+  /** The variant of a value: its constant's, its class's, or a subclass's; null for none. */
+  of(union: UnionSpelling, value: unknown): VariantSpelling | null {
+    if (value === null || typeof value !== 'object') return null;
+    if (value instanceof UnitVariant)
+      return UnitVariant.unionOf(value) === union ? this.byKey.get(value.variant)! : null;
+    const exact = this.#byClass.get(value.constructor);
+    if (exact !== undefined) return exact;
+    for (const v of this.list) if (v.type !== null && value instanceof v.type) return v;
+    return null;
+  }
 }
 
 /** The function that stands for a union (`@Type(() => Shape)`): named after it, never called. */
