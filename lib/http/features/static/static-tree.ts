@@ -2,7 +2,7 @@
 // type, ETag, bytes and gzipped copy ready, so a request is one lookup and no disk access (except
 // for spilled files). Ranges and conditions go through the shared file answer (files/file-answer).
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { HeaderEntry } from '../../core/answers';
@@ -387,38 +387,18 @@ function walkDir(prefix: string, dir: string, o: Resolved): Tree | string[] {
     ];
   }
   const rootDir = Dir.ofReal(real, { followSymlinks: o.followSymlinks, dotfiles: o.dotfiles });
-  const maxFile = o.reload ? -1 : o.maxFileBytes; // reload: every file is opened per request
   const files = new Map<string, Entry>();
   // `abs` is a real path; `above` the real directories on the way down, so a link back up is cut.
   const walk = (abs: string, rel: string, above: ReadonlySet<string>): void => {
     for (const d of readdirSync(abs, { withFileTypes: true })) {
       if (!o.dotfiles && d.name.startsWith('.')) continue; // any segment: `.git/config` too
-      let path = join(abs, d.name);
+      const path = d.isSymbolicLink() ? linked(join(abs, d.name), rootDir, o) : join(abs, d.name);
+      if (path === null) continue;
       const name = rel + d.name;
-      if (d.isSymbolicLink()) {
-        // The Dir rule: never out of the root; inside it only with followSymlinks.
-        if (!o.followSymlinks) continue;
-        try {
-          path = realpathSync(path);
-        } catch {
-          continue; // dangling
-        }
-        if (!rootDir.holds(path)) continue;
-      }
       const stat = statSync(path);
       if (stat.isDirectory()) {
         if (!above.has(path)) walk(path, name + '/', new Set(above).add(path));
-      } else if (stat.isFile()) {
-        if (stat.size > maxFile)
-          files.set(name, {
-            kind: 'spilled',
-            type: contentTypeOf(name),
-            name,
-            size: stat.size,
-            mtimeMs: stat.mtimeMs,
-          });
-        else files.set(name, hold(name, readFileSync(path), stat.mtimeMs, o));
-      }
+      } else if (stat.isFile()) files.set(name, fileEntry(name, path, stat, o));
     }
   };
   walk(real, '', new Set([real]));
@@ -434,6 +414,34 @@ function walkDir(prefix: string, dir: string, o: Resolved): Tree | string[] {
     summary: summaryOf(`static ${prefix} (${root})`, files, droppedGz, overflow),
     root: rootDir,
   });
+}
+
+/**
+ * Where a link in the tree leads, by the Dir rule: never out of the root, inside it only with
+ * followSymlinks; null when it is not followed (or dangles).
+ */
+function linked(path: string, root: Dir, o: Resolved): string | null {
+  if (!o.followSymlinks) return null;
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    return null; // dangling
+  }
+  return root.holds(real) ? real : null;
+}
+
+/** A file of the tree: held in memory, or spilled (opened per request) past maxFileBytes or under reload. */
+function fileEntry(name: string, path: string, stat: Stats, o: Resolved): Entry {
+  const maxFile = o.reload ? -1 : o.maxFileBytes; // reload: every file is opened per request
+  if (stat.size <= maxFile) return hold(name, readFileSync(path), stat.mtimeMs, o);
+  return {
+    kind: 'spilled',
+    type: contentTypeOf(name),
+    name,
+    size: stat.size,
+    mtimeMs: stat.mtimeMs,
+  };
 }
 
 /** The tree of an embedded list, or the Refusal lines that stop it. */
