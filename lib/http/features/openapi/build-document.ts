@@ -79,31 +79,13 @@ export function buildDocument(input: DocumentInput): OpenApiDocument {
     item.set(record.method.toLowerCase(), op);
   }
 
-  const pathsJson: Record<string, Record<string, Record<string, unknown>>> = {};
-  for (const path of [...paths.keys()].sort(byText)) {
-    const item = paths.get(path)!;
-    const methods = [...item.keys()].sort((a, b) => METHODS.indexOf(a) - METHODS.indexOf(b));
-    pathsJson[path] = Object.fromEntries(methods.map((m) => [m, item.get(m)!.toJSON()]));
-  }
   const tags = [...new Set(input.records.map((r) => r.tag))].sort(byText).map((name) => ({ name }));
-  const schemas: Record<string, unknown> = {};
-  for (const name of [...components.schemas.keys()].sort(byText))
-    schemas[name] = components.schemas.get(name);
-  const componentsJson: {
-    schemas: Record<string, unknown>;
-    securitySchemes?: Record<string, unknown>;
-  } = { schemas };
-  if (components.securitySchemes.size) {
-    componentsJson.securitySchemes = Object.fromEntries(
-      [...components.securitySchemes].sort((a, b) => byText(a[0], b[0])),
-    );
-  }
   const doc = {
     openapi: '3.2.0' as const,
     info: { title: input.info?.title ?? 'fw app', version: input.info?.version ?? '0.0.0' },
     tags,
-    paths: pathsJson,
-    components: componentsJson,
+    paths: pathsJson(paths),
+    components: componentsJson(components),
   };
   // Through JSON once: shared (and frozen) schema objects become separate, plain values.
   const plain = JSON.parse(JSON.stringify(doc)) as typeof doc;
@@ -112,6 +94,34 @@ export function buildDocument(input: DocumentInput): OpenApiDocument {
   if (failureType !== undefined && failureType !== JSON_TYPE)
     retypeFailures(plain.paths, failureType);
   return plain;
+}
+
+/** The paths object: paths sorted, each path's methods in the order of METHODS. */
+function pathsJson(
+  paths: ReadonlyMap<string, ReadonlyMap<string, OperationBuilder>>,
+): Record<string, Record<string, Record<string, unknown>>> {
+  const out: Record<string, Record<string, Record<string, unknown>>> = {};
+  for (const path of [...paths.keys()].sort(byText)) {
+    const item = paths.get(path)!;
+    const methods = [...item.keys()].sort((a, b) => METHODS.indexOf(a) - METHODS.indexOf(b));
+    out[path] = Object.fromEntries(methods.map((m) => [m, item.get(m)!.toJSON()]));
+  }
+  return out;
+}
+
+/** The components object: schemas and security schemes sorted by name (no empty securitySchemes). */
+function componentsJson(components: Components): {
+  schemas: Record<string, unknown>;
+  securitySchemes?: Record<string, unknown>;
+} {
+  const schemas: Record<string, unknown> = {};
+  for (const name of [...components.schemas.keys()].sort(byText))
+    schemas[name] = components.schemas.get(name);
+  if (components.securitySchemes.size === 0) return { schemas };
+  const securitySchemes = Object.fromEntries(
+    [...components.securitySchemes].sort((a, b) => byText(a[0], b[0])),
+  );
+  return { schemas, securitySchemes };
 }
 
 /** Failure bodies under the shape's own content type (`application/problem+json`), beside a declared JSON answer of the same status. */
