@@ -432,16 +432,7 @@ function checkContract(
         );
       break;
     case 'status':
-      checkStatus(
-        contract.status,
-        contract.inner,
-        `${label}: Status(${contract.status}, …)`,
-        problems,
-      );
-      if (contract.inner.kind === 'file')
-        problems.push(
-          `${label}: FileBody cannot take a wrapper's status (Status(${contract.status}, FileBody))`,
-        );
+      checkStatusWrapper(contract, label, problems);
       break;
     case 'reply':
       for (const status of contract.statuses)
@@ -456,11 +447,7 @@ function checkContract(
       checkVersioned(contract.inner, label, problems, under);
       break;
     case 'events':
-      if (under !== null)
-        problems.push(
-          `${label}: EventStream stands alone: c.events() always answers 200 (not inside ${under === 'status' ? 'Status' : under === 'reply' ? 'Reply' : 'Optional'})`,
-        );
-      checkEventData(contract, label, problems);
+      checkEvents(contract, label, problems, under);
       break;
     case 'self':
       checkSelfWriting(contract.type, label, problems);
@@ -470,6 +457,33 @@ function checkContract(
   }
   const here = UNDER[contract.kind] ?? null;
   for (const inner of innerContracts(contract)) checkContract(inner, label, problems, here);
+}
+
+/** `Status(s, T)`: a status its answer can have; a FileBody takes no wrapper's status. */
+function checkStatusWrapper(
+  contract: Extract<Contract, { kind: 'status' }>,
+  label: string,
+  problems: string[],
+): void {
+  checkStatus(contract.status, contract.inner, `${label}: Status(${contract.status}, …)`, problems);
+  if (contract.inner.kind === 'file')
+    problems.push(
+      `${label}: FileBody cannot take a wrapper's status (Status(${contract.status}, FileBody))`,
+    );
+}
+
+/** An event stream answers 200 with its head at once: it stands alone, under no wrapper. */
+function checkEvents(
+  contract: Extract<Contract, { kind: 'events' }>,
+  label: string,
+  problems: string[],
+  under: Under,
+): void {
+  if (under !== null)
+    problems.push(
+      `${label}: EventStream stands alone: c.events() always answers 200 (not inside ${under === 'status' ? 'Status' : under === 'reply' ? 'Reply' : 'Optional'})`,
+    );
+  checkEventData(contract, label, problems);
 }
 
 /** `EventStream.of(T, { event })`: data a class or a Standard Schema, an event type on one line. */
