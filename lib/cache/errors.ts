@@ -18,6 +18,10 @@ export const CACHE_ERRORS = {
     status: 503,
     doc: 'a claim (putIfAbsent) or a compare-and-set found no room: what the store holds for requests in flight and their kept answers is never evicted to make room, so the write fails closed',
   },
+  PoolBusy: {
+    status: 503,
+    doc: "PgStore.transaction got no connection within commandTimeoutMs while every connection of the pool was in use (the message names the pool's size and how many wait): the database is up, the pool busy",
+  },
   InvalidArgument: {
     status: 500,
     doc: 'a space or store built or called with a value it cannot use (empty name, TTL that is not a positive number, value that is not bytes)',

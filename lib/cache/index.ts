@@ -9,8 +9,8 @@ export { OpenSpace } from './open-space';
 export type { Store, ExpectOptions } from './store';
 export { MemoryStore } from './memory-store';
 export type { MemoryStoreOptions } from './memory-store';
-export { RedisStore } from './redis-store';
-export type { RedisStoreOptions, RedisNode } from './redis-store-options';
+export { RedisStore } from './redis/redis-store';
+export type { RedisStoreOptions, RedisNode } from './redis/redis-store-options';
 export type { RateStore, RateRule, RateWindow, RateCount } from './rate-store';
 export { MemoryRateStore } from './memory-rate-store';
 export {
@@ -25,8 +25,10 @@ export { CacheError, CACHE_ERRORS } from './errors';
 export type { CacheErrorCode } from './errors';
 export { CodedError, type ErrorRow } from '../errors';
 // PgStore: a space on Postgres, able to run atomic idempotent routes.
-export { PgStore } from './pg-store';
-export type { PgStoreOptions, PgPool, PgPoolClient } from './pg-store';
+export { PgStore } from './pg/pg-store';
+export type { PgStoreOptions, PgPool, PgPoolClient } from './pg/pg-store';
+export { PgTransaction } from './pg/pg-transaction';
+export type { PgTransactionOptions, PgIsolation, PgResult } from './pg/pg-transaction';
 // The store contract may answer at once; which answers a space keeps.
 export type { Answer } from './store';
 export type { KeepMode } from './space';

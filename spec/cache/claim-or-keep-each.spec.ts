@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import IORedis from 'ioredis';
-import { CLAIM_OR_KEEP_EACH } from '../../lib/cache/claim-or-keep-each';
+import { CLAIM_OR_KEEP_EACH } from '../../lib/cache/redis/claim-or-keep-each';
 import { startServer, stopProcess, type RedisProcess } from '../support/redis-process';
 
 // I28.5 the script a batch of claims and keeps runs in, on a real redis-server: each kind answers

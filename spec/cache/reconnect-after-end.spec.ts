@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
-import { reconnectAfterEnd } from '../../lib/cache/reconnect-after-end';
+import { reconnectAfterEnd } from '../../lib/cache/redis/reconnect-after-end';
 
 // The timing of reconnectAfterEnd on a fake clock, over a stand-in that has only what it uses (a
 // status, connect() and events). The real failure it answers is in redis-sentinel-reconnect.spec.ts.

@@ -1,4 +1,4 @@
-import { databaseFailure } from '../../lib/http/features/database-failure';
+import { databaseFailure } from '../../lib/cache/pg/database-failure';
 
 // Which errors of a handler's statement are the database's (503 on an atomic route) and which
 // are the statement's own (the handler's failure).

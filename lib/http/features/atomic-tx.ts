@@ -1,7 +1,6 @@
-import type { PgStore } from '../../cache';
+import { CacheError, PgTransaction, type PgStore } from '../../cache';
 import { HttpError, clientGone } from '../core/errors';
 import type { Ctx } from '../request/ctx';
-import { TxGuard, type GuardedClient } from './tx-guard';
 import type { Isolation, TxResult } from './tx';
 import { exchangeOf } from '../request/exchange-of';
 
@@ -17,43 +16,32 @@ export interface AtomicTxSettings {
   readonly hold: boolean;
 }
 
-/** The part of a `pg.PoolClient` used here. */
-interface PgClient extends GuardedClient {
-  release(err?: boolean | Error): void;
-  on(event: 'error', listener: (err: unknown) => void): unknown;
-  off(event: 'error', listener: (err: unknown) => void): unknown;
-}
-
 /**
  * One attempt's transaction on an atomic route, opened by the handler's first `tx.query` (not
  * before: outbound calls and steps made before it hold no connection and no lock) and ended by
  * `commit`, which keeps the answer over the claim in the same transaction after checking that the
  * claim is still this request's. A handler that never queries commits its answer with one
- * compare-and-set statement. Every statement runs under the route's deadline; a cut (the
- * deadline, the client gone) cancels the statement on the server and destroys the connection.
+ * compare-and-set statement. The transaction is the store's (`PgStore.transaction`): every
+ * statement under the route's deadline; a cut (the deadline, the client gone, the lease lost)
+ * cancels the statement on the server and destroys the connection.
  */
 export class AtomicTx {
   readonly #s: AtomicTxSettings;
   readonly #c: Ctx;
   /** The key's entry in the store (the space's key of the record). */
   readonly #key: string;
-  #opening: Promise<TxGuard> | null = null;
-  #client: PgClient | null = null;
-  #guard: TxGuard | null = null;
-  /** Why the connection cannot go back to the pool (cut, or lost under a statement). */
-  #lost: unknown = undefined;
+  #opening: Promise<PgTransaction> | null = null;
+  #tx: PgTransaction | null = null;
   #ended = false;
-  readonly #cut = (err: unknown): void => void (this.#lost = err);
   readonly #gone = (): void => {
-    if (!exchangeOf(this.#c).res.writableFinished) this.#guard?.cut(clientGone());
+    if (!exchangeOf(this.#c).res.writableFinished) this.#tx?.cut(clientGone());
   };
   /** The claim's lease lost while the transaction is open: its statement is cancelled too. */
   readonly #leaseLost = (): void => {
     const reason: unknown = this.#c.signal.reason;
-    if (!(reason instanceof HttpError) || reason.code !== 'LeaseLost' || this.#guard === null)
-      return;
+    if (!(reason instanceof HttpError) || reason.code !== 'LeaseLost' || this.#tx === null) return;
     this.#c.setHeader('retry-after', '1');
-    this.#guard.cut(reason);
+    this.#tx.cut(reason);
   };
 
   constructor(settings: AtomicTxSettings, c: Ctx, key: string) {
@@ -68,20 +56,24 @@ export class AtomicTx {
   }
 
   /** What cut the attempt (its error, to answer with), or null. */
-  get cutBy(): HttpError | null {
-    return this.#guard?.cutBy ?? null;
+  get cutBy(): Error | null {
+    return this.#tx?.cutBy ?? null;
   }
 
   /** The first database failure a statement of the handler's met, or null. */
   get failure(): string | null {
-    return this.#guard?.failure ?? null;
+    return this.#tx?.failure ?? null;
   }
 
   /**
    * One statement of the handler's: the first opens the transaction. `step` names the `c.step` it
    * is made inside of, if any: refused there.
    */
-  async query(text: string, values: readonly unknown[] | undefined, step: string | null) {
+  async query(
+    text: string,
+    values: readonly unknown[] | undefined,
+    step: string | null,
+  ): Promise<TxResult> {
     if (this.#ended)
       throw new HttpError(
         'NotResolved',
@@ -92,8 +84,8 @@ export class AtomicTx {
         'QueryInStep',
         `${this.#s.label}: tx.query inside c.step "${step}": a step's result is kept outside the transaction, so its writes would be lost on a rerun that reads it back; query before or after the step`,
       );
-    const guard = await (this.#opening ??= this.#begin());
-    return guard.handlerQuery(text, values);
+    const tx = await (this.#opening ??= this.#begin());
+    return tx.query(text, values);
   }
 
   /**
@@ -115,17 +107,9 @@ export class AtomicTx {
   async commit(claim: Buffer, kept: Buffer): Promise<boolean> {
     const s = this.#s;
     if (this.#opening === null) return s.store.put(this.#key, kept, s.ttlMs, { expect: claim });
-    const guard = await this.#opening;
-    const ms = s.store.commandTimeoutMs * 2;
-    guard.arm(ms, () => this.#late('keep and commit', ms));
-    const done = await this.#statement(guard, 'keep', s.store.sql.putIfEqual, [
-      this.#key,
-      kept,
-      s.ttlMs,
-      claim,
-    ]);
-    if (done.rowCount === 0) return false;
-    await this.#statement(guard, 'commit', 'COMMIT');
+    const tx = await this.#opening;
+    if (!(await tx.keep(this.#key, kept, s.ttlMs, claim))) return false;
+    await tx.commit();
     this.#ended = true;
     return true;
   }
@@ -133,61 +117,39 @@ export class AtomicTx {
   /** Ends the attempt: rolls back what is not committed, gives the connection back (or drops it). */
   async end(): Promise<void> {
     const opening = this.#opening;
-    if (opening === null) return;
-    const guard = await opening.catch(() => null);
-    if (guard === null) return;
-    if (guard.cutBy !== null) this.#lost = guard.cutBy;
-    else if (!this.#ended)
-      await this.#client!.query('ROLLBACK').catch((gone: unknown) => (this.#lost = gone));
     this.#ended = true;
-    guard.dispose();
+    if (opening === null) return;
+    const tx = await opening.catch(() => null);
+    if (tx === null) return;
     exchangeOf(this.#c).res.off('close', this.#gone);
     this.#c.signal.removeEventListener('abort', this.#leaseLost);
-    const client = this.#client!;
-    client.off('error', this.#cut);
-    // A connection that was cut, or could not even roll back, is dropped, not given back.
-    client.release(this.#lost === undefined ? undefined : true);
+    await tx.end();
   }
 
-  async #begin(): Promise<TxGuard> {
+  async #begin(): Promise<PgTransaction> {
     const s = this.#s;
-    const client = await connect(this.#c, s);
-    this.#client = client;
-    // Checked out, a client has no listener of the pool's: a connection cut while the handler
-    // runs would be an unhandled 'error' event. The query in flight rejects with it anyway.
-    client.on('error', this.#cut);
-    const guard = (this.#guard = new TxGuard(client));
+    let tx: PgTransaction;
+    try {
+      tx = await s.store.transaction({
+        isolation: s.isolation,
+        deadlineMs: s.deadlineMs,
+        late: (what, ms) => this.#late(what, ms),
+      });
+    } catch (e) {
+      throw e instanceof CacheError && e.code === 'PoolBusy' ? this.#poolExhausted(e) : e;
+    }
+    this.#tx = tx;
     // A client gone before its answer: the statement running is cancelled and nothing commits.
     exchangeOf(this.#c).res.once('close', this.#gone);
     this.#c.signal.addEventListener('abort', this.#leaseLost, { once: true });
-    guard.arm(s.deadlineMs, () => this.#late('transaction', s.deadlineMs));
-    // The server's own bound stands behind ours, in place of the short one a PgStore's pool sets.
-    const serverMs = Math.ceil(s.deadlineMs + s.store.commandTimeoutMs);
-    await this.#statement(
-      guard,
-      'begin',
-      `BEGIN ISOLATION LEVEL ${s.isolation.toUpperCase()}; SET LOCAL statement_timeout = ${serverMs}`,
-    );
-    return guard;
+    return tx;
   }
 
-  /**
-   * One statement of fw's own: a failure of the database leaves as the store's `Unavailable`; a
-   * retryable SQLSTATE (a serialization failure at COMMIT) leaves as it is.
-   */
-  async #statement(
-    guard: TxGuard,
-    what: string,
-    text: string,
-    values?: unknown[],
-  ): Promise<TxResult> {
-    try {
-      return await guard.query(text, values);
-    } catch (e) {
-      if (guard.cutBy !== null) throw guard.cutBy;
-      if (isRetryable(e)) throw e;
-      throw this.#s.store.unavailable(`atomic ${what} "${this.#key}"`, e);
-    }
+  /** The pool's connections all in use: named and logged as such, the database itself being up. */
+  #poolExhausted(e: CacheError): HttpError {
+    exchangeOf(this.#c).core.log(`${this.#s.label}: ${e.message}; answered 503`);
+    this.#c.setHeader('retry-after', '1');
+    return new HttpError('PoolExhausted', 'every database connection is in use: retry later');
   }
 
   /** The transaction's deadline passed: 503 with Retry-After, logged. */
@@ -207,42 +169,8 @@ export class AtomicTx {
   }
 }
 
-/** SQLSTATEs after which the whole attempt is tried again: serialization_failure, deadlock_detected. */
-const RETRYABLE = new Set(['40001', '40P01']);
-
-/** The SQLSTATE of a retryable failure, or null. */
-export function retryableCode(e: unknown): string | null {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && RETRYABLE.has(code) ? code : null;
-}
-
-const isRetryable = (e: unknown): boolean => retryableCode(e) !== null;
-
-/** A connection from the store's pool within its `commandTimeoutMs`, or 503 (`PoolExhausted` when every one is in use). */
-async function connect(c: Ctx, s: AtomicTxSettings): Promise<PgClient> {
-  const store = s.store;
-  store.assertOpen(`atomic "${s.label}"`);
-  let timer: NodeJS.Timeout | undefined;
-  const connecting = store.pool.connect() as Promise<PgClient>;
-  try {
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`no connection within ${store.commandTimeoutMs} ms`)),
-        store.commandTimeoutMs,
-      );
-    });
-    return await Promise.race([connecting, late]);
-  } catch (e) {
-    // A connection that comes after all goes back to the pool.
-    connecting.then(
-      (late) => late.release(),
-      () => undefined,
-    );
-    throw poolExhausted(c, s.label, store) ?? store.unavailable(`atomic ${s.label}: connect`, e);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** The SQLSTATE of a retryable failure (serialization, deadlock), or null. */
+export const retryableCode = (e: unknown): string | null => PgTransaction.retryable(e);
 
 /**
  * The pool's connections all in use, with requests waiting for them: named and logged as such,

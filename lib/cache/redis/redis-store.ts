@@ -1,17 +1,17 @@
 import type { Cluster, Redis } from 'ioredis';
-import { checkBytes, checkTtlMs } from './check-args';
+import { checkBytes, checkTtlMs } from '../check-args';
 import { redisWarnings } from './redis-warnings';
 import { ReplicaWait } from './replica-wait';
-import { CacheError } from './errors';
-import type { ExpectOptions, Store } from './store';
+import { CacheError } from '../errors';
+import type { ExpectOptions, Store } from '../store';
 import { defineRateCommands, type RateCommands } from './rate-scripts';
-import { rateKey, validRule, type RateCount, type RateRule, type RateStore } from './rate-store';
+import { rateKey, validRule, type RateCount, type RateRule, type RateStore } from '../rate-store';
 import { checkRedisStoreOptions } from './check-redis-store-options';
 import { backOff, connectRedis } from './connect-redis';
 import { reconnectAfterEnd } from './reconnect-after-end';
 import { ScriptBatch, type ReplyReader, type ScriptArg } from './script-batch';
 import { CLAIM, CLAIM_OR_KEEP_EACH, KEEP } from './claim-or-keep-each';
-import { tokenOfMicros } from './fence-token';
+import { tokenOfMicros } from '../fence-token';
 import type { RedisStoreOptions } from './redis-store-options';
 
 // Compare-and-set and compare-and-delete must read and write in one step, or a holder whose

@@ -1,7 +1,7 @@
 import type * as IORedis from 'ioredis';
 import type { Cluster, Redis } from 'ioredis';
 import type { RedisStoreSettings } from './check-redis-store-options';
-import { CacheError } from './errors';
+import { CacheError } from '../errors';
 import type { RedisNode } from './redis-store-options';
 
 /** What the store keeps from the connection's failures besides 'error', for its messages. */

@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from 'node:tls';
-import { checkPositive, checkWhole, type OptionOwner } from '../options';
-import { CacheError, invalidArgument } from './errors';
+import { checkPositive, checkWhole, type OptionOwner } from '../../options';
+import { CacheError, invalidArgument } from '../errors';
 
 const REDIS: OptionOwner = { where: 'RedisStore', refuse: invalidArgument };
 import type { RedisNode, RedisStoreOptions } from './redis-store-options';

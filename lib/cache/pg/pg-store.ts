@@ -1,9 +1,10 @@
-import { checkBytes, checkTtlMs } from './check-args';
-import { checkPositive, checkWhole, type OptionOwner } from '../options';
-import { CacheError, invalidArgument } from './errors';
-import { tokenOfMicros } from './fence-token';
+import { checkBytes, checkTtlMs } from '../check-args';
+import { checkPositive, checkWhole, type OptionOwner } from '../../options';
+import { CacheError, invalidArgument } from '../errors';
+import { tokenOfMicros } from '../fence-token';
 import { pgSql, type PgSql } from './pg-sql';
-import type { ExpectOptions, Store } from './store';
+import { PgTransaction, type PgTransactionOptions, type PgTxClient } from './pg-transaction';
+import type { ExpectOptions, Store } from '../store';
 
 /**
  * The part of a `pg.Pool` the store uses (a `pg.Pool` is one). Declared here so that a program
@@ -217,6 +218,63 @@ export class PgStore implements Store {
     return rows.length === 0 ? null : this.tokenOf(rows[0]!);
   }
 
+  /**
+   * A transaction on a connection of this store's pool, begun (see `PgTransaction`): every
+   * statement under `options.deadlineMs`, and the server's `statement_timeout` set to that plus
+   * `commandTimeoutMs` behind it. Rejects `PoolBusy` when no connection came within
+   * `commandTimeoutMs` while every one was in use, `Unavailable` when the database does not answer.
+   * @example const tx = await store.transaction({ deadlineMs: 5_000, late: () => new Error('late') });
+   */
+  async transaction(options: PgTransactionOptions): Promise<PgTransaction> {
+    const client = await this.#checkOut();
+    const host = {
+      sql: this.sql,
+      commandTimeoutMs: this.commandTimeoutMs,
+      unavailable: (what: string, err: unknown) => this.unavailable(what, err),
+    };
+    const tx = new PgTransaction(host, client, options);
+    try {
+      await tx.begin(
+        options.isolation ?? 'read committed',
+        options.deadlineMs + this.commandTimeoutMs,
+      );
+    } catch (e) {
+      await tx.end();
+      throw e;
+    }
+    return tx;
+  }
+
+  /** A connection of the pool within `commandTimeoutMs`; one that comes later goes back. */
+  async #checkOut(): Promise<PgTxClient> {
+    this.assertOpen('transaction');
+    let timer: NodeJS.Timeout | undefined;
+    const connecting = this.pool.connect() as unknown as Promise<PgTxClient>;
+    try {
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`no connection within ${this.commandTimeoutMs} ms`)),
+          this.commandTimeoutMs,
+        );
+      });
+      return await Promise.race([connecting, late]);
+    } catch (e) {
+      connecting.then(
+        (came) => came.release(),
+        () => undefined,
+      );
+      const busy = this.poolBusy();
+      if (busy === null) throw this.unavailable('transaction: connect', e);
+      throw new CacheError(
+        'PoolBusy',
+        `PgStore ${this.where}: no connection within ${this.commandTimeoutMs} ms: all ${busy.size} in use, ${busy.waiting} waiting`,
+        { cause: e },
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** @internal The fencing token of a row the claim statement returned (atomic routes run it in their transaction). */
   tokenOf(row: Record<string, unknown>): bigint {
     return tokenOfMicros(String(row.us));
@@ -261,7 +319,7 @@ export class PgStore implements Store {
   }
 
   /**
-   * @internal While every connection of the pool is in use (none idle, as many as it may hold),
+   * While every connection of the pool is in use (none idle, as many as it may hold),
    * its size and how many callers wait for one; null otherwise, or for a pool that does not
    * count (not a `pg.Pool`).
    */
