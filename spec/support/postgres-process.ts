@@ -1,6 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { accessSync, constants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chown, mkdtemp, rename, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -60,12 +61,18 @@ export interface PostgresServer {
   stop(): Promise<void>;
 }
 
+export interface StartPostgresOptions {
+  /** Default 200, a test's own cluster; the run's shared cluster serves both workers' files. */
+  readonly maxConnections?: number;
+}
+
 /**
- * Makes a cluster in a temp dir with initdb and starts `postgres` on a free loopback port;
+ * Makes a cluster in a temp dir (a copy of the template cluster, see `initCluster`) and starts
+ * `postgres` on a free loopback port;
  * resolves once it accepts connections. No fsync: the tests kill the programs using it, never
  * Postgres itself, and a machine crash loses only a throwaway cluster.
  */
-export async function startPostgres(): Promise<PostgresServer> {
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<PostgresServer> {
   const bin = postgresBin();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fw-pg-'));
   const data = path.join(dir, 'data');
@@ -73,7 +80,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   let port = await freePort();
   let child: ChildProcess | null = null;
   const start = async (): Promise<void> => {
-    child = await launch(bin, data, dir, port);
+    child = await launch({ bin, data, dir, port, maxConnections: options.maxConnections ?? 200 });
   };
   for (let attempt = 1; ; attempt++) {
     try {
@@ -121,7 +128,12 @@ export async function startPostgres(): Promise<PostgresServer> {
   };
 }
 
-/** initdb in `dir` (handed to the postgres user when root); the dir is removed when it fails. */
+/**
+ * The new cluster's data dir: a copy of this machine's template cluster (`cp -a`, ownership kept),
+ * made by initdb once. initdb costs seconds (more on a busy machine) and every cluster it makes
+ * with these settings is the same empty cluster, so each test's cluster starts from the copy.
+ * The dir is removed when it fails.
+ */
 async function initCluster(bin: string, dir: string, data: string): Promise<void> {
   try {
     if (asRoot()) {
@@ -129,19 +141,60 @@ async function initCluster(bin: string, dir: string, data: string): Promise<void
       const { stdout: gid } = await run('id', ['-g', 'postgres']);
       await chown(dir, Number(uid.trim()), Number(gid.trim()));
     }
-    const [cmd, args] = command(path.join(bin, 'initdb'), [
-      ...['-D', data, '-A', 'trust', '-U', 'postgres'],
-      ...['--no-sync', '-E', 'UTF8', '--locale', 'C'],
-    ]);
-    await run(cmd, args, { timeout: 60_000, cwd: dir });
+    await run('cp', ['-a', await templateCluster(bin), data], { timeout: 60_000 });
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
 }
 
+// What initdb is asked for; part of the template's name, so a change here makes a new template.
+const INITDB_ARGS = ['-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale', 'C'];
+
+/**
+ * The template's data dir, `<tmp>/fw-pg-template-<key>/data`, made on first use: initdb into a
+ * dir of its own, then renamed into place, so a worker never copies a half-made template and two
+ * workers making it at once both end with one whole template (the loser's copy is removed).
+ */
+async function templateCluster(bin: string): Promise<string> {
+  // The binary's path and mtime: a Postgres upgraded in place gets a template of its own.
+  const { mtimeMs } = statSync(path.join(bin, 'postgres'));
+  const key = createHash('sha256')
+    .update([bin, mtimeMs, ...INITDB_ARGS, process.getuid?.()].join('\0'))
+    .digest('hex')
+    .slice(0, 16);
+  const home = path.join(os.tmpdir(), `fw-pg-template-${key}`);
+  const data = path.join(home, 'data');
+  if (existsSync(path.join(data, 'PG_VERSION'))) return data;
+  const making = await mkdtemp(path.join(os.tmpdir(), 'fw-pg-making-'));
+  try {
+    if (asRoot()) await run('chown', ['postgres:postgres', making]);
+    const [cmd, args] = command(path.join(bin, 'initdb'), [
+      '-D',
+      path.join(making, 'data'),
+      ...INITDB_ARGS,
+    ]);
+    await run(cmd, args, { timeout: 60_000, cwd: making });
+    await rename(making, home).catch((err: NodeJS.ErrnoException) => {
+      // Another worker put its template in place first: use that one.
+      if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
+    });
+  } finally {
+    await rm(making, { recursive: true, force: true });
+  }
+  return data;
+}
+
 /** Starts `postgres -D <data>` on 127.0.0.1:<port> (its socket in `dir`); resolves once pg_isready says so. */
-async function launch(bin: string, data: string, dir: string, port: number): Promise<ChildProcess> {
+interface Launch {
+  readonly bin: string;
+  readonly data: string;
+  readonly dir: string;
+  readonly port: number;
+  readonly maxConnections: number;
+}
+
+async function launch({ bin, data, dir, port, maxConnections }: Launch): Promise<ChildProcess> {
   const [cmd, args] = command(path.join(bin, 'postgres'), [
     '-D',
     data,
@@ -154,7 +207,7 @@ async function launch(bin: string, data: string, dir: string, port: number): Pro
     '-c',
     'fsync=off',
     '-c',
-    'max_connections=200',
+    `max_connections=${maxConnections}`,
   ]);
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir });
   let output = '';
