@@ -1,31 +1,19 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { tsRequireHook } from '../support/ts-child';
 
 // ioredis is loaded by the first `new RedisStore(…)`, not by requiring a door: an app that never
 // uses Redis does not pay for it, nor install it (an optional peer: without it that store is
 // refused with CachePeerMissing naming `npm install ioredis`). Checked in a fresh node, which compiles lib's TypeScript as it
-// requires it (typescript's transpileModule, one file at a time, as ts-jest does).
+// requires it (typescript's transpileModule, one file at a time, as ts-jest does; cached on disk
+// by support/ts-child.ts).
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
 
 const CHILD = `
-const fs = require('node:fs');
-const ts = require('typescript');
-require.extensions['.ts'] = (module, file) => {
-  const out = ts.transpileModule(fs.readFileSync(file, 'utf8'), {
-    fileName: file,
-    compilerOptions: {
-      module: ts.ModuleKind.CommonJS,
-      target: ts.ScriptTarget.ES2022,
-      experimentalDecorators: true,
-      emitDecoratorMetadata: true,
-      esModuleInterop: true,
-    },
-  });
-  module._compile(out.outputText, file);
-};
+${tsRequireHook()}
 if (process.argv[4] === 'absent') {
   // As if ioredis were not installed: resolving it fails the way a missing package does.
   const Module = require('node:module');

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { tsRequireHook } from '../support/ts-child';
 
 // pg is loaded by the first `new PgStore({ connectionString })`, not by requiring a door; without
 // it installed, that store is refused with CachePeerMissing naming `npm install pg`. Checked in a
@@ -10,16 +11,8 @@ const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
 
 const CHILD = `
-const fs = require('node:fs');
+${tsRequireHook()}
 const Module = require('node:module');
-const ts = require('typescript');
-require.extensions['.ts'] = (module, file) => {
-  const out = ts.transpileModule(fs.readFileSync(file, 'utf8'), {
-    fileName: file,
-    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-  });
-  module._compile(out.outputText, file);
-};
 if (process.argv[2] === 'absent') {
   // As if pg were not installed: resolving it fails the way a missing package does.
   const resolve = Module._resolveFilename;

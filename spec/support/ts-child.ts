@@ -4,17 +4,56 @@ import path from 'node:path';
 // Runs a TypeScript file of this repository in a child node, as the tests see it: each file
 // compiled by typescript's transpileModule as it is required (decorator metadata on, as ts-jest
 // does), `fw-http` and each subpath door of package.json `exports` mapped to its source in lib/.
-// The output is cached on disk by file content, so a child started again (the crash harness
-// restarts one many times) starts in well under a second.
+// The output is cached on disk by file content (tsRequireHook), so a child started again (the
+// crash harness restarts one many times) starts in well under a second.
 
 const ROOT = path.resolve(__dirname, '../..');
 
-const HOOK = `
+const CACHE = path.join(os.tmpdir(), 'fw-ts-child-cache');
+
+/**
+ * JavaScript that makes a child node's `require` compile .ts files as ts-jest does
+ * (transpileModule, decorator metadata on), each output cached in CACHE under a hash of the
+ * compiler's version, the file's path and its text: a child that requires lib again reads the
+ * cache instead of compiling some hundred files. The first lines of a child's script (`node -e`).
+ *
+ * @example
+ * execFile(process.execPath, ['-e', `${tsRequireHook()}\nrequire(${JSON.stringify(door)})`]);
+ */
+export function tsRequireHook(): string {
+  return `
+{
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const crypto = require('node:crypto');
+  const cacheDir = ${JSON.stringify(CACHE)};
+  const version = require('typescript/package.json').version;
+  fs.mkdirSync(cacheDir, { recursive: true });
+  let ts = null;
+  require.extensions['.ts'] = (module, file) => {
+    const source = fs.readFileSync(file, 'utf8');
+    const key = crypto.createHash('sha256').update(version + '\\0' + file + '\\0' + source).digest('hex');
+    const cached = path.join(cacheDir, key + '.js');
+    let out;
+    try { out = fs.readFileSync(cached, 'utf8'); } catch {
+      ts ??= require('typescript');
+      out = ts.transpileModule(source, { fileName: file, compilerOptions: {
+        module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, experimentalDecorators: true,
+        emitDecoratorMetadata: true, esModuleInterop: true } }).outputText;
+      fs.writeFileSync(cached + '.' + process.pid, out);
+      fs.renameSync(cached + '.' + process.pid, cached);
+    }
+    module._compile(out, file);
+  };
+}
+`;
+}
+
+const HOOK = `${tsRequireHook()}
 const fs = require('node:fs');
 const path = require('node:path');
-const crypto = require('node:crypto');
 const Module = require('node:module');
-const [root, cacheDir, script] = process.argv.slice(1, 4);
+const [root, script] = process.argv.slice(1, 3);
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 const doors = {};
 for (const [key, target] of Object.entries(pkg.exports))
@@ -24,23 +63,7 @@ Module._resolveFilename = function (request, ...rest) {
   if (doors[request]) return path.join(root, doors[request]);
   return resolve.call(this, request, ...rest);
 };
-fs.mkdirSync(cacheDir, { recursive: true });
-let ts = null;
-require.extensions['.ts'] = (module, file) => {
-  const source = fs.readFileSync(file, 'utf8');
-  const cached = path.join(cacheDir, crypto.createHash('sha256').update(file + '\\0' + source).digest('hex') + '.js');
-  let out;
-  try { out = fs.readFileSync(cached, 'utf8'); } catch {
-    ts ??= require('typescript');
-    out = ts.transpileModule(source, { fileName: file, compilerOptions: {
-      module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, experimentalDecorators: true,
-      emitDecoratorMetadata: true, esModuleInterop: true } }).outputText;
-    fs.writeFileSync(cached + '.' + process.pid, out);
-    fs.renameSync(cached + '.' + process.pid, cached);
-  }
-  module._compile(out, file);
-};
-process.argv.splice(1, 3, script);
+process.argv.splice(1, 2, script);
 require(script);
 `;
 
@@ -48,6 +71,6 @@ require(script);
 export function tsChild(file: string): { command: string; args: string[] } {
   return {
     command: process.execPath,
-    args: ['-e', HOOK, ROOT, path.join(os.tmpdir(), 'fw-ts-child-cache'), path.join(ROOT, file)],
+    args: ['-e', HOOK, ROOT, path.join(ROOT, file)],
   };
 }
