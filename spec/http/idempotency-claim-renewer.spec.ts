@@ -13,7 +13,7 @@ import { MemoryStore, Space, type OpenSpace, type Store } from 'fw-http/cache';
 import { ClaimRenewer } from '../../lib/http/features/idempotency/claim-renewer';
 import type { Core } from '../../lib/http/request/exchange';
 import { exchangeOf, openCtx } from '../../lib/http/request/exchange-of';
-import { IdempotencyInfo } from '../../lib/http/request/idempotency-info';
+import { openIdempotency } from '../../lib/http/request/idempotency-of';
 
 const LEASE_MS = 300;
 const LABEL = 'POST /orders (Shop.order)';
@@ -86,7 +86,7 @@ function request(key: string, lines: string[]): Ctx {
   req.url = '/orders';
   const core = { log: (l: string) => lines.push(l), shutdown: new AbortController().signal };
   const c = openCtx(req, new ServerResponse(req), core as unknown as Core);
-  exchangeOf(c).idempotency = new IdempotencyInfo(Leased.name, '', key);
+  exchangeOf(c).idempotency = openIdempotency(Leased.name, '', key);
   return c;
 }
 

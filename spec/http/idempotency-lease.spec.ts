@@ -13,7 +13,7 @@ import { Client } from 'fw-http/fetch';
 import { ClaimRenewer, type Holding } from '../../lib/http/features/idempotency/claim-renewer';
 import type { Core } from '../../lib/http/request/exchange';
 import { exchangeOf, openCtx } from '../../lib/http/request/exchange-of';
-import { IdempotencyInfo } from '../../lib/http/request/idempotency-info';
+import { openIdempotency } from '../../lib/http/request/idempotency-of';
 import { Lease } from '../../lib/http/request/lease';
 import { stepKey } from '../../lib/http/request/step';
 
@@ -58,13 +58,8 @@ function holding(space: OpenSpace, key = 'k1') {
   req.url = '/orders';
   const core = { log: (l: string) => lines.push(l), shutdown: new AbortController().signal };
   const c = openCtx(req, new ServerResponse(req), core as unknown as Core);
-  exchangeOf(c).idempotency = new IdempotencyInfo(Leased.name, '', key).withSteps({
-    space,
-    record: key,
-    core,
-    label: LABEL,
-    run: exchangeOf(c),
-  });
+  const run = (exchangeOf(c).idempotency = openIdempotency(Leased.name, '', key));
+  run.steps = { space, record: key, core, label: LABEL, run: exchangeOf(c) };
   const claim = Buffer.from(`claim on ${key}`);
   expect(space.putIfAbsent(key, claim, LEASE_MS)).toBe(true);
   const renewer = new ClaimRenewer(space, LEASE_MS, LABEL, MARGIN_MS);
@@ -168,7 +163,7 @@ describe("a stalled handler finds its lease lost at its next check, before any r
     const core = { log: (l: string) => lines.push(l), shutdown: new AbortController().signal };
     const c = openCtx(req, new ServerResponse(req), core as unknown as Core);
     const early = c.signal;
-    exchangeOf(c).idempotency = new IdempotencyInfo(Leased.name, '', 'k2');
+    exchangeOf(c).idempotency = openIdempotency(Leased.name, '', 'k2');
     const claim = Buffer.from('claim');
     expect(space.putIfAbsent('k2', claim, LEASE_MS)).toBe(true);
     const renewer = new ClaimRenewer(space, LEASE_MS, LABEL, MARGIN_MS);
@@ -244,7 +239,7 @@ describe("a stalled handler finds its lease lost at its next check, before any r
       const req = new IncomingMessage(new Socket());
       const core = { log: (l: string) => lines.push(l), shutdown: new AbortController().signal };
       const c = openCtx(req, new ServerResponse(req), core as unknown as Core);
-      exchangeOf(c).idempotency = new IdempotencyInfo(Short.name, '', 'k3');
+      exchangeOf(c).idempotency = openIdempotency(Short.name, '', 'k3');
       const claim = Buffer.from('claim');
       expect(space.putIfAbsent('k3', claim, 300)).toBe(true);
       const renewer = new ClaimRenewer(space, 300, LABEL, 30);

@@ -1,7 +1,8 @@
 /**
- * The members of `Ctx` a user sees: everything else on the class is tagged `@internal` and
- * stripped from the published `.d.ts` (the same list as spec/types/declarations.spec.ts checks
- * against the declarations emitted in memory; this one is checked against the packed tarball).
+ * The members of `Ctx` a user sees, and all it has: the engine's state of a request is in an
+ * object of its own the Ctx keeps in a `#private` field (the same list as
+ * spec/types/declarations.spec.ts checks against the declarations emitted in memory; this one is
+ * checked against the packed tarball).
  */
 export const PUBLIC_CTX: readonly string[] = [
   // The brand a typed client (clientOf) reads to leave the Ctx parameter out.
@@ -23,6 +24,9 @@ export const PUBLIC_CTX: readonly string[] = [
   'signal',
   'resolve',
   'resolveAsync',
+  'resolving',
+  'provided',
+  'beforeCall',
   'sent',
   'keepAlive',
   'setHeader',

@@ -5,13 +5,11 @@ import { outboundClientOf, type OutboundClient } from '../../fetch/outbound-clie
 import { compileRoute, type CompiledRoute } from '../pipeline/compile-route';
 import type { Ctx } from '../request/ctx';
 import { isThenable } from '../core/thenable';
-import type { Core } from '../request/exchange';
+import type { Core, Exchange } from '../request/exchange';
 import { ctxOf, exchangeOf, openCtx } from '../request/exchange-of';
 import { bodyLimitOf } from '../request/read-body';
 import type { UploadLimits } from '../request/uploaded-file';
-import type { SessionOptions } from '../request/session-options';
 import type {
-  AnswerCompressor,
   Capability,
   EncoderExtensions,
   Host,
@@ -34,6 +32,7 @@ import {
 import type { JsonSchemaOf } from '../core/standard-schema';
 import { InjectRequest, InjectResponse, type InjectResult } from './inject';
 import { AppLog, LogSink } from './log-sink';
+import { AppHost } from './app-host';
 import type { LevelSetting, Logger } from '../core/log';
 import type { RouteRecord } from '../route/route-record';
 import { Router } from '../core/router';
@@ -169,13 +168,6 @@ export interface AppOptions {
 }
 
 /**
- * Adds a capability as the named call (`app.health()`), so that a call after build is refused
- * naming it: for the `App` that wires fw's own capabilities in (defaults.ts). Set by App's static
- * block; not part of the public door.
- */
-export let addAs: (app: App, call: string, capability: Capability) => App;
-
-/**
  * An fw application: controllers, services, middleware and capabilities, scanned once into
  * compiled routes. It names no feature: fw's own come in as `BuiltIns`, and the `App` a program
  * imports (defaults.ts) is this one with them wired in and the shortcuts (`app.health()` …).
@@ -225,6 +217,8 @@ export class App {
   readonly #fw: BuiltIns;
   /** fw's capabilities, then the program's, in the order their steps wrap a handler. */
   readonly #capabilities: Capability[];
+  /** The app as its capabilities see it. */
+  readonly #host: AppHost;
   readonly #upgrades: UpgradeSockets;
   /** Spans and metrics, resolved at build: null while no OpenTelemetry SDK is registered. */
   #telemetry: AppTelemetry | null = null;
@@ -272,7 +266,7 @@ export class App {
       logs: this.#logs,
       stopping: false,
       shutdown: this.#shutdown.signal,
-      sessions: null,
+      provided: (type) => this.#lookup.get(type),
       bodyLimit: bodyLimitOf(options.maxBodyBytes, 'App({ maxBodyBytes })'),
       trustProxy:
         options.trustProxy === undefined || options.trustProxy === false
@@ -281,12 +275,20 @@ export class App {
       release: (res) => void inFlight.delete(res),
     };
     this.#capabilities = [];
+    this.#host = new AppHost(this, {
+      builtIns: this.#builtIns,
+      atBuild: this.#atBuild,
+      afterBuild: this.#afterBuild,
+      fallbacks: this.#fallbacks,
+      capabilities: this.#capabilities,
+      core: this.#core,
+    });
     for (const capability of builtIns.capabilities) this.#add(capability);
   }
 
   /** Registers controller classes; each is constructed once, with its constructor parameters filled by type. */
   controllers(...classes: Function[]): this {
-    this.#configuring('controllers');
+    this.configuring('controllers');
     this.#controllers.push(...classes);
     return this;
   }
@@ -298,7 +300,7 @@ export class App {
    * @example app.provide(db) · app.provide(Bank.open(client, { base }), { as: Bank })
    */
   provide(instance: object, options: ProvideOptions = {}): this {
-    this.#configuring('provide');
+    this.configuring('provide');
     if (!this.#provided.includes(instance)) this.#provided.push(instance);
     const keys: unknown[] = [];
     if (options.as !== undefined) keys.push(options.as);
@@ -325,7 +327,7 @@ export class App {
    * @example app.use(logger) · app.use(new AuditTrail())
    */
   use(piece: Middleware | Capability): this {
-    this.#configuring('use');
+    this.configuring('use');
     if (typeof piece !== 'function') return this.#add(piece);
     // A class given for its instance would be called as middleware and fail every request.
     if (/^class\b/.test(Function.prototype.toString.call(piece)))
@@ -348,21 +350,14 @@ export class App {
       throw new TypeError(
         `app.use(): capability ${capability.name ?? '(unnamed)'} was already added to this app`,
       );
-    capability.register?.(this);
+    capability.register?.(this.#host);
     this.#capabilities.push(capability);
     return this;
   }
 
-  static {
-    addAs = (app, call, capability) => {
-      app.#configuring(call);
-      return app.#add(capability);
-    };
-  }
-
   /** Replaces the failure body with the program's own shape. */
   failures(shape: FailureShape): this {
-    this.#configuring('failures');
+    this.configuring('failures');
     this.#failureShape = shape;
     return this;
   }
@@ -379,44 +374,21 @@ export class App {
   }
 
   /**
-   * Configuration is read once, at the first build: a later call would be silently ignored, so it
-   * is refused.
+   * Refuses configuring once the app is built, naming the call (`app.health()`): configuration
+   * is read once, at the first build, so a later call would be silently ignored. For a subclass
+   * whose shortcuts add capabilities (as fw's own `App` adds `health`, `openapi` …).
+   * @example health(): this { this.configuring('health'); return this.use(healthRoute()); }
    */
-  #configuring(call: string): void {
+  protected configuring(call: string): void {
     if (this.#sealed)
       throw new RefusalError([
         `app.${call}() called after the app was built (by build(), inject(), document(), listen() or server): configure the app before any of those`,
       ]);
   }
 
-  /** @internal adds a route the framework owns (health, openapi.json, docs) */
-  addBuiltIn(record: RouteRecord, instance: object): void {
-    this.#builtIns.push({ record, instance });
-  }
-
-  /** @internal runs at build before the Refusals are thrown; its problems join them (static trees) */
-  atBuild(fn: (problems: string[]) => void): void {
-    this.#atBuild.push(fn);
-  }
-
-  /** @internal runs after the routes are compiled (OpenAPI emission) */
-  afterBuild(fn: (host: Host) => void): void {
-    this.#afterBuild.push(fn);
-  }
-
-  /** @internal answers requests no route took (static trees), before 404/405 */
-  addFallback(fn: (c: Ctx) => unknown): void {
-    this.#fallbacks.push(fn);
-  }
-
-  /** @internal compresses buffered answers (`app.compress()`) */
-  compressAnswers(step: AnswerCompressor): void {
-    this.#core.compress = (x, bag, type, body) => step(ctxOf(x), bag, type, body);
-  }
-
-  /** @internal turns sessions on (`app.sessions()`) */
-  useSessions(options: SessionOptions): void {
-    this.#core.sessions = options;
+  /** The app as its capabilities see it (`register(host)`): for a subclass whose shortcuts need it. */
+  protected get host(): Host {
+    return this.#host;
   }
 
   /** With `versions: { by: 'header' }`, the version a request without the header gets (after `build()`). */
@@ -427,11 +399,6 @@ export class App {
   /** The route records the app serves (and describes), after `build()`. */
   get routes(): readonly RouteRecord[] {
     return this.#records;
-  }
-
-  /** @internal every capability of the app, fw's and the program's (the API description asks them to describe routes) */
-  get capabilities(): readonly Capability[] {
-    return this.#capabilities;
   }
 
   /** Everything provided, in order. */
@@ -522,7 +489,7 @@ export class App {
     this.#chain = this.#middleware.length ? this.#compose() : null;
     this.#telemetry = this.#fw.telemetry(this.#provided);
     try {
-      for (const fn of this.#afterBuild) fn(this);
+      for (const fn of this.#afterBuild) fn(this.#host);
     } catch (e) {
       this.#router = null; // not built: a later build() or listen() meets the same error
       throw e;
@@ -780,9 +747,9 @@ export class App {
       return;
     }
     // Routed before the middleware runs, so that middleware sees `c.route`.
-    const route = this.#find(c);
+    const x = exchangeOf(c);
+    const route = this.#find(c, x);
     if (route !== undefined) {
-      const x = exchangeOf(c);
       x.matched = route;
       x.route = route.info;
     }
@@ -837,17 +804,17 @@ export class App {
 
   /** Routes one request and answers it; failures become failure answers here, inside the middleware chain. */
   /** The route of a request (its path values set on `c`), or undefined when none answers its method. */
-  #find(c: Ctx): CompiledRoute | undefined {
+  #find(c: Ctx, x: Exchange): CompiledRoute | undefined {
     const match = this.#router!.find(c.path);
     const route =
       match?.methods.get(c.method) ?? (c.method === 'HEAD' ? match?.methods.get('GET') : undefined);
-    if (route !== undefined) exchangeOf(c).values = match!.values;
+    if (route !== undefined) x.values = match!.values;
     return route;
   }
 
   #terminal(c: Ctx): unknown {
     const x = exchangeOf(c);
-    const route = (x.matched as CompiledRoute | null) ?? this.#find(c);
+    const route = (x.matched as CompiledRoute | null) ?? this.#find(c, x);
     if (route === undefined) return this.#unrouted(c, this.#router!.find(c.path)?.methods ?? null);
     if (x.telemetry !== null) x.telemetry.routed(route.record.path);
     try {

@@ -1,4 +1,4 @@
-import { addAs, App as AppCore, type AppOptions } from './app';
+import { App as AppCore, type AppOptions } from './app';
 import type { BuiltIns } from './built-ins';
 import { apiVersions } from '../features/api-versions';
 import { idempotency } from '../features/idempotency/idempotency';
@@ -106,8 +106,8 @@ export class App extends AppCore {
    * @example app.health() · app.health('/health') · app.health({ path: '/healthz', cacheMs: 1000, timeoutMs: 2000 })
    */
   health(options?: string | HealthOptions): this {
-    addAs(this, 'health', healthFeature().healthRoute(options));
-    return this;
+    this.configuring('health');
+    return this.use(healthFeature().healthRoute(options));
   }
 
   /**
@@ -117,14 +117,14 @@ export class App extends AppCore {
    * @example app.openapi({ path: 'openapi/openapi.json' })
    */
   openapi(options: OpenApiOptions = {}): this {
-    addAs(this, 'openapi', openApiFeature().openApiRoutes(options));
-    return this;
+    this.configuring('openapi');
+    return this.use(openApiFeature().openApiRoutes(options));
   }
 
   /** The OpenAPI document, built once (and the app with it). @example app.document().paths['/orders'].post */
   document(): OpenApiDocument {
     this.build();
-    return openApiFeature().documentOf(this).doc;
+    return openApiFeature().documentOf(this.host).doc;
   }
 
   /**
@@ -135,8 +135,8 @@ export class App extends AppCore {
    * @example app.openapi().docs()
    */
   docs(options: DocsOptions = {}): this {
-    addAs(this, 'docs', openApiFeature().docsRoutes(options));
-    return this;
+    this.configuring('docs');
+    return this.use(openApiFeature().docsRoutes(options));
   }
 
   /**
@@ -148,8 +148,8 @@ export class App extends AppCore {
    * @example app.mcp({ path: '/mcp', guard: Account })
    */
   mcp(options: McpOptions = {}): this {
-    addAs(this, 'mcp', mcpServer(options));
-    return this;
+    this.configuring('mcp');
+    return this.use(mcpServer(options));
   }
 
   /**
@@ -160,8 +160,8 @@ export class App extends AppCore {
    * @example app.static('/', 'public') · app.static('/', 'public', { spaFallback: 'index.html' })
    */
   static(prefix: string, dir: string, options: StaticOptions = {}): this {
-    addAs(this, 'static', staticFeature().staticTree(prefix, { dir }, options));
-    return this;
+    this.configuring('static');
+    return this.use(staticFeature().staticTree(prefix, { dir }, options));
   }
 
   /**
@@ -179,8 +179,8 @@ export class App extends AppCore {
    * @example app.embedded('/', [{ path: 'index.html', bytes: html }], { cacheControl: 'no-cache' })
    */
   embedded(prefix: string, entries: readonly EmbeddedEntry[], options: EmbeddedOptions = {}): this {
-    addAs(this, 'embedded', staticFeature().staticTree(prefix, { entries }, options));
-    return this;
+    this.configuring('embedded');
+    return this.use(staticFeature().staticTree(prefix, { entries }, options));
   }
 
   /**
@@ -197,8 +197,8 @@ export class App extends AppCore {
    * @example app.compress({ minBytes: 1024, level: 'fastest' })
    */
   compress(options: CompressOptions = {}): this {
-    addAs(this, 'compress', compressFeature().compression(options));
-    return this;
+    this.configuring('compress');
+    return this.use(compressFeature().compression(options));
   }
 
   /**
@@ -209,7 +209,7 @@ export class App extends AppCore {
    * @example app.sessions({ sessionSecret: process.env.SESSION_SECRET })
    */
   sessions(options: SessionOptions): this {
-    addAs(this, 'sessions', sessionCookies(options));
-    return this;
+    this.configuring('sessions');
+    return this.use(sessionCookies(options));
   }
 }

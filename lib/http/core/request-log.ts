@@ -19,6 +19,23 @@ export class RequestLog {
     return new RequestLog(this.#writer, { ...this.#bindings, ...bindings });
   }
 
+  /**
+   * True when a line of `level` is written (the app's `level` setting): ask before building a
+   * line that costs something to build.
+   * @example if (c.log.enabled('debug')) c.log.debug({ plan: explain(query) }, 'query plan')
+   */
+  enabled(level: LogLevel): boolean {
+    return this.#writer.enabled(level);
+  }
+
+  /**
+   * Writes `line` as it is, without fields, at the info level: a plain line for people reading a
+   * terminal (what `logger.with({ format: 'text' })` writes).
+   */
+  text(line: string): void {
+    this.#writer.text(line);
+  }
+
   debug(fieldsOrMsg: LogFields | string, msg?: string): void {
     this.#write('debug', fieldsOrMsg, msg);
   }

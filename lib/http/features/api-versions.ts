@@ -7,7 +7,7 @@ import { markRoute } from '../route/decorators';
 import type { RouteRecord } from '../route/route-record';
 import type { CompiledRoute } from '../pipeline/compile-route';
 import type { VersionsOptions } from '../route/versions-options';
-import { exchangeOf } from '../request/exchange-of';
+import { noteOutcome } from './outcome-notes';
 
 export type { VersionsOptions } from '../route/versions-options';
 
@@ -209,7 +209,7 @@ const around = (record: RouteRecord) => {
   const lines = deprecationHeaders(d);
   return (c: Ctx, proceed: () => unknown) => {
     for (const [name, value] of lines) c.setHeader(name, value);
-    exchangeOf(c).telemetry?.note('deprecated', 'used');
+    noteOutcome(c, 'deprecated', 'used');
     return proceed();
   };
 };

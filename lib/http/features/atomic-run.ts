@@ -58,9 +58,9 @@ export class AtomicRun {
     // One `Tx` for the request (resolved values are worked out once per request), each of its
     // queries going to the attempt running now.
     let tx!: AtomicTx;
-    const info = c.idempotency;
+    const run = exchangeOf(c).idempotency;
     const handed = new Tx({
-      query: (text, values) => tx.query(text, values, info?.stepNow() ?? null),
+      query: (text, values) => tx.query(text, values, run?.stepNow() ?? null),
     });
     for (let attempt = 1; ; attempt++) {
       tx = new AtomicTx(this.#s, c, job.key);
@@ -76,7 +76,7 @@ export class AtomicRun {
         exchangeOf(c).endCapture();
         exchangeOf(c).captured = null;
         restoreBag(exchangeOf(c).out, before);
-        c.idempotency?.rerun();
+        run?.rerun();
       }
     }
   }

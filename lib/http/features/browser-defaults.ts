@@ -1,13 +1,12 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { checkWhole } from '../../options';
 import { HttpError } from '../core/errors';
-import type { Ctx } from '../request/ctx';
+import type { Ctx, RouteInfo } from '../request/ctx';
 import type { AroundFactory, Capability, Middleware, OperationSink } from '../route/extensions';
 import { MarkKey } from '../route/mark-key';
 import { marks } from '../route/metadata';
 import { Session } from './sessions';
 import type { RouteRecord } from '../route/route-record';
-import { exchangeOf } from '../request/exchange-of';
 
 /** The security headers `securityHeaders()` sends; `false` leaves one out. */
 export interface SecurityHeadersOptions {
@@ -130,11 +129,6 @@ function entriesOf(o: SecurityHeadersOptions): { always: Entries; tls: Entries }
   return { always, tls };
 }
 
-/** The compiled route a request was matched to, as far as this module reads it. */
-interface Matched {
-  readonly record: RouteRecord;
-}
-
 /**
  * Security headers on every answer (failures, 404s and static files included), with defaults a
  * browser-facing service wants; a route changes or drops them with `@SecurityHeaders`.
@@ -143,19 +137,19 @@ interface Matched {
  */
 export function securityHeaders(options: SecurityHeadersOptions = {}): Middleware {
   const base = entriesOf(options);
-  const perRoute = new WeakMap<RouteRecord, { always: Entries; tls: Entries }>();
+  const perRoute = new WeakMap<RouteInfo, { always: Entries; tls: Entries }>();
   const none = { always: [], tls: [] };
   const middleware: Middleware = (c, next) => {
-    const record = (exchangeOf(c).matched as Matched | null)?.record;
-    const own = record?.marks.get(BROWSER)?.headers;
+    const route = c.route;
+    const own = route?.marks.get(BROWSER)?.headers;
     let set = base;
-    if (own !== undefined && record !== undefined) {
-      set = perRoute.get(record) ?? (own === false ? none : entriesOf(own));
-      perRoute.set(record, set);
+    if (own !== undefined && route !== null) {
+      set = perRoute.get(route) ?? (own === false ? none : entriesOf(own));
+      perRoute.set(route, set);
     }
-    for (const [name, value] of set.always) exchangeOf(c).putHeader(name, value);
+    for (const [name, value] of set.always) c.setHeader(name, value);
     if (set.tls.length > 0 && c.protocol === 'https')
-      for (const [name, value] of set.tls) exchangeOf(c).putHeader(name, value);
+      for (const [name, value] of set.tls) c.setHeader(name, value);
     return next();
   };
   // Answers written before routing (431, 408, a shed 503) and a WebSocket's 101 never pass the

@@ -2,7 +2,6 @@ import { constants, gzipSync } from 'node:zlib';
 import type { Ctx } from '../request/ctx';
 import type { Capability } from '../route/extensions';
 import { addHeader, type HeaderBag } from '../core/header-rules';
-import { exchangeOf } from '../request/exchange-of';
 
 export interface CompressOptions {
   /** Smallest body gzipped, in bytes. Default 1024. */
@@ -65,7 +64,7 @@ export function compressor(
     if (size < min || !isCompressible(type)) return body;
     // Every answer that would be gzipped for a gzip client varies by Accept-Encoding, plain ones too.
     addHeader(bag, 'vary', 'Accept-Encoding');
-    if (!acceptsGzip(exchangeOf(c).req.headers['accept-encoding'])) return body;
+    if (!acceptsGzip(c.header('accept-encoding') ?? undefined)) return body;
     bag['content-encoding'] = 'gzip';
     return gzipSync(body, { level });
   };

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import type { Middleware } from '../route/extensions';
-import { exchangeOf } from '../request/exchange-of';
 
 export interface LoggerOptions {
   /**
@@ -22,17 +21,16 @@ function make(options: LoggerOptions): Middleware {
     try {
       await next();
     } finally {
-      const logs = exchangeOf(c).core.logs;
-      if (logs.enabled('info')) {
+      const log = c.log;
+      if (log.enabled('info')) {
         const us = Math.round((performance.now() - c.startedAt) * 1000);
         const status = c.status || 500;
         if (text)
-          logs.text(`${c.method} ${c.path} ${status} ${us}µs${ids ? ` id=${c.requestId()}` : ''}`);
+          log.text(`${c.method} ${c.path} ${status} ${us}µs${ids ? ` id=${c.requestId()}` : ''}`);
         else
-          logs.write(
-            'info',
+          // The request's logger puts its `reqId` first, as the line always had it.
+          log.info(
             {
-              reqId: c.requestId(),
               req: { method: c.method, url: c.path, remoteAddress: c.ip },
               res: { statusCode: status },
               responseTime: us / 1000,

@@ -18,7 +18,7 @@ import { MarkKey } from '../route/mark-key';
 import { markRoute } from '../route/decorators';
 import { clientPrefix, RATE_IPV6_PREFIX_BITS } from './client-prefix';
 import { EvictionNotice } from './eviction-notice';
-import { exchangeOf } from '../request/exchange-of';
+import { noteOutcome } from './outcome-notes';
 
 /** Client addresses one rate-limited route keeps windows for, unless `maxAddresses` says otherwise. */
 export const RATE_MAX_ADDRESSES = 100_000;
@@ -141,12 +141,10 @@ class Evictions {
 
   /** `n` windows were forgotten to make room for this request's client. */
   add(c: Ctx, n: number): void {
-    const t = exchangeOf(c).telemetry;
-    if (t !== null) for (let i = 0; i < n; i++) t.note('rate_limit_eviction', 'evicted');
+    for (let i = 0; i < n; i++) noteOutcome(c, 'rate_limit_eviction', 'evicted');
     const count = this.#notice.add(n, performance.now());
     if (count === 0) return;
-    exchangeOf(c).core.logs.write(
-      'warn',
+    c.log.warn(
       { route: this.#route, evictions: count, maxAddresses: this.#maxKeys },
       `${this.#route} counts as many clients as it keeps (${this.#maxKeys}): ${count} least recently seen window(s) forgotten to serve new clients since the last line (at most one a minute); raise maxAddresses if this is ordinary traffic`,
     );
@@ -163,18 +161,15 @@ function inProcess(parts: StepParts & { readonly table: RateTable }): Around {
     const before = table.evictions;
     const verdict = table.take(key, now);
     if (table.evictions !== before) evictions.add(c, table.evictions - before);
-    exchangeOf(c).putHeader('ratelimit-policy', policy);
+    c.setHeader('ratelimit-policy', policy);
     const { remaining, resetMs } = table.standing(key, now);
     // Admitted: the window's end. Refused: when a request is let in again, which a sliding window
     // may put half a window into the next one. The table bounds both.
     const reset = Math.ceil((verdict === RATE_ADMITTED ? resetMs : table.waitMs(now)) / 1000);
-    exchangeOf(c).putHeader(
-      'ratelimit',
-      `"default";r=${verdict === RATE_ADMITTED ? remaining : 0};t=${reset}`,
-    );
+    c.setHeader('ratelimit', `"default";r=${verdict === RATE_ADMITTED ? remaining : 0};t=${reset}`);
     if (verdict === RATE_ADMITTED) return proceed();
     c.setHeader('retry-after', String(reset));
-    exchangeOf(c).telemetry?.note('rate_limit', 'over_limit');
+    noteOutcome(c, 'rate_limit', 'over_limit');
     throw fail.tooManyRequests('at most %d requests per %d s', mark.max, mark.perSeconds);
   };
 }
@@ -224,41 +219,36 @@ function overStore(
     } catch (err) {
       if (!state.down) {
         state.down = true;
-        exchangeOf(c).core.logs.write(
-          'error',
+        c.log.error(
           { err },
           `rate-limit store unreachable (first seen on ${route}): limits fail open or closed as each declares until it answers again`,
         );
       }
-      exchangeOf(c).telemetry?.note('rate_limit', closed ? 'store_down_closed' : 'store_down_open');
+      noteOutcome(c, 'rate_limit', closed ? 'store_down_closed' : 'store_down_open');
       if (!closed) return proceed();
       c.setHeader('retry-after', STORE_DOWN_RETRY_S);
       throw new HttpError('RateStoreUnavailable', `${route}: rate-limit store unavailable`);
     }
     if (state.down) {
       state.down = false;
-      exchangeOf(c).core.logs.write(
-        'info',
-        null,
-        'rate-limit store answers again: counting resumed',
-      );
+      c.log.info('rate-limit store answers again: counting resumed');
     }
     if ((counted.evicted ?? 0) > 0) evictions.add(c, counted.evicted!);
-    exchangeOf(c).putHeader('ratelimit-policy', policyOf(mark));
+    c.setHeader('ratelimit-policy', policyOf(mark));
     const wait = counted.waitMs;
     if (wait === 0) {
       // A store with `hit` alone cannot say what is left (remaining -1): the policy goes alone.
       if (counted.remaining >= 0)
-        exchangeOf(c).putHeader(
+        c.setHeader(
           'ratelimit',
           `"default";r=${counted.remaining};t=${secondsLeft(counted.resetMs, mark.perSeconds)}`,
         );
       return proceed();
     }
     const reset = String(Math.max(1, Math.ceil(wait / 1000)));
-    exchangeOf(c).putHeader('ratelimit', `"default";r=0;t=${reset}`);
+    c.setHeader('ratelimit', `"default";r=0;t=${reset}`);
     c.setHeader('retry-after', reset);
-    exchangeOf(c).telemetry?.note('rate_limit', 'over_limit');
+    noteOutcome(c, 'rate_limit', 'over_limit');
     throw fail.tooManyRequests('at most %d requests per %d s', mark.max, mark.perSeconds);
   };
 }

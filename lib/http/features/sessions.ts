@@ -3,9 +3,8 @@ import type { SERVER_SIDE } from '../../fetch/server-side';
 import type { Ctx } from '../request/ctx';
 import type { SessionOptions } from '../request/session-options';
 import type { Capability } from '../route/extensions';
-import { readCookie, serializeCookie } from '../core/cookies';
+import { readCookie } from '../core/cookies';
 import { HttpError } from '../core/errors';
-import { exchangeOf } from '../request/exchange-of';
 
 export type { SessionOptions } from '../request/session-options';
 
@@ -39,9 +38,14 @@ export function sessionCookies(options: SessionOptions): Capability {
     name: 'sessions',
     register: (host) => {
       checkSessionOptions(options);
-      host.useSessions(options);
+      host.provide(new SessionSettings(options));
     },
   };
+}
+
+/** The app's `app.sessions(options)`, provided to the app: `Session.resolve` reads it with `c.provided`. */
+class SessionSettings {
+  constructor(readonly options: SessionOptions) {}
 }
 
 /** A JSON value a session may hold. */
@@ -80,7 +84,7 @@ export class Session {
 
   /** The session of this request (worked out once per request). 500 when the app has no `sessionSecret`. */
   static resolve(c: Ctx): Session {
-    const o = exchangeOf(c).core.sessions;
+    const o = c.provided(SessionSettings)?.options;
     if (o == null || !o.sessionSecret)
       throw new HttpError(
         'NoSessionSecret',
@@ -134,24 +138,14 @@ export class Session {
     const value = empty
       ? ''
       : sign({ d: this.#data, e: Math.floor(Date.now() / 1000) + maxAgeSeconds }, sessionSecret);
-    // One Set-Cookie for the session however often it changes: drop the one set before.
-    const bag = exchangeOf(this.#c).out;
-    const prev = bag?.['set-cookie'];
-    if (bag !== null && Array.isArray(prev)) {
-      const kept = prev.filter((v) => !v.startsWith(`${name}=`));
-      if (kept.length) bag['set-cookie'] = kept;
-      else delete bag['set-cookie'];
-    }
-    this.#c.setHeader(
-      'set-cookie',
-      serializeCookie(name, value, {
-        maxAgeSeconds: empty ? 0 : maxAgeSeconds,
-        secure,
-        httpOnly: true,
-        sameSite: 'Lax',
-        path: '/',
-      }),
-    );
+    // One Set-Cookie for the session however often it changes: setCookie replaces the one set before.
+    this.#c.setCookie(name, value, {
+      maxAgeSeconds: empty ? 0 : maxAgeSeconds,
+      secure,
+      httpOnly: true,
+      sameSite: 'Lax',
+      path: '/',
+    });
   }
 }
 

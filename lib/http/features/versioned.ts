@@ -16,8 +16,7 @@ import type { RouteRecord } from '../route/route-record';
 import type { Ctx } from '../request/ctx';
 import type { Encoder } from '../route/extensions';
 import { HttpError } from '../core/errors';
-import { etagOf, noneMatchHolds, type Version } from '../core/etag';
-import { exchangeOf } from '../request/exchange-of';
+import { etagOf, type Version } from '../core/etag';
 
 export { etagOf, noneMatchHolds, type Version } from '../core/etag';
 
@@ -88,13 +87,13 @@ const encoder = (
       throw new TypeError(
         `${label}: a Versioned route returned something other than Versioned.of(version, value) or Versioned.unchanged(version)`,
       );
-    const etag = etagOf(r.version);
-    exchangeOf(c).putHeader('etag', etag);
+    c.setHeader('etag', etagOf(r.version));
     const extra = r.headers === null ? null : r.headers.entries;
     const list =
       extra === null || extra.length === 0 ? own : own === null ? extra : [...extra, ...own];
-    if (noneMatchHolds(exchangeOf(c).req.headers['if-none-match'], etag)) {
-      exchangeOf(c).write(304, null, null, list);
+    if (c.clientHas(r.version)) {
+      if (list !== null) for (const h of list) c.setHeader(h.name, h.value);
+      c.empty(304);
       return;
     }
     if (r.unchanged)

@@ -84,6 +84,7 @@ export function compileRoute(
     controller: record.builtIn ? record.operationId : record.controller.name,
     method: record.key,
     label: record.label,
+    marks: record.marks,
   });
   return Object.freeze({ record, info, run });
 }

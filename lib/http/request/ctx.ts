@@ -18,6 +18,7 @@ import { faces, type Exchange } from './exchange';
 import type { SendFileOptions } from './send-file-options';
 import type { UpgradeLoop } from './upgrade-loop';
 import type { IdempotencyInfo } from './idempotency-info';
+import { infoOf } from './idempotency-of';
 import type { RouteInfo } from './route-info';
 import { passOutside } from './outside-gate';
 import { runStep } from './step';
@@ -82,7 +83,8 @@ export class Ctx implements Scope {
    * a fencing token (see `IdempotencyInfo`); null elsewhere.
    */
   get idempotency(): IdempotencyInfo | null {
-    return this.#x.idempotency;
+    const run = this.#x.idempotency;
+    return run === null ? null : infoOf(run);
   }
 
   /**
@@ -99,8 +101,8 @@ export class Ctx implements Scope {
    * @example const key = c.idempotencyKey({ target: 'bank', method: 'POST', template: '/charges' });
    */
   idempotencyKey(call: OutboundCall): string | null {
-    const info = this.#x.idempotency;
-    return info === null ? null : info.outboundKey(call);
+    const run = this.#x.idempotency;
+    return run === null ? null : run.outboundKey(call);
   }
 
   /**
@@ -119,10 +121,10 @@ export class Ctx implements Scope {
       return Promise.reject(e);
     }
     const x = this.#x;
-    const info = x.idempotency;
-    if (info === null) return runStep(null, (x.stepNames ??= new Set()), name, fn);
+    const run = x.idempotency;
+    if (run === null) return runStep(null, (x.stepNames ??= new Set()), name, fn);
     // The step's outbound calls are counted within it: its derived keys move with no other call.
-    return runStep(info.steps, info.stepNames, name, () => info.inStep(name, fn));
+    return runStep(run.steps, run.stepNames, name, () => run.inStep(name, fn));
   }
 
   /**
@@ -131,6 +133,16 @@ export class Ctx implements Scope {
    */
   beforeCall(): void {
     passOutside(this, 'an outbound call');
+  }
+
+  /**
+   * The one instance the app provides as `type` (`app.provide(instance)`, or `{ as: type }`), or
+   * undefined when none is, or several are: what a resolver or middleware reads of the app's
+   * services (a controller gets them by its constructor's parameter types).
+   * @example static async resolve(c: Ctx) { return c.provided(Accounts)!.byToken(c.authorization('bearer').token) }
+   */
+  provided<T>(type: abstract new (...args: never[]) => T): T | undefined {
+    return this.#x.core.provided(type) as T | undefined;
   }
 
   // ---- reading the request
@@ -427,12 +439,23 @@ export class Ctx implements Scope {
   }
 
   /**
-   * Sets a cookie (`Path=/; HttpOnly; SameSite=Lax` unless told otherwise). A value holding `;` or
-   * a control byte is refused (500).
+   * Sets a cookie (`Path=/; HttpOnly; SameSite=Lax` unless told otherwise), replacing one of the
+   * same name set earlier on this answer (RFC 6265 §4.1.1: one `Set-Cookie` per name). A value
+   * holding `;` or a control byte is refused (500).
    * @example c.setCookie('theme', 'dark', { maxAgeSeconds: 86400, httpOnly: false })
    */
   setCookie(name: string, value: string, options: CookieOptions = {}): void {
-    this.setHeader('set-cookie', serializeCookie(name, value, options));
+    const line = serializeCookie(name, value, options);
+    const bag = this.#x.out;
+    const earlier = bag?.['set-cookie'];
+    if (earlier !== undefined && this.#x.status === 0) {
+      const kept = (Array.isArray(earlier) ? earlier : [earlier]).filter(
+        (l) => !l.startsWith(`${name}=`),
+      );
+      if (kept.length > 0) bag!['set-cookie'] = kept;
+      else delete bag!['set-cookie'];
+    }
+    this.setHeader('set-cookie', line);
   }
 
   /** A header set on this answer so far, or undefined. */
@@ -442,20 +465,20 @@ export class Ctx implements Scope {
 
   sendText(status: number, text: string): void {
     const x = this.#x;
-    x.ownAnswer();
+    x.ownBufferedAnswer();
     x.write(status, TEXT_TYPE, text, null);
   }
 
   sendJson(status: number, value: unknown): void {
     const x = this.#x;
-    x.ownAnswer();
+    x.ownBufferedAnswer();
     x.write(status, JSON_TYPE, JSON.stringify(spell(value)) ?? 'null', null);
   }
 
   /** Answers `status` with `bytes` under the caller's content type (ASCII only, as every header value). */
   send(status: number, contentType: string, bytes: Uint8Array | string): void {
     const x = this.#x;
-    x.ownAnswer();
+    x.ownBufferedAnswer();
     checkValue('content-type', contentType);
     x.write(status, contentType, bytes, null);
   }
@@ -478,7 +501,7 @@ export class Ctx implements Scope {
    */
   empty(status: number): void {
     const x = this.#x;
-    x.ownAnswer();
+    x.ownBufferedAnswer();
     if (!Number.isInteger(status) || status < 200 || status > 599)
       throw new HttpError(
         'BadStatus',
@@ -490,7 +513,7 @@ export class Ctx implements Scope {
   /** A redirect decided at run time: `Location` and no body. */
   redirect(status: RedirectStatus, location: string): void {
     const x = this.#x;
-    x.ownAnswer();
+    x.ownBufferedAnswer();
     if (!REDIRECT_STATUSES.includes(status))
       throw new HttpError(
         'BadRedirect',

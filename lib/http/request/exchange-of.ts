@@ -7,10 +7,8 @@ import { Exchange, faces, type Core } from './exchange';
 // fw's way between a request's public face (the `Ctx`) and its engine state (the `Exchange`). No
 // public door exports this module: a program holding a Ctx has no way to its exchange.
 
-/** The engine state behind `c`. */
-export function exchangeOf(c: Ctx): Exchange {
-  return faces.exchangeOf(c);
-}
+/** The engine state behind `c` (the Ctx class's own reader of its `#x`, taken once it is loaded). */
+export const exchangeOf: (c: Ctx) => Exchange = faces.exchangeOf;
 
 /** The `Ctx` of exchange `x`: what handlers, middleware and capabilities are given. */
 export function ctxOf(x: Exchange): Ctx {

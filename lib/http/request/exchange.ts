@@ -16,13 +16,12 @@ import { NO_VALUES } from '../core/router';
 import { requestIdFor } from '../core/request-id';
 import { BodyStream } from './body-stream';
 import { EventStream } from './events';
-import type { IdempotencyInfo } from './idempotency-info';
+import type { IdempotencyRun } from './idempotency-run';
 import type { Lease } from './lease';
 import { bufferedBody, readBody } from './read-body';
 import { isMultipart, readUpload, type ReadUpload, type UploadPlan } from './read-upload';
 import type { RouteInfo } from './route-info';
 import type { SendFileOptions } from './send-file-options';
-import type { SessionOptions } from './session-options';
 import type { UpgradeLoop } from './upgrade-loop';
 
 // The engine's side of a request. A handler sees the `Ctx`, whose `#x` holds this object: nothing
@@ -55,8 +54,8 @@ export interface Core {
   readonly logs: LogWriter;
   stopping: boolean;
   readonly shutdown: AbortSignal;
-  /** `app.sessions(...)`, or null when not set. */
-  sessions: SessionOptions | null;
+  /** The one instance the app provides as `type` (`app.provide`), else undefined: `c.provided`. */
+  provided(type: unknown): unknown;
   /** The largest body read whole (`c.body()`, `@Body`, an urlencoded `@Form`) where a route sets none (`App({ maxBodyBytes })`). */
   readonly bodyLimit: number;
   /** `new App({ trustProxy })` compiled: which hop may speak for the client; null trusts none. */
@@ -171,8 +170,8 @@ export class Exchange {
   capture = false;
   /** The answer captured while `capture` was set. */
   captured: CapturedAnswer | null = null;
-  /** On an idempotent route, while its handler runs: `c.idempotency`. */
-  idempotency: IdempotencyInfo | null = null;
+  /** On an idempotent route: its run (`c.idempotency` is its public face). */
+  idempotency: IdempotencyRun | null = null;
   /** The step names of a request that is not idempotent (a name used twice is refused). */
   stepNames: Set<string> | null = null;
   /** Set once the handler has returned its value (before the value is encoded). */
@@ -360,13 +359,21 @@ export class Exchange {
     }
   }
 
-  /** Refuses answering through the Ctx where the answer must be kept (idempotent routes). */
+  /**
+   * Refuses an answer through the Ctx where the answer must be kept (idempotent routes): a stream,
+   * an event stream, a file or an upgrade cannot be captured.
+   */
   ownAnswer(): void {
-    if (this.capture)
-      throw new HttpError(
-        'AlreadySent',
-        'an idempotent route answers by returning a value, not through the Ctx',
-      );
+    if (this.capture) throw answersByValue();
+  }
+
+  /**
+   * Refuses a whole answer through the Ctx (`c.sendJson`, `c.empty` …) while an idempotent handler
+   * runs: it answers by returning a value. Once it has returned, what writes that value (the
+   * route's encoder, a capability's) may answer through the Ctx, and the answer is captured.
+   */
+  ownBufferedAnswer(): void {
+    if (this.capture && !this.handled) throw answersByValue();
   }
 
   // ---- answering
@@ -595,6 +602,12 @@ const hasContent = (status: number): boolean =>
  * could only repeat the representation's length, which fw does not send. A 205 has `0`.
  */
 const hasLength = (status: number): boolean => status >= 200 && status !== 204 && status !== 304;
+
+const answersByValue = (): HttpError =>
+  new HttpError(
+    'AlreadySent',
+    'an idempotent route answers by returning a value, not through the Ctx',
+  );
 
 const bodyNotAllowed = (status: number, what: string): HttpError =>
   new HttpError(

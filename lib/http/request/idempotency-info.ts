@@ -1,7 +1,6 @@
 import type { OutboundCall } from '../../fetch/scope';
 import type { SERVER_SIDE } from '../../fetch/server-side';
-import { OutboundKeys } from './outbound-keys';
-import type { StepRecords } from './step';
+import { infoFaces, type IdempotencyRun } from './idempotency-run';
 
 /**
  * What an idempotent handler knows about the request it answers (`c.idempotency`): the key as
@@ -18,20 +17,30 @@ import type { StepRecords } from './step';
 export class IdempotencyInfo {
   /** Filled by the server: a typed client (`clientOf`) leaves this parameter out. */
   declare readonly [SERVER_SIDE]?: true;
-  readonly space: string;
-  readonly caller: string;
-  readonly key: string;
-  #token = 0n;
-  #steps: StepRecords | null = null;
-  #stepNames = new Set<string>();
-  #outbound: OutboundKeys;
+  readonly #run: IdempotencyRun;
 
-  constructor(space: string, caller: string, key: string, token = 0n) {
-    this.space = space;
-    this.caller = caller;
-    this.key = key;
-    this.#token = token;
-    this.#outbound = new OutboundKeys(space, caller, key);
+  static {
+    infoFaces.open = (run) => new IdempotencyInfo(run);
+  }
+
+  /** Made by fw as an idempotent request is read: a program never makes one. */
+  private constructor(run: IdempotencyRun) {
+    this.#run = run;
+  }
+
+  /** The name of the route's space. */
+  get space(): string {
+    return this.#run.space;
+  }
+
+  /** The caller the route's `by` named (`''` on a route with one caller). */
+  get caller(): string {
+    return this.#run.caller;
+  }
+
+  /** The `Idempotency-Key`, normalised (the quoted form unwrapped). */
+  get key(): string {
+    return this.#run.key;
   }
 
   /**
@@ -46,23 +55,7 @@ export class IdempotencyInfo {
    * @example await db.query('UPDATE orders SET state = $1, fence = $2 WHERE id = $3 AND fence < $2', [s, c.idempotency!.token, id]);
    */
   get token(): bigint {
-    return this.#token;
-  }
-
-  /** @internal The claim was won with `token`. */
-  claimed(token: bigint): void {
-    this.#token = token;
-  }
-
-  /** @internal Where `c.step` records its results: the route's space . */
-  withSteps(records: StepRecords): this {
-    this.#steps = records;
-    return this;
-  }
-
-  /** @internal Where `c.step` records, or null (then a step just runs). */
-  get steps(): StepRecords | null {
-    return this.#steps;
+    return this.#run.token;
   }
 
   /**
@@ -71,30 +64,6 @@ export class IdempotencyInfo {
    * @example const key = c.idempotency!.outboundKey({ target: 'bank', method: 'POST', template: '/charges' });
    */
   outboundKey(call: OutboundCall): string {
-    return this.#outbound.next(call);
-  }
-
-  /** @internal The step names this run used (a name used twice in one run is refused). */
-  get stepNames(): Set<string> {
-    return this.#stepNames;
-  }
-
-  /** @internal The name of the step of this run the caller is inside of (across awaits), or null. */
-  stepNow(): string | null {
-    return this.#outbound.stepNow();
-  }
-
-  /**
-   * @internal The run starts over in this process (an atomic transaction tried again): its steps
-   * and outbound calls count from the start, so each call gets the key it had the first time.
-   */
-  rerun(): void {
-    this.#stepNames = new Set();
-    this.#outbound = new OutboundKeys(this.space, this.caller, this.key);
-  }
-
-  /** @internal Runs `fn` as step `name`: its outbound calls are counted within the step. */
-  inStep<T>(name: string, fn: () => T): T {
-    return this.#outbound.inStep(name, fn);
+    return this.#run.outboundKey(call);
   }
 }

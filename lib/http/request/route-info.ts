@@ -1,3 +1,5 @@
+import type { RouteMarks } from '../core/mark-key';
+
 /** The route a request was matched to, as middleware sees it in `c.route`. */
 export interface RouteInfo {
   /** The path template, `{name}` segments included: `/orders/{id}/cancel`. */
@@ -10,4 +12,10 @@ export interface RouteInfo {
   readonly method: string;
   /** How Refusals and logs name it: `POST /orders/{id}/cancel (OrdersController.cancel)`. */
   readonly label: string;
+  /**
+   * The marks capabilities' decorators left on the route (`@RateLimit`, `@SecurityHeaders`, a
+   * program's own): what middleware reads to treat one route its own way.
+   * @example const audit = c.route?.marks.get(AUDIT)
+   */
+  readonly marks: RouteMarks;
 }

@@ -3,7 +3,6 @@ import type { FailureShape } from '../core/error-mapping';
 import type { HeaderBag } from '../core/header-rules';
 import type { JsonSchemaOf } from '../core/standard-schema';
 import type { Ctx } from '../request/ctx';
-import type { SessionOptions } from '../request/session-options';
 import type { JsonSchema } from '../schema';
 import type { RouteRecord } from './route-record';
 
@@ -177,7 +176,7 @@ export interface Capability {
   readonly answersItself?: (record: RouteRecord) => boolean;
   /**
    * Adds app-level pieces (routes of its own, a fallback for requests no route takes, build hooks,
-   * the answer compressor, sessions): called once, by `app.use(capability)`. A problem with the
+   * the answer compressor, what it provides): called once, by `app.use(capability)`. A problem with the
    * capability's own options is thrown from here, so it surfaces at the `use` call.
    */
   readonly register?: (host: Host) => void;
@@ -215,6 +214,12 @@ export interface Host {
   readonly defaultVersion?: string | null;
   log(line: string): void;
   /**
+   * Provides an instance to the app, as `app.provide` does: controllers get it by type (or `as`
+   * key), and a resolver or middleware reads it with `c.provided(type)` (sessions keep their
+   * settings so).
+   */
+  provide(instance: object, options?: { readonly as?: object }): void;
+  /**
    * Adds a route the capability owns: its record (made with `builtInRecord`) and the instance whose
    * `record.key` method answers it. It is served and described like a controller's route.
    */
@@ -230,8 +235,6 @@ export interface Host {
   addFallback(fn: (c: Ctx) => unknown): void;
   /** Compresses the app's buffered answers with `step` (`app.compress()`); the last one set is used. */
   compressAnswers(step: AnswerCompressor): void;
-  /** Turns sessions on: a handler's `Session` parameter reads and writes the signed cookie (`app.sessions()`). */
-  useSessions(options: SessionOptions): void;
   /**
    * Sends a request through the app's whole pipeline without a socket (middleware, routing, the
    * route's steps, failures) and gives its answer: how a capability serving the app's routes over

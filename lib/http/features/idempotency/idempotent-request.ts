@@ -171,7 +171,7 @@ export class IdempotentRequest {
     const c = this.#c;
     if (r.state.outage.down) r.state.outage.over(exchangeOf(c).core.log, r.where);
     if (typeof answer === 'bigint') {
-      c.idempotency!.claimed(answer);
+      exchangeOf(c).idempotency!.token = answer;
       return this.#run();
     }
     r.callers?.drop(this.#caller, this.#id);

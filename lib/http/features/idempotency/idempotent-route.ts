@@ -6,7 +6,7 @@ import type { Services } from '../../route/extensions';
 import type { RouteRecord } from '../../route/route-record';
 import { type Ctx, type Resolvable } from '../../request/ctx';
 import { isThenable } from '../../core/thenable';
-import { IdempotencyInfo } from '../../request/idempotency-info';
+import { openIdempotency } from '../../request/idempotency-of';
 import { AtomicRun, poolExhausted } from '../atomic-run';
 import type { CallerBudget } from '../caller-budget';
 import { KeptAnswers, type KeptAnswer, type RequestParts } from '../kept-answers';
@@ -117,10 +117,10 @@ export class IdempotentRoute implements RouteSteps {
     const id = recordKey(caller, key);
     // The fencing token comes with the claim, once won (minted here, before the body is read and
     // the key claimed, a later claim could hold the smaller token).
-    const info = (x.idempotency = new IdempotencyInfo(this.space.space.name, caller, key));
+    const run = (x.idempotency = openIdempotency(this.space.space.name, caller, key));
     // Steps are recorded on atomic routes too: they run outside the transaction (a query inside
     // one is refused), so what they did outlives a rollback and a rerun reads it back.
-    info.withSteps({ space: this.space, record: id, core: x.core, label: this.label, run: x });
+    run.steps = { space: this.space, record: id, core: x.core, label: this.label, run: x };
     return x.afterBodyPrint((body) => new IdempotentRequest(this, c, proceed, id).start(body));
   }
 

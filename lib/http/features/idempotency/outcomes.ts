@@ -1,11 +1,10 @@
 import { fail } from '../../core/fail';
 import type { Ctx } from '../../request/ctx';
-import { exchangeOf } from '../../request/exchange-of';
+import { noteOutcome } from '../outcome-notes';
 
 /** An idempotency outcome for the request's span and the outcome counter (telemetry on only). */
 export function note(c: Ctx, outcome: string): void {
-  const t = exchangeOf(c).telemetry;
-  if (t !== null) t.note('idempotency', outcome);
+  noteOutcome(c, 'idempotency', outcome);
 }
 
 /** 409 with `Retry-After: 1`: the key's first request is still being answered. */

@@ -10,7 +10,6 @@ import { joseApi, type JoseApi } from './jose-peer';
 import { RemoteKeys, fetchJson } from './remote-keys';
 import { remoteKeyOptions, type RemoteKeyOptions } from './remote-key-options';
 import { canonicalSegments, issuedAtProblem } from './token-checks';
-import { exchangeOf } from '../../request/exchange-of';
 
 /** The claims of a verified token (RFC 7519 §4.1, and `scope`/`scp` of RFC 8693 §4.2 and common use). */
 export interface JwtClaims {
@@ -291,8 +290,7 @@ function sayRefreshFailure(keys: RemoteKeys, c: Ctx): void {
   const err = keys.takeRefreshFailure();
   if (err === null) return;
   const ageS = Math.round((Date.now() - keys.fetchedAt) / 1000);
-  exchangeOf(c).core.logs.write(
-    'warn',
+  c.log.warn(
     { err },
     `the issuer's key set could not be refetched: verifying with the keys fetched ${ageS} s ago until a refetch works`,
   );

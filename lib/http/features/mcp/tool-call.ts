@@ -1,10 +1,8 @@
-import type { Socket } from 'node:net';
 import { JSON_TYPE } from '../../core/media-types';
 import type { Ctx } from '../../request/ctx';
 import type { Host, InjectedAnswer } from '../../route/extensions';
 import { RPC, RpcError } from './json-rpc';
 import type { ToolEntry } from './tool-table';
-import { exchangeOf } from '../../request/exchange-of';
 
 /** A `tools/call` result, as MCP gives it. */
 export interface CallToolResult {
@@ -12,19 +10,6 @@ export interface CallToolResult {
   readonly structuredContent?: Readonly<Record<string, unknown>>;
   readonly isError?: true;
 }
-
-/**
- * What the route's request carries on from the MCP request: who calls, from where, and the host it
- * was sent to (a JWT's issuer may be checked against it).
- */
-const CARRIED = [
-  'authorization',
-  'host',
-  'forwarded',
-  'x-forwarded-for',
-  'x-forwarded-proto',
-  'x-forwarded-host',
-];
 
 /**
  * Runs one tool call: its arguments become the route's request (path, query, a JSON body), which
@@ -46,24 +31,27 @@ export async function callTool(
   if (tool.idempotent) headers['idempotency-key'] = keyOf(tool, params);
   const request = requestOf(tool, args as Record<string, unknown>);
   if (request.body !== null) headers['content-type'] = JSON_TYPE;
-  const socket = exchangeOf(c).req.socket as (Socket & { encrypted?: boolean }) | undefined;
   const answer = await host.inject({
     method: tool.record.method,
     url: request.url,
     headers,
     ...(request.body === null ? {} : { body: request.body }),
-    ...(socket?.remoteAddress === undefined ? {} : { remoteAddress: socket.remoteAddress }),
-    encrypted: socket?.encrypted === true,
+    // The client as the MCP request's trusted proxies named it: the route's request comes from
+    // there directly, so it sees the same address, scheme and host.
+    remoteAddress: c.ip,
+    encrypted: c.protocol === 'https',
   });
   return resultOf(answer);
 }
 
+/**
+ * What the route's request carries on from the MCP request: who calls, and the host it was sent to
+ * (a JWT's issuer may be checked against it).
+ */
 function carried(c: Ctx): Record<string, string> {
-  const headers: Record<string, string> = { 'x-request-id': c.requestId() };
-  for (const name of CARRIED) {
-    const v = c.header(name);
-    if (v !== null) headers[name] = v;
-  }
+  const headers: Record<string, string> = { 'x-request-id': c.requestId(), host: c.host };
+  const authorization = c.header('authorization');
+  if (authorization !== null) headers.authorization = authorization;
   return headers;
 }
 
