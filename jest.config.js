@@ -31,6 +31,10 @@ module.exports = {
     '^fw-http/uploads$': '<rootDir>/lib/http/features/uploads/index.ts',
     '^fw-http/ws$': '<rootDir>/lib/http/features/ws/index.ts',
   },
+  // One Postgres cluster for the run, each spec file in databases of its own
+  // (spec/support/postgres-database.ts); specs that stop or kill Postgres start their own.
+  globalSetup: '<rootDir>/spec/global-setup.ts',
+  globalTeardown: '<rootDir>/spec/global-teardown.ts',
   testTimeout: 30000,
   maxWorkers: 2,
   // `npm test` passes --coverage. V8's own counters: istanbul's instrumentation doubled the run.

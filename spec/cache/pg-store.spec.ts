@@ -1,12 +1,13 @@
 import net from 'node:net';
 import type { Pool } from 'pg';
 import { CacheError, PgStore, Space } from 'fw-http/cache';
-import { startPostgres, type PostgresServer } from '../support/postgres-process';
+import { postgresDatabase, type PostgresDatabase } from '../support/postgres-database';
+import { startPostgres } from '../support/postgres-process';
 import { freePort } from '../support/redis-process';
 import { describeStoreContract, sleep } from './store-contract';
 import { testPool } from '../support/pg-pool';
 
-let server: PostgresServer;
+let server: PostgresDatabase;
 let stores: PgStore[] = [];
 let pools: Pool[] = [];
 let tables = 0;
@@ -17,7 +18,7 @@ async function closeStores(): Promise<void> {
 }
 
 beforeAll(async () => {
-  server = await startPostgres();
+  server = await postgresDatabase();
 }, 60_000);
 afterAll(async () => {
   await server?.stop();

@@ -11,7 +11,7 @@ import {
 } from 'fw-http';
 import { MemoryStore, PgStore, Space } from 'fw-http/cache';
 import { Client, FetchError, Target, type OpenTarget } from 'fw-http/fetch';
-import { startPostgres, type PostgresServer } from '../support/postgres-process';
+import { postgresDatabase, type PostgresDatabase } from '../support/postgres-database';
 import { testPool } from '../support/pg-pool';
 
 // Derived Idempotency-Keys on outbound calls and c.idempotency.
@@ -162,9 +162,9 @@ describe('I23.3 derived Idempotency-Keys on outbound calls', () => {
 });
 
 describe('I23.3 the fencing token of an atomic route', () => {
-  let pg: PostgresServer;
+  let pg: PostgresDatabase;
   beforeAll(async () => {
-    pg = await startPostgres();
+    pg = await postgresDatabase();
   }, 60_000);
   afterAll(() => pg?.stop());
 

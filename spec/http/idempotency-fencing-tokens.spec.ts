@@ -3,7 +3,7 @@ import { IsInt, IsString } from 'class-validator';
 import { App, Body, Controller, Ctx, Idempotent, Post, Returns, Status } from 'fw-http';
 import { Tx } from 'fw-http/atomic';
 import { PgStore, RedisStore, Space } from 'fw-http/cache';
-import { startPostgres, type PostgresServer } from '../support/postgres-process';
+import { postgresDatabase, type PostgresDatabase } from '../support/postgres-database';
 import { startRedis, type RedisServer } from '../support/redis';
 
 // Fencing tokens are minted when the claim is won, by the store's clock where it keeps one: a
@@ -128,9 +128,9 @@ describe('fencing tokens are minted by the claim', () => {
 });
 
 describe("fencing tokens on Postgres: one space's atomic and non-atomic routes", () => {
-  let server: PostgresServer;
+  let server: PostgresDatabase;
   beforeAll(async () => {
-    server = await startPostgres();
+    server = await postgresDatabase();
   }, 60_000);
   afterAll(async () => {
     await server?.stop();

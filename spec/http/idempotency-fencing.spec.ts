@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import { App, Body, Controller, Idempotent, Post, Returns, Status, Ctx } from 'fw-http';
 import { Tx } from 'fw-http/atomic';
 import { PgStore, RedisStore, Space } from 'fw-http/cache';
-import { startPostgres, type PostgresServer } from '../support/postgres-process';
+import { postgresDatabase, type PostgresDatabase } from '../support/postgres-database';
 import { testPool } from '../support/pg-pool';
 import { startRedis, type RedisServer } from '../support/redis';
 
@@ -111,10 +111,10 @@ describe('fencing: a lost lease', () => {
 });
 
 describe('fencing on an atomic route: the claim is checked at the commit', () => {
-  let server: PostgresServer;
+  let server: PostgresDatabase;
   let pool: Pool;
   beforeAll(async () => {
-    server = await startPostgres();
+    server = await postgresDatabase();
     pool = testPool(server.url, 2);
     await pool.query('CREATE TABLE ledger (id serial PRIMARY KEY, to_account text, amount int)');
   }, 60_000);
