@@ -1,4 +1,4 @@
-import { CacheError } from '../errors';
+import { type CacheError } from '../errors';
 import type { PgSql } from './pg-sql';
 import { TxGuard, type GuardedClient, type PgResult } from './tx-guard';
 
