@@ -241,10 +241,10 @@ describe('coded errors of fw/fetch and fw/cache, and errors that mean one of our
       'FetchError TimedOut',
     ],
     [
-      'OPEN-41 a FetchError BodyTooLarge (an upstream body, not ours: not 413)',
+      'OPEN-41 FAIL-20 a FetchError BodyTooLarge (one code, one status: 413 as FAIL-20 says)',
       '/fetch-too-large',
-      500,
-      'internal server error',
+      413,
+      'Payload Too Large',
       'FetchError BodyTooLarge',
     ],
     [
