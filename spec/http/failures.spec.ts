@@ -272,7 +272,7 @@ describe('coded errors of fw/fetch and fw/cache, and errors that mean one of our
       expect(line.msg).toContain(logged);
       expect(line.msg).not.toContain('s3cret'); // the msg names the code; the message is in err
       expect(line.err.message).toContain('s3cret');
-      expect(line.level).toBe(status === 503 ? 40 : 50);
+      expect(line.level).toBe(status === 500 ? 50 : 40);
     },
   );
 
