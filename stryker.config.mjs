@@ -26,9 +26,6 @@ export default {
   incrementalFile: 'reports/stryker-incremental.json',
   mutate: [
     'lib/http/features/idempotency/*.ts',
-    'lib/http/features/kept-answers.ts',
-    'lib/http/features/caller-budget.ts',
-    'lib/http/features/lapse-queue.ts',
   ],
   jest: {
     projectType: 'custom',

@@ -4,7 +4,7 @@
 // and sweeps one caller per admit round a ring, as the budget documents; it is slow and obvious
 // where the budget is fast.
 // The mutation run found the budget's lapsing and sweeping under-tested.
-import { CallerBudget } from '../../lib/http/features/caller-budget';
+import { CallerBudget } from '../../lib/http/features/idempotency/caller-budget';
 
 interface Claim {
   id: string;

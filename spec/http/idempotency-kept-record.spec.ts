@@ -4,7 +4,7 @@
 // untested.
 import { App, Controller, Ctx, Idempotent, NoContent, Post, Returns, Status } from 'fw-http';
 import { MemoryStore, Space } from 'fw-http/cache';
-import { KeptAnswers } from '../../lib/http/features/kept-answers';
+import { KeptAnswers } from '../../lib/http/features/idempotency/kept-answers';
 
 const Records = Space('kept-records', { ttlSeconds: 60, maxBytes: 64 * 1024 });
 const BIG = KeptAnswers.MAX_ENTRY_BYTES + 100;

@@ -28,8 +28,8 @@ import { MemoryStore, RedisStore, Space, type Store } from 'fw-http/cache';
 import { startRedis } from '../support/redis';
 import { CLAIM_LEASE_MS } from '../../lib/http/features/idempotency/idempotent-mark';
 import { recordKey } from '../../lib/http/features/idempotency/read-key';
-import { CallerBudget } from '../../lib/http/features/caller-budget';
-import { KeptAnswers, type KeptAnswer } from '../../lib/http/features/kept-answers';
+import { CallerBudget } from '../../lib/http/features/idempotency/caller-budget';
+import { KeptAnswers, type KeptAnswer } from '../../lib/http/features/idempotency/kept-answers';
 
 const decodeKept = (b: Buffer | null) =>
   b === null ? null : JSON.parse(b.toString('utf8', 4, 4 + b.readUInt32BE(0)));

@@ -2,7 +2,7 @@ import {
   KeptAnswers,
   type KeptAnswer,
   type RequestParts,
-} from '../../lib/http/features/kept-answers';
+} from '../../lib/http/features/idempotency/kept-answers';
 
 const answer = (fp: string): KeptAnswer => ({
   fp,

@@ -3,5 +3,5 @@
  * handler's writes through its `Tx` and the kept answer commit together. A handler asks for a `Tx`
  * by type. This folder is the door; the feature is ../tx.ts and ../atomic-run.ts.
  */
-export { Tx } from '../tx';
-export type { TxClient, TxResult, TxPool, TxPoolClient, Isolation } from '../tx';
+export { Tx } from '../idempotency/tx';
+export type { TxClient, TxResult, TxPool, TxPoolClient, Isolation } from '../idempotency/tx';

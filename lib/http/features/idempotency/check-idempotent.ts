@@ -3,8 +3,8 @@ import { checkBoolean, checkNumber, checkOneOf, checkWhole, noteRefusal } from '
 import { innerContracts, type Contract } from '../../core/answers';
 import type { RecordCheck } from '../../route/extensions';
 import type { RouteRecord } from '../../route/route-record';
-import type { Isolation } from '../atomic-run';
-import { Tx } from '../tx';
+import type { Isolation } from './atomic-run';
+import { Tx } from './tx';
 import { IDEMPOTENT, type IdempotentMark } from './idempotent-mark';
 import { findSpace } from './idempotent-route';
 

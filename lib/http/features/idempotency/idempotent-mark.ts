@@ -1,7 +1,7 @@
 import type { Ctx } from '../../request/ctx';
 import { MarkKey } from '../../route/mark-key';
 import { markRoute } from '../../route/decorators';
-import type { Isolation } from '../atomic-run';
+import type { Isolation } from './atomic-run';
 
 /** What an `@Idempotent` route declares. */
 export interface IdempotentMark {

@@ -5,7 +5,7 @@ import { copyBag, type HeaderBag } from '../../core/header-rules';
 import { type Ctx } from '../../request/ctx';
 import { type CapturedAnswer } from '../../request/exchange';
 import { isThenable } from '../../core/thenable';
-import type { RequestParts } from '../kept-answers';
+import type { RequestParts } from './kept-answers';
 import { failureAnswer, sendAnswer } from './failure-answer';
 import { decodeKept, encodeClaim, encodeKept, fingerprint, nextOwner } from './kept-record';
 import { inFlight, note } from './outcomes';

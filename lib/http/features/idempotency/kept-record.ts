@@ -3,7 +3,7 @@ import { hash, randomBytes } from 'node:crypto';
 import type { HeaderBag } from '../../core/header-rules';
 import type { Ctx } from '../../request/ctx';
 import type { CapturedAnswer } from '../../request/exchange';
-import { KeptAnswers, type KeptAnswer, type RequestParts } from '../kept-answers';
+import { KeptAnswers, type KeptAnswer, type RequestParts } from './kept-answers';
 import { canonicalBody } from './canonical-body';
 import { exchangeOf } from '../../request/exchange-of';
 

@@ -1,8 +1,8 @@
 import type { KeepMode, OpenSpace } from '../../../cache';
 import type { Ctx } from '../../request/ctx';
-import type { AtomicRun } from '../atomic-run';
-import type { CallerBudget } from '../caller-budget';
-import type { RequestParts } from '../kept-answers';
+import type { AtomicRun } from './atomic-run';
+import type { CallerBudget } from './caller-budget';
+import type { RequestParts } from './kept-answers';
 import type { ClaimRenewer } from './claim-renewer';
 import type { SpaceState } from './space-state';
 

@@ -1,7 +1,7 @@
 import type { OpenSpace } from '../../../cache';
-import { CallerBudget } from '../caller-budget';
-import { FillWatch } from '../fill-watch';
-import { StoreOutage } from '../store-outage';
+import { CallerBudget } from './caller-budget';
+import { FillWatch } from './fill-watch';
+import { StoreOutage } from './store-outage';
 import { MAX_NOT_KEPT } from './idempotent-mark';
 
 /** What every idempotent route on one opened space shares in this process. */

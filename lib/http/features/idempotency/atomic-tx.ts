@@ -1,8 +1,8 @@
-import { CacheError, PgTransaction, type PgStore } from '../../cache';
-import { HttpError, clientGone } from '../core/errors';
-import type { Ctx } from '../request/ctx';
+import { CacheError, PgTransaction, type PgStore } from '../../../cache';
+import { HttpError, clientGone } from '../../core/errors';
+import type { Ctx } from '../../request/ctx';
 import type { Isolation, TxResult } from './tx';
-import { exchangeOf } from '../request/exchange-of';
+import { exchangeOf } from '../../request/exchange-of';
 
 /** What one atomic route's transactions need, fixed at build. */
 export interface AtomicTxSettings {

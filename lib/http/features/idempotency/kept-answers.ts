@@ -1,4 +1,4 @@
-import type { HeaderEntry } from '../core/answers';
+import type { HeaderEntry } from '../../core/answers';
 
 /** A kept answer as the store holds it, decoded once: what a replay writes. */
 export interface KeptAnswer {

@@ -1,4 +1,4 @@
-import { CacheError } from '../../cache';
+import { CacheError } from '../../../cache';
 
 /**
  * Whether an idempotency store is down, as the requests of one space find it: the first failure

@@ -1,6 +1,6 @@
-import type { Ctx } from '../request/ctx';
-import type { SERVER_SIDE } from '../../fetch/server-side';
-import { HttpError } from '../core/errors';
+import type { Ctx } from '../../request/ctx';
+import type { SERVER_SIDE } from '../../../fetch/server-side';
+import { HttpError } from '../../core/errors';
 
 /** The isolation level an atomic route's transaction runs at (`@Idempotent(S, { atomic: true, isolation })`). */
 export type Isolation = 'read committed' | 'repeatable read' | 'serializable';

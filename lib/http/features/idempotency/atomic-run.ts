@@ -1,12 +1,12 @@
-import { copyBag, type HeaderBag } from '../core/header-rules';
-import { Failure, HttpError } from '../core/errors';
-import { fail } from '../core/fail';
-import type { Ctx } from '../request/ctx';
-import type { CapturedAnswer } from '../request/exchange';
-import { gateOutside } from '../request/outside-gate';
+import { copyBag, type HeaderBag } from '../../core/header-rules';
+import { Failure, HttpError } from '../../core/errors';
+import { fail } from '../../core/fail';
+import type { Ctx } from '../../request/ctx';
+import type { CapturedAnswer } from '../../request/exchange';
+import { gateOutside } from '../../request/outside-gate';
 import { AtomicTx, retryableCode, type AtomicTxSettings } from './atomic-tx';
 import { bindTx, Tx } from './tx';
-import { exchangeOf } from '../request/exchange-of';
+import { exchangeOf } from '../../request/exchange-of';
 
 export type { Isolation } from './tx';
 export { poolExhausted } from './atomic-tx';
