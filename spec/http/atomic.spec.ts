@@ -161,8 +161,9 @@ describe('atomic idempotent routes on PgStore', () => {
 
   it('a duplicate that waits longer than the lease gets 409 with Retry-After: 1, and the first still commits once', async () => {
     const { url, runs } = await transfersApp({
-      during: async () => void (await sleep(1500)),
-      leaseMs: 200,
+      during: async () => void (await sleep(2500)),
+      // A lease long enough to be renewed on a loaded machine; the duplicate waits as long (waitMs).
+      leaseMs: 1000,
       // The handler outlasts the lease on purpose: its own deadline (default the lease) is set past it.
       deadlineMs: 5000,
     });
