@@ -7,7 +7,8 @@
 import autocannon from 'autocannon';
 import { IsInt, IsString } from 'class-validator';
 import { Pool } from 'pg';
-import { App, Body, Controller, Idempotent, Post, Returns, Status, Tx } from 'fw-http';
+import { App, Body, Controller, Idempotent, Post, Returns, Status } from 'fw-http';
+import { Tx } from 'fw-http/atomic';
 import { PgStore, Space } from 'fw-http/cache';
 import { startPostgres } from './crash/postgres';
 

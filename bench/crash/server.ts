@@ -5,7 +5,8 @@
 // middleware does. Prints `listening <port>` on stdout once it takes requests.
 import { IsInt, IsString } from 'class-validator';
 import { Pool } from 'pg';
-import { App, Body, Controller, Ctx, Idempotent, Post, Returns, Status, Tx } from 'fw-http';
+import { App, Body, Controller, Ctx, Idempotent, Post, Returns, Status } from 'fw-http';
+import { Tx } from 'fw-http/atomic';
 import { PgStore, RedisStore, Space, type Store } from 'fw-http/cache';
 
 class Transfer {
