@@ -292,7 +292,9 @@ describe('deadlineMs at startup', () => {
     expect(refusals(0, true)).toEqual([
       expect.stringMatching(/deadlineMs must be a number of ms above 0/),
     ]);
-    expect(refusals(2 ** 31, true)).toEqual([expect.stringMatching(/to 2147483647, got 2147483648/)]);
+    expect(refusals(2 ** 31, true)).toEqual([
+      expect.stringMatching(/to 2147483647, got 2147483648/),
+    ]);
     expect(refusals('5s', true)).toHaveLength(1);
     expect(refusals(2 ** 31 - 1, true)).toEqual([]);
     expect(refusals(1000, false)).toEqual([expect.stringMatching(/deadlineMs needs atomic: true/)]);

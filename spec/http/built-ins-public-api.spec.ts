@@ -51,7 +51,8 @@ const ENGINE: Readonly<Record<string, string>> = {
   'idempotency/kept-record.ts': 'keeps the headers set before the handler apart from its own',
   'idempotency/atomic-run.ts':
     'the idempotent capture, run inside a transaction that commits with the kept answer',
-  'idempotency/atomic-tx.ts': 'cancels the running statement when the client leaves or the claim is lost',
+  'idempotency/atomic-tx.ts':
+    'cancels the running statement when the client leaves or the claim is lost',
   'files/file-answer.ts':
     'writes a file answer: the head, then the file streamed to the socket with backpressure',
   'files/send-file.ts': "c.sendFile's answer is the route's answer while it is written",
