@@ -1,18 +1,23 @@
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
+  // jest's node environment, with V8 coverage taken on one session per worker instead of started
+  // and stopped around each file (spec/support/shared-coverage.ts): half the CPU of coverage.
+  testEnvironment: '<rootDir>/spec/support/node-environment.ts',
   roots: ['<rootDir>/spec'],
   testMatch: ['**/*.spec.ts'],
   // The consumer check installs packages into scratch projects and takes minutes: it runs in
   // `npm run test:consumers` (jest.consumers.config.js), after `npm test`, not in its jest run. The
-  // package checks (pack, API report, shipped declarations) compile or pack the whole library:
-  // `npm run test:package` (jest.package.config.js), also after `npm test`.
+  // package checks compile or pack the whole library and run none of it (pack, API report, shipped
+  // declarations, the features against those declarations, the docs' examples against the
+  // package): `npm run test:package` (jest.package.config.js), also after `npm test`.
   testPathIgnorePatterns: [
     '/node_modules/',
     '<rootDir>/spec/package/consumer\\.spec\\.ts$',
     '<rootDir>/spec/package/pack\\.spec\\.ts$',
     '<rootDir>/spec/package/api-report\\.spec\\.ts$',
     '<rootDir>/spec/types/declarations\\.spec\\.ts$',
+    '<rootDir>/spec/http/built-ins-public-api\\.spec\\.ts$',
+    '<rootDir>/spec/docs/guide-examples\\.spec\\.ts$',
   ],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json', diagnostics: false }],

@@ -136,7 +136,7 @@ async function crashAndRetry(row: {
 describe('derived keys across a real crash', () => {
   it('plain calls: a rerun after kill -9 sends the same derived keys in the same order, one per call and per turn of a loop; each effect is made once', async () => {
     const r = await crashAndRetry({ mode: 'plain', madeFirst: 3 });
-    expect(r.status).toBe(201);
+    expect({ status: r.status, body: r.body }).toMatchObject({ status: 201 });
     expect(r.body).toEqual({ statuses: [201, 201, 201] });
     expect(effects).toEqual(['charge', 'reserve a', 'reserve b']);
     expect(new Set(r.firstKeys).size).toBe(3);
@@ -146,7 +146,7 @@ describe('derived keys across a real crash', () => {
 
   it('a step then a call: the step is read back after kill -9 and the reserve after it goes out under its first key (reserved once)', async () => {
     const r = await crashAndRetry({ mode: 'step-then-call', madeFirst: 2 });
-    expect(r.status).toBe(201);
+    expect({ status: r.status, body: r.body }).toMatchObject({ status: 201 });
     expect(r.body).toEqual({ statuses: [201, 201] });
     expect(effects).toEqual(['charge', 'reserve a']);
     expect(r.rerunKeys).toEqual([r.firstKeys[1]]); // the charge was not sent again
@@ -154,7 +154,7 @@ describe('derived keys across a real crash', () => {
 
   it('a call inside a step killed before its record: the step runs again and its call goes out under its first key (reserved once)', async () => {
     const r = await crashAndRetry({ mode: 'in-step', madeFirst: 2 });
-    expect(r.status).toBe(201);
+    expect({ status: r.status, body: r.body }).toMatchObject({ status: 201 });
     expect(r.body).toEqual({ statuses: [201, 201] });
     expect(effects).toEqual(['charge', 'reserve a']);
     expect(r.rerunKeys).toEqual([r.firstKeys[1]]);
@@ -167,7 +167,7 @@ describe('derived keys across a real crash', () => {
       first: { FLAG: '1' },
       rerun: { FLAG: '0' },
     });
-    expect(r.status).toBe(201);
+    expect({ status: r.status, body: r.body }).toMatchObject({ status: 201 });
     expect(r.body).toEqual({ statuses: [201] });
     expect(effects).toEqual(['check', 'charge']);
     expect(r.rerunKeys).toEqual([r.firstKeys[1]]);
