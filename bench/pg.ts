@@ -1,104 +1,202 @@
-// `node dist/bench/pg.js` (after `npm run build`): the first idempotent POST on PgStore, plain and
-// atomic, as a ratio of a validated POST doing the same insert without idempotency. Each request
-// has a fresh key (every case sends one: autocannon rebuilds every request once setupRequest is
-// used). One Postgres of the bench's own; the app runs in this process beside autocannon (both
-// share the machine alike for the three cases). PG_BENCH_SECONDS (4) per run, PG_BENCH_ROUNDS (3)
-// rounds of the three cases in turn; the median of each case's rounds is reported.
-import autocannon from 'autocannon';
-import { IsInt, IsString } from 'class-validator';
-import { Pool } from 'pg';
-import { App, Body, Controller, Idempotent, Post, Returns, Status } from 'fw-http';
-import { Tx } from 'fw-http/atomic';
-import { PgStore, Space } from 'fw-http/cache';
+// `node dist/bench/pg.js` (after `npm run build`): atomic routes on PgStore, in one run, on one
+// Postgres of the bench's own, the app (pg-app.ts, one pool of 10 for the store and the plain
+// insert) and a 50 ms upstream each in a process of its own (pg-server.ts), the load here
+// (post-load.ts: closed loops over undici, every request answered before a run ends).
+// 1. Behind a slow upstream, 200 clients: the atomic POST in phases (the call first, holding
+//    nothing; the insert and the kept answer in one short transaction) against the same route
+//    holding its transaction across the call (`holdTransaction: true`, the insert first): answers
+//    a second, 201s a second, p99 and every status counted.
+// 2. The first POST without an upstream, 16 clients: plain idempotent and atomic, as a ratio of a
+//    validated POST doing the same insert without idempotency.
+// Every request has a fresh Idempotency-Key, the baseline's too. Rounds alternate the cases; the
+// median round of each is reported. PG_BENCH_ROUNDS (3), PG_BENCH_SECONDS (4) a run without an
+// upstream, PG_BENCH_UPSTREAM_SECONDS (8) a run behind it, PG_BENCH_DELAY_MS (50),
+// PG_BENCH_CLIENTS (200); PG_BENCH_ONLY=upstream or first runs one part.
+import { fork, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { request } from 'undici';
 import { startPostgres } from './crash/postgres';
+import type { UpstreamCounts } from './pg-upstream';
+import type { PgServerMessage } from './pg-server';
+import { postLoad, type Measured } from './post-load';
 
-class NewOrder {
-  @IsString() sku!: string;
-  @IsInt() qty!: number;
+const env = process.env;
+const rounds = Number(env.PG_BENCH_ROUNDS ?? 3);
+const seconds = Number(env.PG_BENCH_SECONDS ?? 4);
+const upstreamSeconds = Number(env.PG_BENCH_UPSTREAM_SECONDS ?? 8);
+const delayMs = Number(env.PG_BENCH_DELAY_MS ?? 50);
+const clients = Number(env.PG_BENCH_CLIENTS ?? 200);
+const only = env.PG_BENCH_ONLY;
+/** The sample shop's pool: ten connections, for the store and the plain insert alike. */
+const POOL_SIZE = 10;
+
+const BODY = JSON.stringify({ sku: 'tea', qty: 2 });
+
+/** The app's pool: connections, idle ones, callers waiting for one. */
+interface PoolState {
+  readonly total: number;
+  readonly idle: number;
+  readonly waiting: number;
 }
 
-const seconds = Number(process.env.PG_BENCH_SECONDS ?? 4);
-const rounds = Number(process.env.PG_BENCH_ROUNDS ?? 3);
-const INSERT = 'INSERT INTO orders (sku, qty) VALUES ($1, $2) RETURNING id';
-
-function app(pool: Pool, store: PgStore): App {
-  const Plain = Space('plain', { ttlSeconds: 3600, maxBytes: 4096 });
-  const Atomic = Space('atomic', { ttlSeconds: 3600, maxBytes: 4096 });
-  @Controller()
-  class Orders {
-    @Post('/validated') @Returns(Status(201, Object)) async validated(@Body() o: NewOrder) {
-      const { rows } = await pool.query<{ id: number }>(INSERT, [o.sku, o.qty]);
-      return { id: rows[0]!.id };
-    }
-    @Post('/plain') @Idempotent(Plain) @Returns(Status(201, Object)) async plain(
-      @Body() o: NewOrder,
-    ) {
-      const { rows } = await pool.query<{ id: number }>(INSERT, [o.sku, o.qty]);
-      return { id: rows[0]!.id };
-    }
-    @Post('/atomic')
-    @Idempotent(Atomic, { atomic: true })
-    @Returns(Status(201, Object))
-    async atomic(@Body() o: NewOrder, tx: Tx) {
-      const { rows } = await tx.query<{ id: number }>(INSERT, [o.sku, o.qty]);
-      return { id: rows[0]!.id };
-    }
+/**
+ * Waits (at most 30 s) until the app's pool has every connection idle and no one waiting, twice
+ * running, so that the next run starts on a quiet pool; the state last seen, for the report.
+ */
+async function settle(base: string): Promise<PoolState> {
+  const until = performance.now() + 30_000;
+  let state: PoolState = { total: 0, idle: 0, waiting: 0 };
+  for (let quiet = 0; quiet < 2 && performance.now() < until;) {
+    state = (await (await request(`${base}/busy`)).body.json()) as PoolState;
+    quiet = state.waiting === 0 && state.idle === state.total ? quiet + 1 : 0;
+    await new Promise((r) => setTimeout(r, 100));
   }
-  return new App({ log: () => undefined })
-    .controllers(Orders)
-    .provide(Plain.open(store))
-    .provide(Atomic.open(store));
+  return state;
 }
 
-let keys = 0;
-async function run(url: string): Promise<number> {
-  const r = await autocannon({
-    url,
-    method: 'POST',
-    duration: seconds,
-    connections: 16,
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ sku: 'tea', qty: 2 }),
-    requests: [
-      {
-        setupRequest: (req: autocannon.Request) => ({
-          ...req,
-          headers: { ...req.headers, 'idempotency-key': `k${process.pid}-${keys++}` },
-        }),
-      },
-    ],
+/** Connections the pool still counts in use after a run and its settle: none when all is well. */
+const notes: string[] = [];
+async function runOnce(base: string, path: string, clientsNow: number, secs: number) {
+  const m = await postLoad({
+    url: `${base}/${path}`,
+    body: BODY,
+    clients: clientsNow,
+    seconds: secs,
   });
-  if (r.non2xx + r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-  return r.requests.average;
+  const after = await settle(base);
+  if (after.idle !== after.total || after.waiting > 0)
+    notes.push(
+      `after a run of /${path}: ${after.total - after.idle} of the pool's ${after.total} connections still in use, ${after.waiting} waiting`,
+    );
+  return m;
+}
+
+/** A pg-server.ts process: its port once listening, messages, a clean close. */
+class PgServer {
+  readonly #child: ChildProcess;
+  readonly port: Promise<number>;
+
+  constructor(args: string[]) {
+    this.#child = fork(join(__dirname, 'pg-server.js'), args, { stdio: 'inherit' });
+    this.port = new Promise((resolve, reject) => {
+      this.#child.once('exit', (code) =>
+        reject(new Error(`pg-server ${args[0]} exited (${code})`)),
+      );
+      this.#child.once('message', (m: PgServerMessage) => {
+        if ('port' in m) resolve(m.port);
+      });
+    });
+    this.port.catch(() => undefined);
+  }
+
+  counts(): Promise<UpstreamCounts> {
+    return new Promise((resolve) => {
+      this.#child.once('message', (m: PgServerMessage) => {
+        if ('counts' in m) resolve(m.counts);
+      });
+      this.#child.send('counts');
+    });
+  }
+
+  close(): Promise<void> {
+    if (this.#child.exitCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#child.once('exit', () => resolve());
+      this.#child.send('close');
+    });
+  }
+}
+
+const median = (xs: readonly number[]): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const int = (x: number) => Math.round(x).toLocaleString('en-US');
+
+/** Part 1: phases against the transaction held across the call, rounds alternating the order. */
+async function behindUpstream(base: string, upstream: PgServer): Promise<string[]> {
+  const cases = ['phases', 'held'] as const;
+  const seen = { phases: [] as Measured[], held: [] as Measured[] };
+  const calls = { phases: { calls: 0, keyed: 0 }, held: { calls: 0, keyed: 0 } };
+  for (const c of cases) await runOnce(base, c, clients, 2); // warm-up
+  for (let i = 0; i < rounds; i++)
+    for (const c of i % 2 === 0 ? cases : [...cases].reverse()) {
+      const before = await upstream.counts();
+      seen[c].push(await runOnce(base, c, clients, upstreamSeconds));
+      const after = await upstream.counts();
+      calls[c].calls += after.calls - before.calls;
+      calls[c].keyed += after.keyed - before.keyed;
+    }
+  const label = {
+    phases: 'in phases: call, then insert + keep in one transaction',
+    held: '`holdTransaction: true`: insert, call, keep, in one transaction',
+  };
+  const rows = [
+    `| atomic POST, ${delayMs} ms upstream, ${clients} clients, pool of ${POOL_SIZE} | answers/s | 201/s | p99 | statuses (all rounds) | upstream calls (with a key) |`,
+    '|---|---:|---:|---:|---|---|',
+  ];
+  for (const c of cases) {
+    const m = seen[c];
+    const statuses: Record<string, number> = {};
+    for (const r of m)
+      for (const [k, n] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + n;
+    const counted = Object.entries(statuses)
+      .map(([k, n]) => `${k}: ${int(n)}`)
+      .join(', ');
+    rows.push(
+      `| ${label[c]} | ${int(median(m.map((r) => r.rps)))} | ${int(median(m.map((r) => r.created)))} | ${median(m.map((r) => r.p99))} ms | ${counted} | ${int(calls[c].calls)} (${int(calls[c].keyed)}) |`,
+    );
+  }
+  return rows;
+}
+
+/** Part 2: the first POST with no upstream, as a ratio of the same insert without idempotency. */
+async function firstPost(base: string): Promise<string[]> {
+  const cases = ['validated', 'plain', 'atomic'] as const;
+  const seen = { validated: [] as Measured[], plain: [] as Measured[], atomic: [] as Measured[] };
+  await runOnce(base, 'validated', 16, 2); // warm-up
+  for (let i = 0; i < rounds; i++)
+    for (const c of cases) {
+      seen[c].push(await runOnce(base, c, 16, seconds));
+    }
+  const label = {
+    validated: 'validated POST, the insert on the pool, no idempotency',
+    plain: '`@Idempotent` on `PgStore` (lookup, claim, insert, keep)',
+    atomic: '`@Idempotent(…, { atomic: true })` (lookup, claim; begin, insert, keep, commit)',
+  };
+  const rps = (c: (typeof cases)[number]) => median(seen[c].map((r) => r.rps));
+  const rows = [
+    '| first POST (fresh key), one insert, 16 clients | req/s (median) | × validated POST | p99 | non-201 |',
+    '|---|---:|---:|---:|---|',
+  ];
+  for (const c of cases) {
+    const bad = seen[c].reduce(
+      (n, r) => n + Object.entries(r.statuses).reduce((k, [s, x]) => k + (s === '201' ? 0 : x), 0),
+      0,
+    );
+    rows.push(
+      `| ${label[c]} | ${int(rps(c))} | **${(rps(c) / rps('validated')).toFixed(2)}×** | ${median(seen[c].map((r) => r.p99))} ms | ${bad > 0 ? int(bad) : 'none'} |`,
+    );
+  }
+  return rows;
 }
 
 async function main(): Promise<void> {
   const pg = await startPostgres(['bench']);
   if ('missing' in pg) throw new Error(pg.missing);
-  const pool = new Pool({ connectionString: pg.urlOf('bench'), max: 10 });
-  pool.on('error', () => undefined); // an idle connection cut when Postgres stops is not a failure
-  const store = new PgStore({ connectionString: pg.urlOf('bench'), poolSize: 10 });
+  const upstream = new PgServer(['upstream', String(delayMs)]);
+  let app: PgServer | null = null;
   try {
-    await pool.query('CREATE TABLE orders (id serial PRIMARY KEY, sku text, qty int)');
-    await store.migrate();
-    const server = app(pool, store);
-    const { url } = await server.listen({ port: 0 });
-    const cases = ['validated', 'plain', 'atomic'] as const;
-    const seen: Record<(typeof cases)[number], number[]> = { validated: [], plain: [], atomic: [] };
-    await run(`${url}/validated`); // warm-up
-    for (let i = 0; i < rounds; i++) for (const c of cases) seen[c].push(await run(`${url}/${c}`));
-    await server.close();
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const base = median(seen.validated);
-    console.log('| first POST (fresh key), Postgres insert | req/s (median) | × validated POST |');
-    console.log('|---|---|---|');
-    for (const c of cases)
-      console.log(
-        `| ${c} | ${median(seen[c]).toFixed(0)} | ${(median(seen[c]) / base).toFixed(2)}× |`,
-      );
+    const upstreamUrl = `http://127.0.0.1:${await upstream.port}`;
+    app = new PgServer(['app', pg.urlOf('bench'), upstreamUrl, String(POOL_SIZE)]);
+    const base = `http://127.0.0.1:${await app.port}`;
+    const slow = only === 'first' ? [] : await behindUpstream(base, upstream);
+    const first = only === 'upstream' ? [] : await firstPost(base);
+    console.log(['', ...slow, '', ...first, ...notes.map((n) => `\n${n}`)].join('\n'));
+    console.log(
+      `\n${rounds} rounds; ${upstreamSeconds} s a run behind the upstream, ${seconds} s without; the median round of each case.`,
+    );
   } finally {
-    await store.close();
-    await pool.end();
+    await app?.close();
+    await upstream.close();
     await pg.stop();
   }
 }
