@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
+import { tsChild } from '../support/ts-child';
 import { App, Controller, Ctx, Get, Returns } from 'fw-http';
 
 // I22.14: a handler cut short by close() answers 503 Canceled whichever way it waited: c.sleep, or
@@ -55,4 +57,14 @@ describe('a request cut short by close()', () => {
       expect(JSON.parse(res.body)).toEqual({ error: expect.any(String), status: 503 });
     },
   );
+});
+
+describe("the app's shutdown signal", () => {
+  it('many requests in flight that read c.signal at once raise no MaxListenersExceededWarning (each listens on the app-wide shutdown signal while it runs)', () => {
+    // In a process of its own: jest's sandbox does not see the process's warnings.
+    const { command, args } = tsChild('spec/http/many-signals-child.ts');
+    const run = spawnSync(command, args, { cwd: process.cwd(), encoding: 'utf8', timeout: 60_000 });
+    expect(run.stdout.trim()).toBe('30 x 200');
+    expect(run.stderr).not.toContain('MaxListenersExceededWarning');
+  }, 60_000);
 });

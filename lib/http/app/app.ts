@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { createServer, type ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -195,7 +196,7 @@ export class App {
   #records: readonly RouteRecord[] = [];
   #server: Server | null = null;
   #chain: ((c: Ctx) => unknown) | null = null;
-  readonly #shutdown = new AbortController();
+  readonly #shutdown = shutdownController();
   readonly #logs: AppLog;
   readonly #errorObservers: ((err: unknown, info: ErrorInfo) => unknown)[] = [];
   readonly #atBuild: ((problems: string[]) => void)[] = [];
@@ -972,4 +973,14 @@ export interface ErrorInfo {
   readonly status: number;
   /** True when the answer had already started: the connection was closed instead of a failure answer. */
   readonly answered: boolean;
+}
+
+/**
+ * The app-wide shutdown signal. Every request that reads `c.signal` listens on it while it runs
+ * (and leaves when its answer ends), so many in flight at once are many listeners, not a leak.
+ */
+function shutdownController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }
