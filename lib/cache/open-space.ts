@@ -82,7 +82,10 @@ export class OpenSpace {
     this.#ttlMs = Math.ceil(space.ttlSeconds * 1000);
   }
 
-  /** @internal The store's key for `key` in this space (`<name length>:<name>:<key>`). */
+  /**
+   * The store's key for `key` in this space (`<name length>:<name>:<key>`): what a feature logs or
+   * counts a record by, the same one the store's own tools show.
+   */
   keyOf(key: string): string {
     return this.#prefix + key;
   }
@@ -102,18 +105,18 @@ export class OpenSpace {
     return (this.#perCaller = Math.max(floor, Math.floor(m.bytes / (16 * spaces))));
   }
 
-  /** @internal What one record costs beyond its key and bytes in the store (a `MemoryStore`'s per-entry cost), for budgets. */
+  /** What one record costs beyond its key and bytes in the store (a `MemoryStore`'s per-entry cost, else 0), for budgets. */
   get entryOverheadBytes(): number {
     return this.#memory === null ? 0 : MemoryStore.entryOverheadBytes;
   }
 
-  /** @internal How full the store is (0..1) when it can tell at once (a `MemoryStore`), else null. */
+  /** How full the store is (0..1) when it can tell at once (a `MemoryStore`), else null. */
   fill(): number | null {
     const m = this.#memory;
     return m === null ? null : m.bytesUsed / m.bytes;
   }
 
-  /** @internal The `MemoryStore` under this space, if it is one (its gauges are reported). */
+  /** The `MemoryStore` under this space, if it is one (for its gauges), else null. */
   get memoryStore(): MemoryStore | null {
     return this.#memory;
   }
@@ -164,7 +167,11 @@ export class OpenSpace {
     );
   }
 
-  /** @internal The store this space is opened on (apps check each store once at listen; atomic routes run their transaction on a `PgStore`'s pool). */
+  /**
+   * The store this space is opened on, as given to `open`: apps check each store once at listen,
+   * and atomic routes run their transaction on a `PgStore` (`PgStore.transaction()`). Its keys are
+   * the space's through `keyOf`; a write straight to it skips the space's size bound.
+   */
   get store(): Store {
     return this.#store;
   }
@@ -186,29 +193,13 @@ export class OpenSpace {
     return isPromise(answer) ? this.#later('get', key, answer) : answer;
   }
 
-  /** @internal Whether the store claims and reads in one round trip (`putIfAbsentOrGet`). */
+  /** Whether the store claims and reads in one round trip (`putIfAbsentOrGet`). */
   get claimsInOne(): boolean {
     return typeof this.#store.putIfAbsentOrGet === 'function';
   }
 
   /**
-   * @internal The store's `putIfAbsentOrGet` (only when `claimsInOne`): null when written, else
-   * the bytes found; `false` when `value` is over `maxBytes` (nothing written, nothing read).
-   */
-  claimOrGet(key: string, value: Buffer, ttlMs?: number): Answer<Buffer | null | false> {
-    if (!this.#fits(key, value)) return false;
-    const ms = this.#ttl(ttlMs, key);
-    let answer;
-    try {
-      answer = this.#store.putIfAbsentOrGet!(this.#storeKey(key), value, ms);
-    } catch (err) {
-      throw this.#unavailable('putIfAbsentOrGet', key, err);
-    }
-    return isPromise(answer) ? this.#later('putIfAbsentOrGet', key, answer) : answer;
-  }
-
-  /**
-   * @internal The claim of an idempotent run: the store's `claim` when it has one, else its
+   * The claim of an idempotent run (or of any work done once per key): the store's `claim` when it has one, else its
    * `putIfAbsentOrGet` or `putIfAbsent`. Answers the claim's fencing token when `value` was
    * written (the store's, or for a store that mints none one from this process's clock, taken
    * the moment the claim is known won); the bytes found when the key is taken and they were

@@ -69,7 +69,7 @@ describe('OpenSpace', () => {
     expect(b.maxBytesPerCaller).toBe(2 * (4000 + 1024 + MemoryStore.entryOverheadBytes));
   });
 
-  it('claimsInOne when the store has putIfAbsentOrGet; claimOrGet refuses an oversized claim unasked and names the space and key when the store fails', async () => {
+  it('claimsInOne when the store has putIfAbsentOrGet; claimWithToken refuses an oversized claim unasked and names the space and key when the store fails', async () => {
     expect(space().open(new MemoryStore({ bytes: 1 << 20 })).claimsInOne).toBe(false);
     let asked = 0;
     const failing = space({ maxBytes: 10 }).open(
@@ -81,11 +81,11 @@ describe('OpenSpace', () => {
       }),
     );
     expect(failing.claimsInOne).toBe(true);
-    expect(failing.claimOrGet('k', Buffer.alloc(11))).toBe(false);
+    expect(failing.claimWithToken('k', Buffer.alloc(11))).toBe(false);
     expect(asked).toBe(0);
     let err: unknown;
     try {
-      void failing.claimOrGet('k', Buffer.alloc(10));
+      void failing.claimWithToken('k', Buffer.alloc(10));
     } catch (e) {
       err = e;
     }
@@ -97,7 +97,7 @@ describe('OpenSpace', () => {
     const later = space().open(
       ownStore({ putIfAbsentOrGet: async () => Promise.reject(new Error('reset')) }),
     );
-    await expect(later.claimOrGet('j', Buffer.from('c'))).rejects.toThrow(
+    await expect(later.claimWithToken('j', Buffer.from('c'))).rejects.toThrow(
       /putIfAbsentOrGet "j" failed: reset/,
     );
     // A CacheError from the store leaves as it is.

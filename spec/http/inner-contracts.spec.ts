@@ -42,7 +42,7 @@ describe('innerContracts', () => {
   // One of each kind; a Record over the kinds, so a kind added to Contract fails tsc here until it has a row.
   const order = toContract(Order);
   const leaves: Record<
-    Exclude<Contract['kind'], 'status' | 'optional' | 'reply' | 'versioned'>,
+    Exclude<Contract['kind'], 'status' | 'optional' | 'reply' | 'own'>,
     Contract
   > = {
     json: order,
@@ -51,7 +51,6 @@ describe('innerContracts', () => {
     void: { kind: 'void' },
     bytes: toContract(Bytes),
     redirect: Redirect(303),
-    file: toContract(FileBody),
     events: toContract(EventStream),
     self: toContract(Csv),
   };
@@ -59,6 +58,11 @@ describe('innerContracts', () => {
   it.each(Object.entries(leaves))('a %s contract is a leaf: nothing nested', (kind, c) => {
     expect(c.kind).toBe(kind);
     expect(innerContracts(c)).toEqual([]);
+  });
+
+  it("a contract of a capability's own kind without an inner one (FileBody) is a leaf", () => {
+    expect(toContract(FileBody)).toMatchObject({ kind: 'own', name: 'FileBody', inner: null });
+    expect(innerContracts(toContract(FileBody))).toEqual([]);
   });
 
   it('Status, Optional and Versioned give their one inner contract, the very object', () => {
@@ -94,14 +98,14 @@ describe('innerContracts', () => {
         }),
       ),
     );
-    expect(everyContract(deep).map((c) => c.kind)).toEqual([
+    expect(everyContract(deep).map((c) => (c.kind === 'own' ? c.name : c.kind))).toEqual([
       'optional',
-      'versioned',
+      'Versioned',
       'reply',
       'status',
       'json',
       'optional',
-      'file',
+      'FileBody',
       'reply',
       'json',
       'text',

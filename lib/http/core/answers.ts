@@ -150,8 +150,8 @@ export type ContractNode =
       readonly variants: Readonly<Record<number, Contract>> | null;
     }
   | { readonly kind: 'redirect'; readonly status: number }
-  | { readonly kind: 'versioned'; readonly inner: Contract }
-  | { readonly kind: 'file' }
+  /** A contract of a capability's own kind (`ownContract`): its encoder is the capability's. */
+  | OwnContract
   /**
    * A server-sent event stream: untyped (`data` null, answered through `c.events()`), or typed
    * (`EventStream.of(T)`: the handler returns the events, each one's data written as `data` says).
@@ -165,6 +165,32 @@ export type ContractNode =
       readonly ids: boolean;
     }
   | { readonly kind: 'self'; readonly type: Shape };
+
+/**
+ * A contract of a kind fw's core does not know, made by a capability with `ownContract` and
+ * answered by the encoder the capability registers under its `name` (`Capability.encoders`).
+ * fw's `Versioned` and `FileBody` are two.
+ */
+export interface OwnContract {
+  readonly kind: 'own';
+  /** The kind's name: the key of its encoder, and how Refusals and the document name it (`FileBody`). */
+  readonly name: string;
+  /** The contract it wraps (the body's, as `Versioned(Order)` wraps `Order`), or null for a leaf. */
+  readonly inner: Contract | null;
+  /** Statuses it may answer beside its inner contract's (`Versioned`: 304), for the route's list of answers. */
+  readonly statuses: readonly number[];
+  /** Whether an idempotent route may keep it and replay it: its answer is whole once written. */
+  readonly replayable: boolean;
+}
+
+/** What `ownContract` takes: the kind's name, and what it wraps, adds and allows. */
+export interface OwnContractInit {
+  readonly name: string;
+  readonly inner?: Contract | null;
+  readonly statuses?: readonly number[];
+  /** Default false: an idempotent route refuses it (a file streamed, a 304 that depends on the request). */
+  readonly replayable?: boolean;
+}
 
 /**
  * What `@Returns(...)` records. `V` is the value its handler returns (`Status(201, Order)` is a
@@ -183,8 +209,9 @@ export function innerContracts(contract: Contract): readonly Contract[] {
   switch (contract.kind) {
     case 'status':
     case 'optional':
-    case 'versioned':
       return [contract.inner];
+    case 'own':
+      return contract.inner === null ? LEAF : [contract.inner];
     case 'reply':
       return contract.variants === null ? [contract.inner] : Object.values(contract.variants);
     case 'json':
@@ -193,7 +220,6 @@ export function innerContracts(contract: Contract): readonly Contract[] {
     case 'void':
     case 'bytes':
     case 'redirect':
-    case 'file':
     case 'events':
     case 'self':
       return LEAF;
@@ -205,13 +231,35 @@ export type ContractLike = Contract | Shape | readonly [Shape] | StandardSchema;
 
 const CONTRACT = Symbol('fw.contract');
 type Tagged<C> = C & { readonly [CONTRACT]: true };
-/** @internal marks a contract built by a capability's own helper (Versioned, FileBody) */
+/** @internal marks a contract built by the core's own helpers (EventStream); a capability's is `ownContract` */
 export const tag = <C extends Contract>(c: C): Tagged<C> =>
   Object.freeze({ ...c, [CONTRACT]: true as const }) as unknown as Tagged<C>;
-/** @internal a contract built here, typed with the value its handler returns */
+/** @internal a contract built by the core, typed with the value its handler returns */
 export const typed = <V>(c: ContractNode): Contract<V> => tag(c) as Contract<V>;
 
-/** @internal a class that stands for a contract of its own (`FileBody`) carries it under this key */
+/**
+ * A contract of a capability's own kind, typed with the value its handler returns (`V`). Answered
+ * by the encoder the capability registers under `name` (`Capability.encoders`); a route declaring
+ * it in an app without that capability is refused at build.
+ * @example
+ * export const Signed = <C extends ContractLike>(inner: C) =>
+ *   ownContract<SignedValue<AnswerOf<C>>>({ name: 'Signed', inner: toContract(inner), replayable: true });
+ */
+export function ownContract<V = unknown>(init: OwnContractInit): Contract<V> {
+  return typed<V>({
+    kind: 'own',
+    name: init.name,
+    inner: init.inner ?? null,
+    statuses: Object.freeze([...(init.statuses ?? [])]),
+    replayable: init.replayable ?? false,
+  });
+}
+
+/**
+ * A class that stands for a contract of its own carries it under this key, so `@Returns(Class)`
+ * is that contract and the handler returns instances (fw's `FileBody`).
+ * @example class Signed { static readonly [OWN_CONTRACT] = ownContract<Signed>({ name: 'Signed' }) }
+ */
 export const OWN_CONTRACT: unique symbol = Symbol('fw.ownContract');
 
 export function isContract(x: unknown): x is Contract {

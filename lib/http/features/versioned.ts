@@ -1,16 +1,17 @@
 import {
   innerContracts,
   toContract,
+  ownContract,
   toHeaderList,
-  typed,
   type AnswerOf,
   type AtMost8Headers,
   type Contract,
   type ContractLike,
   type HeaderList,
+  type OwnContract,
   type ReturnedHeaders,
 } from '../core/answers';
-import type { Capability } from '../route/extensions';
+import type { Capability, RecordCheck } from '../route/extensions';
 import type { OperationSink } from '../route/extensions';
 import type { RouteRecord } from '../route/route-record';
 import type { Ctx } from '../request/ctx';
@@ -21,6 +22,8 @@ import { etagOf, type Version } from '../core/etag';
 export { etagOf, noneMatchHolds, type Version } from '../core/etag';
 
 const VERSIONED = Symbol('fw.versioned');
+/** The name of the Versioned contract kind: its encoder's key, and how Refusals name it. */
+const VERSIONED_NAME = 'Versioned';
 /** What a `Versioned(T)` route returns. */
 export interface VersionedValue<T> {
   readonly [VERSIONED]: true;
@@ -39,7 +42,7 @@ export interface VersionedValue<T> {
 export function Versioned<const C extends ContractLike>(
   inner: C,
 ): Contract<VersionedValue<AnswerOf<C>>> {
-  return typed({ kind: 'versioned', inner: toContract(inner) });
+  return ownContract({ name: VERSIONED_NAME, inner: toContract(inner), statuses: [304] });
 }
 /** `value` at `version`, with up to 8 headers (`{ Name: 'value' }` or `headers.of([...])`). */
 Versioned.of = <T, H extends ReturnedHeaders = HeaderList>(
@@ -76,11 +79,11 @@ Versioned.unchangedWith = <H extends ReturnedHeaders>(
 ): VersionedValue<never> => Versioned.unchanged<H>(version, headers);
 
 const encoder = (
-  contract: Contract,
+  contract: OwnContract,
   label: string,
   compile: (inner: Contract) => Encoder,
 ): Encoder => {
-  const inner = compile((contract as { inner: Contract }).inner);
+  const inner = compile(contract.inner!);
   return (c: Ctx, v, status, own) => {
     const r = v as VersionedValue<unknown>;
     if (typeof v !== 'object' || v === null || r[VERSIONED] !== true)
@@ -119,10 +122,41 @@ const describe = (record: RouteRecord, op: OperationSink): void => {
   });
 };
 
-/** A Versioned anywhere in the contract (the scanner lets it stand only at the top or inside Optional). */
+const isVersionedHere = (c: Contract): c is OwnContract =>
+  c.kind === 'own' && c.name === VERSIONED_NAME;
+
+/** A Versioned anywhere in the contract (its check lets it stand only at the top or inside Optional). */
 function isVersioned(c: Contract | null): boolean {
-  return c !== null && (c.kind === 'versioned' || innerContracts(c).some(isVersioned));
+  return c !== null && (isVersionedHere(c) || innerContracts(c).some(isVersioned));
 }
 
-/** Versioned answers: their encoder and description (the Refusals of where Versioned may sit live in the scanner). */
-export const versioned: Capability = { encoders: { versioned: encoder }, describe };
+/**
+ * Where Versioned may sit: its ETag and 304 are the route's, so not inside Status or Reply (which
+ * fix the status), and what it versions is a value that is there (not Optional, not a stream).
+ */
+const check: RecordCheck = (record, _services, problems) => {
+  const walk = (c: Contract, under: 'Status' | 'Reply' | null): void => {
+    if (isVersionedHere(c)) {
+      if (under !== null) problems.push(`${record.label}: Versioned cannot sit inside ${under}`);
+      const inner = c.inner;
+      if (inner?.kind === 'optional')
+        problems.push(
+          `${record.label}: Versioned(Optional(T)) is refused: report absence with fail.notFound()`,
+        );
+      if (inner?.kind === 'events')
+        problems.push(
+          `${record.label}: Versioned(EventStream) is refused: an event stream has no version`,
+        );
+    }
+    const here = c.kind === 'status' ? 'Status' : c.kind === 'reply' ? 'Reply' : under;
+    for (const inner of innerContracts(c)) walk(inner, here);
+  };
+  if (record.contract !== null) walk(record.contract, null);
+};
+
+/** Versioned answers: their encoder, where they may sit, and their description. */
+export const versioned: Capability = {
+  checks: [check],
+  encoders: { [VERSIONED_NAME]: encoder },
+  describe,
+};

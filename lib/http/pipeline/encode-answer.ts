@@ -25,8 +25,9 @@ export function baseStatus(contract: Contract): number {
     case 'redirect':
       return contract.status;
     case 'optional':
-    case 'versioned':
       return baseStatus(contract.inner);
+    case 'own':
+      return contract.inner === null ? 200 : baseStatus(contract.inner);
     default:
       return 200;
   }
@@ -79,11 +80,13 @@ export function compileEncoder(
       return redirectEncoder(contract.status);
     case 'events':
       return contract.data === null ? noEventStream(label) : eventEncoder(contract, label, dropped);
-    case 'versioned':
-    case 'file': {
-      const make = extensions[contract.kind];
-      if (!make)
-        throw new HttpError('Refusal', `${label}: ${contract.kind} answers are not available`);
+    case 'own': {
+      const make = Object.hasOwn(extensions, contract.name) ? extensions[contract.name] : undefined;
+      if (make === undefined)
+        throw new HttpError(
+          'Refusal',
+          `${label}: ${contract.name} answers are not available: no capability added with app.use() encodes them`,
+        );
       return make(contract, label, compileInner);
     }
   }

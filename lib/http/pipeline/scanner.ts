@@ -406,7 +406,7 @@ function colonHint(path: string, name: string): string {
   return `: fw writes path parameters as {${name}}, not :${name} (the route's path is then ${fixed})`;
 }
 
-/** What a nested contract sits inside, for the checks that care (Versioned, EventStream); null past a Versioned. */
+/** What a nested contract sits inside, for the checks that care (EventStream); null past a contract of a capability's own kind. */
 type Under = 'status' | 'reply' | 'optional' | null;
 const UNDER: Partial<Record<Contract['kind'], Under>> = {
   status: 'status',
@@ -432,7 +432,12 @@ function checkContract(
         );
       break;
     case 'status':
-      checkStatusWrapper(contract, label, problems);
+      checkStatus(
+        contract.status,
+        contract.inner,
+        `${label}: Status(${contract.status}, …)`,
+        problems,
+      );
       break;
     case 'reply':
       for (const status of contract.statuses)
@@ -442,9 +447,6 @@ function checkContract(
           `${label}: Reply status ${status}`,
           problems,
         );
-      break;
-    case 'versioned':
-      checkVersioned(contract.inner, label, problems, under);
       break;
     case 'events':
       checkEvents(contract, label, problems, under);
@@ -457,19 +459,6 @@ function checkContract(
   }
   const here = UNDER[contract.kind] ?? null;
   for (const inner of innerContracts(contract)) checkContract(inner, label, problems, here);
-}
-
-/** `Status(s, T)`: a status its answer can have; a FileBody takes no wrapper's status. */
-function checkStatusWrapper(
-  contract: Extract<Contract, { kind: 'status' }>,
-  label: string,
-  problems: string[],
-): void {
-  checkStatus(contract.status, contract.inner, `${label}: Status(${contract.status}, …)`, problems);
-  if (contract.inner.kind === 'file')
-    problems.push(
-      `${label}: FileBody cannot take a wrapper's status (Status(${contract.status}, FileBody))`,
-    );
 }
 
 /** An event stream answers 200 with its head at once: it stands alone, under no wrapper. */
@@ -495,25 +484,13 @@ function checkEventData(
   const data = contract.data;
   if (data !== null && data.kind !== 'json' && data.kind !== 'schema')
     problems.push(
-      `${label}: EventStream.of takes a class or a Standard Schema for each event's data (JSON), not a ${data.kind} contract`,
+      `${label}: EventStream.of takes a class or a Standard Schema for each event's data (JSON), not a ${data.kind === 'own' ? data.name : data.kind} contract`,
     );
   const event = contract.event;
   if (event !== null && (event === '' || /[\r\n\0]/.test(event)))
     problems.push(
       `${label}: EventStream.of({ event: ${JSON.stringify(event)} }): an event type is a non-empty line`,
     );
-}
-
-/** `Versioned(inner)`: stands outside Status and Reply, and versions a value that is there. */
-function checkVersioned(inner: Contract, label: string, problems: string[], under: Under): void {
-  if (under === 'status') problems.push(`${label}: Versioned cannot sit inside Status`);
-  if (under === 'reply') problems.push(`${label}: Versioned cannot sit inside Reply`);
-  if (inner.kind === 'optional')
-    problems.push(
-      `${label}: Versioned(Optional(T)) is refused: report absence with fail.notFound()`,
-    );
-  if (inner.kind === 'events')
-    problems.push(`${label}: Versioned(EventStream) is refused: an event stream has no version`);
 }
 
 /** A class that writes itself: a static `contentType`, a `write(out)`, and at most a scalar `openapi`. */

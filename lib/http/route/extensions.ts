@@ -1,4 +1,4 @@
-import type { Contract, HeaderEntry } from '../core/answers';
+import type { Contract, HeaderEntry, OwnContract } from '../core/answers';
 import type { FailureShape } from '../core/error-mapping';
 import type { HeaderBag } from '../core/header-rules';
 import type { JsonSchemaOf } from '../core/standard-schema';
@@ -43,13 +43,17 @@ export type Encoder = (
   status: number,
   own: readonly HeaderEntry[] | null,
 ) => void | Promise<void>;
-/** Encoders for the contracts a capability owns, compiled once per route. */
-export type EncoderExtensions = Partial<
-  Record<
-    'versioned' | 'file',
-    (contract: Contract, label: string, compile: (inner: Contract) => Encoder) => Encoder
-  >
->;
+/**
+ * Compiles the encoder of one route's contract of a capability's own kind, once, at build:
+ * `compile` gives the encoder of its inner contract (`contract.inner`), `label` names the route.
+ */
+export type OwnEncoder = (
+  contract: OwnContract,
+  label: string,
+  compile: (inner: Contract) => Encoder,
+) => Encoder;
+/** The encoders of the contract kinds capabilities own (`ownContract`), by the kind's name. */
+export type EncoderExtensions = Readonly<Record<string, OwnEncoder>>;
 
 /** A header of a response, as OpenAPI describes it. */
 export interface HeaderObject {

@@ -23,8 +23,18 @@ export type {
   AnswerCompressor,
   Encoder,
   EncoderExtensions,
+  OwnEncoder,
   SecurityDeclaration,
 } from '../../route/extensions';
+// Answer contracts of a capability's own kind: made with `ownContract` (or carried by a class
+// under `OWN_CONTRACT`), answered by the encoder registered under its name.
+export {
+  ownContract,
+  OWN_CONTRACT,
+  toContract,
+  type OwnContract,
+  type OwnContractInit,
+} from '../../core/answers';
 export { IDEMPOTENT, type IdempotentMark } from '../idempotency/idempotent-mark';
 export { RATE, type RateMark } from '../rate-limit';
 export { GUARD, type GuardMark, type GuardEntry } from '../guards';

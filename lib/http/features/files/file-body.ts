@@ -4,8 +4,8 @@ import { isAbsolute, join } from 'node:path';
 import {
   innerContracts,
   OWN_CONTRACT,
+  ownContract,
   toHeaderList,
-  typed,
   type AtMost8Headers,
   type Contract,
   type HeaderEntry,
@@ -19,6 +19,9 @@ import type { Encoder } from '../../route/extensions';
 import type { RecordCheck } from '../../route/extensions';
 import type { Dir } from './dir';
 import { answerOpenFile, fileNotFound, missingAsNotFound } from './file-answer';
+
+/** The name of the FileBody contract kind: its encoder's key, and how Refusals name it. */
+const FILE_BODY = 'FileBody';
 
 export interface FileBodyInit<H extends ReturnedHeaders = HeaderList> {
   /** The directory `name` is opened in (`Dir.open`, provided as a service). */
@@ -48,8 +51,8 @@ export interface FileBodyInit<H extends ReturnedHeaders = HeaderList> {
  * file(@Param('name') name: string, dir: Dir) { return new FileBody({ dir, name, contentType: 'text/plain' }) }
  */
 export class FileBody<H extends ReturnedHeaders = HeaderList> {
-  /** @internal `@Returns(FileBody)` stands for the file contract: the handler returns a FileBody */
-  static readonly [OWN_CONTRACT]: Contract<FileBody> = typed({ kind: 'file' });
+  /** `@Returns(FileBody)` stands for the file contract: the handler returns a FileBody. */
+  static readonly [OWN_CONTRACT]: Contract<FileBody> = ownContract<FileBody>({ name: FILE_BODY });
   readonly dir: Dir;
   readonly name: string;
   readonly contentType: string;
@@ -145,15 +148,12 @@ const encoder =
 
 /**
  * A file carries its own status (200, 206, 304, 416) and its own ETag: a wrapper that would give
- * it another status or tag is refused. (`Status(code, FileBody)` itself is refused by the scanner.)
+ * it another status or tag is refused.
  */
 const check: RecordCheck = (record, _services, problems) => {
   const walk = (c: Contract, under: string | null): void => {
-    if (c.kind === 'file') {
-      if (under !== null)
-        problems.push(
-          `${record.label}: FileBody cannot sit inside ${under}: a file answers with its own status and ETag`,
-        );
+    if (isFileBody(c)) {
+      if (under !== null) problems.push(`${record.label}: ${refusal(under)}`);
       return;
     }
     const here = wrapperName(c, under);
@@ -162,20 +162,28 @@ const check: RecordCheck = (record, _services, problems) => {
   if (record.contract !== null) walk(record.contract, null);
 };
 
+const isFileBody = (c: Contract): boolean => c.kind === 'own' && c.name === FILE_BODY;
+
+/** Status(code, FileBody) names the status it would take; any other wrapper, what holds it. */
+function refusal(under: string): string {
+  return under.startsWith('Status(') && !under.endsWith('…)')
+    ? `FileBody cannot take a wrapper's status (${under})`
+    : `FileBody cannot sit inside ${under}: a file answers with its own status and ETag`;
+}
+
 /** What a FileBody directly inside `c` would sit inside; `Optional` passes on what holds it. */
 function wrapperName(c: Contract, under: string | null): string | null {
   switch (c.kind) {
     case 'status':
-      // Status(code, FileBody) is the scanner's Refusal: not reported twice.
-      return c.inner.kind === 'file' ? null : `Status(${c.status}, …)`;
+      return isFileBody(c.inner) ? `Status(${c.status}, FileBody)` : `Status(${c.status}, …)`;
     case 'reply':
       return 'Reply';
-    case 'versioned':
-      return 'Versioned';
+    case 'own':
+      return c.name;
     default:
       return under;
   }
 }
 
 /** Files: the `FileBody` answer and its Refusals. */
-export const files: Capability = { checks: [check], encoders: { file: encoder } };
+export const files: Capability = { checks: [check], encoders: { [FILE_BODY]: encoder } };

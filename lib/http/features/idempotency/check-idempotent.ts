@@ -8,18 +8,24 @@ import { Tx } from './tx';
 import { IDEMPOTENT, type IdempotentMark } from './idempotent-mark';
 import { findSpace } from './idempotent-route';
 
-/** What an idempotent route may not answer with, by kind: a kept answer could not replay it. */
+/**
+ * What an idempotent route may not answer with, by kind: a kept answer could not replay it. A
+ * contract of a capability's own kind says so itself (`replayable`).
+ */
 const UNKEEPABLE: Partial<Record<Contract['kind'], string>> = {
-  file: 'FileBody',
   redirect: 'Redirect',
-  versioned: 'Versioned',
   events: 'EventStream',
 };
 
 /** The first kind an idempotent route may not answer with, wherever it sits in the contract (every `Reply` variant too). */
 function unkeepable(contract: Contract | null): string | null {
   if (contract === null) return null;
-  const own = UNKEEPABLE[contract.kind];
+  const own =
+    contract.kind === 'own'
+      ? contract.replayable
+        ? undefined
+        : contract.name
+      : UNKEEPABLE[contract.kind];
   if (own !== undefined) return own;
   for (const inner of innerContracts(contract)) {
     const found = unkeepable(inner);

@@ -39,7 +39,6 @@ const NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 /** What a tool's result cannot carry. */
 const NOT_A_RESULT: Partial<Record<Contract['kind'], string>> = {
   events: 'an event stream',
-  file: 'a file',
   bytes: 'bytes',
   redirect: 'a redirect',
 };
@@ -225,8 +224,9 @@ function oneStatus(contract: Contract | null, status: number): number | null {
     case 'status':
       return oneStatus(contract.inner, contract.status);
     case 'optional':
-    case 'versioned':
       return oneStatus(contract.inner, status);
+    case 'own':
+      return contract.inner === null ? null : oneStatus(contract.inner, status);
     case 'reply':
       return contract.statuses.length === 1
         ? oneStatus(
@@ -244,8 +244,9 @@ function answerKind(contract: Contract | null): string | null {
   if (contract === null) return null;
   const kind = NOT_A_RESULT[contract.kind];
   if (kind !== undefined) return kind;
-  if (contract.kind === 'status' || contract.kind === 'optional' || contract.kind === 'versioned')
-    return answerKind(contract.inner);
+  if (contract.kind === 'own')
+    return contract.inner === null ? `a ${contract.name} answer` : answerKind(contract.inner);
+  if (contract.kind === 'status' || contract.kind === 'optional') return answerKind(contract.inner);
   return null;
 }
 

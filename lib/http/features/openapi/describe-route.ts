@@ -275,7 +275,6 @@ export function describeContract(
       op.answer(204);
       break;
     case 'bytes':
-    case 'file':
       // The content type is chosen per answer at run time; a capability may describe it better.
       op.answer(status ?? 200, { content: { [OCTET_STREAM]: { schema: BINARY } } });
       break;
@@ -302,9 +301,11 @@ export function describeContract(
         content: { [EVENT_STREAM]: { itemSchema: eventSchema(contract, op) } },
       });
       break;
-    case 'versioned':
-      // The body is the inner contract's; the Versioned capability adds its ETag and 304 in its describe.
-      describeContract(contract.inner, op, status);
+    case 'own':
+      // A wrapper's body is its inner contract's; a leaf's is bytes of a type chosen at run time
+      // (a FileBody's). The capability adds its own (Versioned: the ETag and 304) in its describe.
+      if (contract.inner !== null) describeContract(contract.inner, op, status);
+      else op.answer(status ?? 200, { content: { [OCTET_STREAM]: { schema: BINARY } } });
       break;
   }
 }

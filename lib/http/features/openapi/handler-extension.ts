@@ -66,8 +66,8 @@ function answersOf(c: Contract, status: number | null = null): number[] {
       return answersOf(c.inner, c.status);
     case 'optional':
       return answersOf(c.inner, status);
-    case 'versioned':
-      return [...answersOf(c.inner, status), 304];
+    case 'own':
+      return [...(c.inner === null ? [status ?? 200] : answersOf(c.inner, status)), ...c.statuses];
     case 'reply':
       return c.statuses.flatMap((s) => answersOf(c.variants?.[s] ?? c.inner, s));
     case 'redirect':
