@@ -19,8 +19,22 @@ module.exports = {
     '<rootDir>/spec/http/built-ins-public-api\\.spec\\.ts$',
     '<rootDir>/spec/docs/guide-examples\\.spec\\.ts$',
   ],
+  // swc compiles each file on its own (types are `npm run typecheck`'s), with legacy decorators and
+  // their metadata as tsc emits them: a fresh checkout's first run compiles lib and the specs in
+  // seconds.
   transform: {
-    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json', diagnostics: false }],
+    '^.+\\.ts$': [
+      '@swc/jest',
+      {
+        swcrc: false,
+        jsc: {
+          parser: { syntax: 'typescript', decorators: true },
+          target: 'es2022',
+          transform: { legacyDecorator: true, decoratorMetadata: true },
+        },
+        module: { type: 'commonjs' },
+      },
+    ],
   },
   moduleNameMapper: {
     '^fw-http$': '<rootDir>/lib/http/index.ts',
@@ -48,7 +62,7 @@ module.exports = {
   coverageReporters: ['text-summary', 'json-summary'],
   coverageDirectory: 'coverage',
   // A floor that only goes up: raise it when a change raises coverage, never lower it
-  // (measured 2026-11-26 by V8: statements and lines 97.88 %, branches 91.16 %,
-  // functions 95.09 %).
-  coverageThreshold: { global: { statements: 97.9, lines: 97.9, branches: 91.5, functions: 95.1 } },
+  // (measured 2026-11-28 by V8 over swc's output: statements and lines 98.17 %, branches 91.79 %,
+  // functions 97.37 %).
+  coverageThreshold: { global: { statements: 98.1, lines: 98.1, branches: 91.7, functions: 97.3 } },
 };

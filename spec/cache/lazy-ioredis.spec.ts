@@ -6,7 +6,7 @@ import { tsRequireHook } from '../support/ts-child';
 // ioredis is loaded by the first `new RedisStore(…)`, not by requiring a door: an app that never
 // uses Redis does not pay for it, nor install it (an optional peer: without it that store is
 // refused with CachePeerMissing naming `npm install ioredis`). Checked in a fresh node, which compiles lib's TypeScript as it
-// requires it (typescript's transpileModule, one file at a time, as ts-jest does; cached on disk
+// requires it (swc, one file at a time, as the suite does; cached on disk
 // by support/ts-child.ts).
 
 const run = promisify(execFile);

@@ -8,8 +8,8 @@ import * as validator from 'class-validator';
 import { Transfers } from './type-only-body.fixture';
 import { SWC_OPTIONS } from '../package/scratch';
 
-// I22.3: a @Body() or @Query() class imported with `import type` is gone at run time. Full tsc
-// writes `Function` into design:paramtypes, SWC and ts-jest's isolated modules `Object`; read into
+// A @Body() or @Query() class imported with `import type` is gone at run time. Full tsc
+// writes `Function` into design:paramtypes, SWC and typescript file by file `Object`; read into
 // either, the body would be `{}` with nothing validated. Each compiler's output is refused at build.
 
 const FIXTURE = join(__dirname, 'type-only-body.fixture.ts');
@@ -57,6 +57,22 @@ function withSwc(): Function {
   return evaluate(code).Transfers as Function;
 }
 
+/** The fixture compiled file by file by typescript (`isolatedModules`, as ts-jest does). */
+function withTranspileModule(): Function {
+  const { outputText } = ts.transpileModule(readFileSync(FIXTURE, 'utf8'), {
+    fileName: FIXTURE,
+    compilerOptions: {
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.CommonJS,
+      experimentalDecorators: true,
+      emitDecoratorMetadata: true,
+      esModuleInterop: true,
+      isolatedModules: true,
+    },
+  });
+  return evaluate(outputText).Transfers as Function;
+}
+
 function refusal(controller: Function): string {
   try {
     new App({ log: () => {} }).controllers(controller).build();
@@ -71,7 +87,8 @@ describe('a @Body() or @Query() class imported with `import type`', () => {
   for (const [compiler, compile] of [
     ['tsc (a whole program)', withTsc],
     ['SWC (decoratorMetadata)', withSwc],
-    ['ts-jest (isolated modules)', () => Transfers],
+    ['typescript file by file (ts-jest, isolated modules)', withTranspileModule],
+    ["this suite's own transform", () => Transfers],
   ] as const) {
     it(`is refused at startup under ${compiler}, naming the parameter and the fix`, () => {
       const message = refusal(compile());
