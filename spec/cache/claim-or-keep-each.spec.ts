@@ -5,7 +5,7 @@ import IORedis from 'ioredis';
 import { CLAIM_OR_KEEP_EACH } from '../../lib/cache/redis/claim-or-keep-each';
 import { startServer, stopProcess, type RedisProcess } from '../support/redis-process';
 
-// I28.5 the script a batch of claims and keeps runs in, on a real redis-server: each kind answers
+// The script a batch of claims and keeps runs in, on a real redis-server: each kind answers
 // as its own command would, in the order the calls were made. It runs as shipped (a claim is one
 // SET NX GET on Redis 7) and with its version test turned off, as Redis 6 runs it (GET, then SET):
 // both must give the same answers and leave the same records.
@@ -62,10 +62,10 @@ async function run(script: string, calls: Array<[string, string, ...Array<string
 describe.each([
   ['as shipped (SET NX GET)', CLAIM_OR_KEEP_EACH],
   ['as Redis 6 runs it (GET, then SET)', AS_REDIS_6],
-])('I28.5 the batch script, %s', (name, script) => {
+])('the batch script, %s', (name, script) => {
   const p = `${name.length}:`; // each variant on keys of its own
 
-  it('I28.5 a claim writes a free key (answering the clock) and reads a held one; a keep writes over its own claim only (1, else 0)', async () => {
+  it('a claim writes a free key (answering the clock) and reads a held one; a keep writes over its own claim only (1, else 0)', async () => {
     await redis.set(`${p}held`, 'other');
     const answers = await run(script, [
       ['c', `${p}a`, 'claim-a', 60_000],
@@ -83,7 +83,7 @@ describe.each([
     expect(await redis.pttl(`${p}a`)).toBeGreaterThan(60_000);
   });
 
-  it('I28.5 in the order made: a key claimed twice is claimed by the first and read by the second; a claim after a keep reads the answer', async () => {
+  it('in the order made: a key claimed twice is claimed by the first and read by the second; a claim after a keep reads the answer', async () => {
     const answers = await run(script, [
       ['c', `${p}twice`, 'first', 60_000],
       ['c', `${p}twice`, 'second', 60_000],
@@ -94,14 +94,14 @@ describe.each([
     expect(await redis.pttl(`${p}twice`)).toBeGreaterThan(60_000);
   });
 
-  it('I28.5 a claim sets its lease as PX', async () => {
+  it('a claim sets its lease as PX', async () => {
     expect(await run(script, [['c', `${p}lease`, 'claim', 5_000]])).toEqual([WRITTEN]);
     const ttl = await redis.pttl(`${p}lease`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(5_000);
   });
 
-  it('I28.5 a key holding another type fails only its own element, claim or keep', async () => {
+  it('a key holding another type fails only its own element, claim or keep', async () => {
     await redis.hset(`${p}hash`, 'f', 'v');
     const answers = await run(script, [
       ['c', `${p}hash`, 'claim', 60_000],
@@ -125,7 +125,7 @@ describe.each([
   });
 });
 
-it('I28.5 on Redis 7 a claim in the batch script is one command (SET NX GET), on Redis 6 two (GET, SET)', async () => {
+it('on Redis 7 a claim in the batch script is one command (SET NX GET), on Redis 6 two (GET, SET)', async () => {
   /** The calls of each command Redis has run since `CONFIG RESETSTAT`. */
   const calls = async (): Promise<Record<string, number>> => {
     const info = await redis.info('commandstats');

@@ -12,7 +12,7 @@ import {
 } from '../support/redis-process';
 import { startRedisSentinel } from '../support/redis-sentinel';
 
-// I23.4 `RedisStore({ replicas, replicaTimeoutMs })`: claims and keeps wait for `WAIT n timeout`
+// `RedisStore({ replicas, replicaTimeoutMs })`: claims and keeps wait for `WAIT n timeout`
 // on a real primary with a real replica (`redis-server --replicaof`); fewer acknowledgements
 // fail closed.
 

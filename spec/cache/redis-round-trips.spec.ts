@@ -3,7 +3,7 @@ import { RedisStore, Space } from 'fw-http/cache';
 import { startRedis, type RedisServer } from '../support/redis';
 import { commandsDuring } from '../support/redis-monitor';
 
-// I28.5 a first idempotent POST on RedisStore: one round trip to claim (or read what holds the
+// A first idempotent POST on RedisStore: one round trip to claim (or read what holds the
 // key), one to keep; a replay one. Counted with MONITOR on a real redis-server.
 
 let server: RedisServer;

@@ -245,7 +245,7 @@ describe('RedisStore', () => {
       expect(err).toBeInstanceOf(CacheError);
       expect((err as CacheError).code).toBe('Full');
       expect((err as CacheError).message).toContain('putIfAbsent "claim" failed: OOM');
-      // I28.5 claims sent as one script call fail each Full, and none of them is written.
+      // Claims sent as one script call fail each Full, and none of them is written.
       const batched = await Promise.allSettled([
         store.putIfAbsentOrGet('x1', Buffer.from('a'), 60_000),
         store.putIfAbsentOrGet('x2', Buffer.from('b'), 60_000),
@@ -264,7 +264,7 @@ describe('RedisStore', () => {
   });
 });
 
-// I28.5 the claims (and the keeps) made in one turn of the event loop go to Redis as one script
+// The claims (and the keeps) made in one turn of the event loop go to Redis as one script
 // call, at most `maxBatch` keys in each: what takes a first idempotent POST on RedisStore from
 // 0.34× to about 0.6× of a validated POST. Counted with MONITOR on a real redis-server.
 

@@ -1,6 +1,6 @@
 import { ScriptBatch, type ScriptArg } from '../../lib/cache/redis/script-batch';
 
-// I28.5 ScriptBatch on its own: what it hands its send function, and how it hands the replies
+// ScriptBatch on its own: what it hands its send function, and how it hands the replies
 // back. The send here is a recording function, not a store: RedisStore's spec runs it on Redis.
 
 interface Sent {

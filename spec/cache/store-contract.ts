@@ -138,7 +138,7 @@ export function describeStoreContract(
     });
 
     it('IDEM-26 a compare-and-set of a claim onto itself renews its lease: it outlives the first TTL, and a rival claim stays refused', async () => {
-      // A 600 ms lease renewed every 150 ms: a busy machine may be late by most of a lease (I22.17).
+      // A 600 ms lease renewed every 150 ms: a busy machine may be late by most of a lease.
       const claim = text('claim-A');
       expect(await store.putIfAbsent('lease', claim, 600)).toBe(true);
       for (let i = 0; i < 8; i++) {
@@ -327,7 +327,7 @@ export function describeStoreContract(
       });
 
       it('CACHE-02 an entry lives ttlSeconds by default; an explicit ttlMs gives a shorter lease', async () => {
-        // A TTL the six awaits below cannot outlast on a busy machine (I22.17).
+        // A TTL the six awaits below cannot outlast on a busy machine.
         const brief = Space('brief', { ttlSeconds: 1, maxBytes: 100 }).open(store);
         const long = Space('long', { ttlSeconds: 60, maxBytes: 100 }).open(store);
         await brief.putIfAbsent('k', text('v'));

@@ -120,7 +120,7 @@ async function crashAndRetry(row: {
   const firstKeys = [...seen];
   const second = await shop({ MODE: row.mode, HANG: '0', ...row.rerun });
   try {
-    await sleep(600); // the dead process's claim lapses (lease 300 ms)
+    await sleep(1500); // the dead process's claim lapses (lease 1 s)
     const retry = await pay(second.port, key);
     return {
       status: retry.status,

@@ -12,7 +12,8 @@ import { RedisStore, Space } from 'fw-http/cache';
 import { Client, Target } from 'fw-http/fetch';
 
 const env = process.env;
-const Payments = Space('payments', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 300 });
+// A lease a loaded machine renews in time (renewed every third of it), short enough for a quick retry.
+const Payments = Space('payments', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 1000 });
 const client = new Client();
 const base = env.UPSTREAM_URL!;
 const bank = Target('bank', { idempotencyKeys: true }).open(client, { base });

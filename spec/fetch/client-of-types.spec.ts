@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import ts from 'typescript';
 
-// I27.1 (types): a client package compiles against the server's controller imported as types only,
+// A client package compiles against the server's controller imported as types only,
 // its JavaScript never loads the server's code, and the result of a call is told apart by status.
 const ROOT = join(__dirname, '..', '..');
 const FIXTURE = join(ROOT, 'spec', 'fixtures', 'client-package');

@@ -28,7 +28,7 @@ import type { ordersController } from '../../sample/shop/orders-controller';
 import type { QuoteController } from '../../sample/shop/quote-controller';
 import { start, type Started } from '../../sample/start';
 
-// I27.1: the typed client over real sockets, against the sample and against a small app whose
+// The typed client over real sockets, against the sample and against a small app whose
 // idempotent route misbehaves on purpose (busy, slow), with a proxy that cuts an answer.
 
 type OrdersController = InstanceType<ReturnType<typeof ordersController>>;

@@ -43,8 +43,8 @@ function bankApp(seen: string[], runs: Map<string, number>): App {
     });
 }
 
-describe('I23.3 derived Idempotency-Keys on outbound calls', () => {
-  it('I23.3 calls to a target with idempotencyKeys carry keys derived from the request (space, caller, key) and the call: a rerun sends the same keys and the upstream runs each once', async () => {
+describe('derived Idempotency-Keys on outbound calls', () => {
+  it('calls to a target with idempotencyKeys carry keys derived from the request (space, caller, key) and the call: a rerun sends the same keys and the upstream runs each once', async () => {
     const seen: string[] = [];
     const runs = new Map<string, number>();
     const bank = bankApp(seen, runs);
@@ -105,7 +105,7 @@ describe('I23.3 derived Idempotency-Keys on outbound calls', () => {
     }
   });
 
-  it('I23.3 another caller or another key derives other keys; a call naming its own Idempotency-Key keeps it', async () => {
+  it('another caller or another key derives other keys; a call naming its own Idempotency-Key keeps it', async () => {
     const seen: string[] = [];
     const bank = bankApp(seen, new Map());
     const { url } = await bank.listen({ port: 0 });
@@ -156,19 +156,19 @@ describe('I23.3 derived Idempotency-Keys on outbound calls', () => {
     }
   });
 
-  it('I23.3 Target refuses an idempotencyKeys that is not a boolean', () => {
+  it('Target refuses an idempotencyKeys that is not a boolean', () => {
     expect(() => Target('t', { idempotencyKeys: 'yes' as unknown as boolean })).toThrow(FetchError);
   });
 });
 
-describe('I23.3 the fencing token of an atomic route', () => {
+describe('the fencing token of an atomic route', () => {
   let pg: PostgresDatabase;
   beforeAll(async () => {
     pg = await postgresDatabase();
   }, 60_000);
   afterAll(() => pg?.stop());
 
-  it("I23.3 on an atomic route c.idempotency.token is the database's clock as the claim was written (µs × 4.096): it grows with every claim", async () => {
+  it("on an atomic route c.idempotency.token is the database's clock as the claim was written (µs × 4.096): it grows with every claim", async () => {
     const store = new PgStore({ connectionString: pg.url });
     await store.migrate();
     const tokens: bigint[] = [];
@@ -200,7 +200,7 @@ describe('I23.3 the fencing token of an atomic route', () => {
 // Derived keys follow each call's identity: the enclosing c.step, the target,
 // the method and the path template, counted within that identity. A step read back on a rerun, or
 // a branch taken on one run only, moves no other call's key.
-describe('I35.3 derived keys follow the call, not its position', () => {
+describe('derived keys follow the call, not its position', () => {
   const Reserves = Space('reserves', { ttlSeconds: 60, maxBytes: 4096 });
   const Checks = Space('checks', { ttlSeconds: 60, maxBytes: 4096 });
   const Warehouse = Target('warehouse', { idempotencyKeys: true });
@@ -270,7 +270,7 @@ describe('I35.3 derived keys follow the call, not its position', () => {
     }
   }
 
-  it('I35.3 a step read back on a rerun moves no later call: the reserve after it is made once', async () => {
+  it('a step read back on a rerun moves no later call: the reserve after it is made once', async () => {
     let crash = true;
     await withShop(
       async (c, { bank, warehouse }) => {
@@ -287,7 +287,7 @@ describe('I35.3 derived keys follow the call, not its position', () => {
     );
   });
 
-  it('I35.3 a branch taken on one run and not the next moves no other call: the charge is made once', async () => {
+  it('a branch taken on one run and not the next moves no other call: the charge is made once', async () => {
     let flag = true;
     await withShop(
       async (c, { bank, fraud }) => {
@@ -304,7 +304,7 @@ describe('I35.3 derived keys follow the call, not its position', () => {
     );
   });
 
-  it('I35.3 calls of one identity count within it: a loop over /reserve/{sku} sends one key per turn, the same turns on a rerun', async () => {
+  it('calls of one identity count within it: a loop over /reserve/{sku} sends one key per turn, the same turns on a rerun', async () => {
     let crash = true;
     await withShop(
       async (c, { bank, warehouse }) => {
@@ -323,7 +323,7 @@ describe('I35.3 derived keys follow the call, not its position', () => {
     );
   });
 
-  it('I35.3 a call inside a step is counted within the step: steps run side by side keep their keys whichever calls first', async () => {
+  it('a call inside a step is counted within the step: steps run side by side keep their keys whichever calls first', async () => {
     let run = 0;
     await withShop(
       async (c, { bank }) => {

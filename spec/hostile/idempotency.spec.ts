@@ -158,7 +158,7 @@ describe('hostile: idempotency when the store or the client lets go', () => {
       const after = await post();
       expect(after.status).toBe(503);
       expect(runs).toEqual(['run:1', 'end:1']);
-      // The lease-loss line, once however many renewals came after it (I22.17).
+      // The lease-loss line, once however many renewals came after it.
       const lost = lines.filter((l) => l.includes('was lost while the handler ran'));
       expect(lost).toHaveLength(1);
       expect(lost[0]).toMatch(/^error: POST \/orders \(Pay\.create\): claim on Idempotency-Key /);

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { App, Controller, Ctx, Get } from 'fw-http';
 
-// I22.10: a client that stops reading is cut at writeTimeoutMs, not twice it. Node skips the
+// A client that stops reading is cut at writeTimeoutMs, not twice it. Node skips the
 // first expiry of a socket's own timer while a write's queue has changed, so a watch built on it
 // cut a stalled reader only after two spans. The bounds are wide (the machine is shared): the old
 // cut came at 2 × 3 s at the earliest, the documented one by 3 s plus two ticks (3.75 s).

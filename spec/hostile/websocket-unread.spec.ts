@@ -4,7 +4,7 @@ import { App, Controller, Ctx } from 'fw-http';
 import { WebSocketRoute } from 'fw-http/ws';
 import { heapAfterGc } from '../support/hostile';
 
-// I22.1: a peer that sends and never reads. The route is the guide's echo as written: every
+// A peer that sends and never reads. The route is the guide's echo as written: every
 // message the peer sends is answered, and the answers pile up behind a peer that takes none. fw
 // bounds what waits per socket (`maxBufferedBytes`, default 4 MiB): past it the socket is closed
 // with 1008 and later sends are dropped, so the server's memory stays bounded however much the

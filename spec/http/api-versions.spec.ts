@@ -8,7 +8,7 @@ import { ApiVersion, Deprecated } from 'fw-http/openapi';
 import { MemoryStore, Space } from 'fw-http/cache';
 import { run as cli } from '../../lib/cli';
 
-// I27.3: @ApiVersion by URI or by header, one document per version, and @Deprecated with RFC 9745
+// @ApiVersion by URI or by header, one document per version, and @Deprecated with RFC 9745
 // Deprecation / RFC 8594 Sunset headers, over real sockets.
 
 class Item {

@@ -1,6 +1,6 @@
 import { App, Controller, Ctx, Get, Param, Post, headers, Returns, Redirect } from 'fw-http';
 
-/** True once a log line holds `text` (as it is escaped inside the JSON line). I22.8: 500 bodies say only `internal server error`, the detail goes to the log. */
+/** True once a log line holds `text` (as it is escaped inside the JSON line). 500 bodies say only `internal server error`, the detail goes to the log. */
 async function logged(lines: readonly string[], text: string): Promise<boolean> {
   await new Promise((r) => setImmediate(r));
   const escaped = JSON.stringify(text).slice(1, -1);

@@ -235,7 +235,7 @@ describe('only declared fields leave the server', () => {
       const before = lines.length;
       const r = await get(`/strict/${what}`);
       expect(r.status).toBe(500);
-      // A 5xx body says nothing of the server (I22.8); the log names the route and the field.
+      // A 5xx body says nothing of the server; the log names the route and the field.
       expect(JSON.parse(r.text)).toEqual({ error: 'internal server error', status: 500 });
       await new Promise((f) => setImmediate(f));
       const logged = lines.slice(before).join('\n');

@@ -4,7 +4,7 @@ import { securityHeaders } from 'fw-http/browser';
 import { WebSocketRoute } from 'fw-http/ws';
 import { raw } from '../support/raw';
 
-// I26.5: the security headers of `securityHeaders()` on the answers no middleware sees: those
+// The security headers of `securityHeaders()` on the answers no middleware sees: those
 // written before routing (431 for a head too large, 400 for bad framing, a shed 503) and a
 // WebSocket's 101. Real sockets.
 

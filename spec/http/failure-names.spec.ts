@@ -1,7 +1,7 @@
 import { App, Controller, Ctx, EventStream, Get, Idempotent, Post, Reply, Returns } from 'fw-http';
 import { MemoryStore, Space } from 'fw-http/cache';
 
-// I22.8: a failure sent to a client names the route by method and path at most. The route's label
+// A failure sent to a client names the route by method and path at most. The route's label
 // (`POST /i/big (I.big)`: the controller and method are the program's internals) stays in the log,
 // and a 500 body says `internal server error` and nothing else.
 

@@ -365,7 +365,7 @@ describe('health probes are cached, collapsed and kept off the business permits'
     );
     const { app, port } = await appWith({}, { cacheMs: 60_000 }, orders);
     try {
-      const atListen = asked; // listen asks the store once itself (I22.6)
+      const atListen = asked; // listen asks the store once itself
       expect(atListen).toBe(1);
       const all = await Promise.all(Array.from({ length: 20 }, () => getOnce(port, '/healthz')));
       expect(new Set(all.map((r) => `${r.status} ${r.body}`))).toEqual(

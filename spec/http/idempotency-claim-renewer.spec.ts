@@ -124,7 +124,7 @@ beforeEach(() => {
 });
 afterEach(() => jest.useRealTimers()); // puts the real setInterval back too
 
-it('I28.1 renewer: a claim is renewed every third of its lease (100 ms of 300), and is still held after three leases', async () => {
+it('renewer: a claim is renewed every third of its lease (100 ms of 300), and is still held after three leases', async () => {
   const r = new Renewals();
   const lines: string[] = [];
   const h = hold(r, new ClaimRenewer(r.space, LEASE_MS, LABEL, 0), 'k1', lines);
@@ -141,7 +141,7 @@ it('I28.1 renewer: a claim is renewed every third of its lease (100 ms of 300), 
   await h.end();
 });
 
-it('I28.1 renewer: the period is never below 1 ms (a lease of 2 ms is renewed every 1 ms)', async () => {
+it('renewer: the period is never below 1 ms (a lease of 2 ms is renewed every 1 ms)', async () => {
   const r = new Renewals();
   const h = hold(r, new ClaimRenewer(r.space, 2, LABEL, 0), 'k1', []);
   await advance(5);
@@ -149,7 +149,7 @@ it('I28.1 renewer: the period is never below 1 ms (a lease of 2 ms is renewed ev
   await h.end();
 });
 
-it('I28.1 renewer: once no claim is held its timer is gone: no renewal over three leases, and the next claim starts its own period', async () => {
+it('renewer: once no claim is held its timer is gone: no renewal over three leases, and the next claim starts its own period', async () => {
   const r = new Renewals();
   const renewer = new ClaimRenewer(r.space, LEASE_MS, LABEL, 0);
   const a = hold(r, renewer, 'a', []);
@@ -175,7 +175,7 @@ it('I28.1 renewer: once no claim is held its timer is gone: no renewal over thre
   expect(jest.getTimerCount()).toBe(0);
 });
 
-it('I28.1 renewer: a confirmation arriving after a newer one does not set the claim back: the lease counts from the newest', async () => {
+it('renewer: a confirmation arriving after a newer one does not set the claim back: the lease counts from the newest', async () => {
   const r = new Renewals();
   const lines: string[] = [];
   const h = hold(r, new ClaimRenewer(r.space, LEASE_MS, LABEL, 0), 'k1', lines);
@@ -198,7 +198,7 @@ it('I28.1 renewer: a confirmation arriving after a newer one does not set the cl
   await h.end();
 });
 
-it('I28.1 renewer: a refusal while the handler runs loses the claim: said once, its signal aborted, no renewal after', async () => {
+it('renewer: a refusal while the handler runs loses the claim: said once, its signal aborted, no renewal after', async () => {
   const r = new Renewals();
   const lines: string[] = [];
   const h = hold(r, new ClaimRenewer(r.space, LEASE_MS, LABEL, 0), 'k1', lines);
@@ -217,7 +217,7 @@ it('I28.1 renewer: a refusal while the handler runs loses the claim: said once, 
   expect(lines).toEqual([lost('k1')]);
 });
 
-it('I28.1 renewer: a refusal arriving after the handler ended is no loss: no line, no abort', async () => {
+it('renewer: a refusal arriving after the handler ended is no loss: no line, no abort', async () => {
   const r = new Renewals();
   const lines: string[] = [];
   const h = hold(r, new ClaimRenewer(r.space, LEASE_MS, LABEL, 0), 'k1', lines);
@@ -230,7 +230,7 @@ it('I28.1 renewer: a refusal arriving after the handler ended is no loss: no lin
   expect(h.c.signal.aborted).toBe(false);
 });
 
-it('I28.1 renewer: a renewal failing after the handler ended says nothing, within the lease or past it', async () => {
+it('renewer: a renewal failing after the handler ended says nothing, within the lease or past it', async () => {
   const r = new Renewals();
   const lines: string[] = [];
   const h = hold(r, new ClaimRenewer(r.space, LEASE_MS, LABEL, 0), 'k1', lines);
@@ -249,7 +249,7 @@ it('I28.1 renewer: a renewal failing after the handler ended says nothing, withi
   expect(h.c.signal.aborted).toBe(false);
 });
 
-it('I28.1 renewer: exactly a whole lease without a confirmed renewal is lost; a millisecond less is not', async () => {
+it('renewer: exactly a whole lease without a confirmed renewal is lost; a millisecond less is not', async () => {
   const r = new Renewals();
   const lines: string[] = [];
   const renewer = new ClaimRenewer(r.space, LEASE_MS, LABEL, 0);

@@ -3,7 +3,7 @@ import { RedisStore, Space, type Store } from 'fw-http/cache';
 import { cli } from '../support/redis-process';
 import { startRedis, type RedisServer } from '../support/redis';
 
-// I22.17: the idempotency step's rarer paths on a real Redis, for a route without `by` (one
+// The idempotency step's rarer paths on a real Redis, for a route without `by` (one
 // caller: no per-caller budget to drop), each answer pinned.
 
 const Small = Space('small', { ttlSeconds: 60, maxBytes: 300 });

@@ -724,7 +724,7 @@ describe('idempotency without a store', () => {
     expect(() => Space('l', { ttlSeconds: 60, maxBytes: 1, maxBytesPerCaller: 0 })).toThrow(
       /maxBytesPerCaller/,
     );
-    // Not declared: derived from the store it is opened on (I22.5); on a store of no known size, as before.
+    // Not declared: derived from the store it is opened on; on a store of no known size, as before.
     expect(Space('l', { ttlSeconds: 60, maxBytes: 64 * 1024 }).maxBytesPerCaller).toBeNull();
     const own = new MemoryStore({ bytes: 1024 });
     const unsized: Store = {
@@ -875,7 +875,7 @@ describe.each(stores)('never twice on %s', (storeName, makeStore) => {
   afterAll(() => stop());
 
   it('IDEM-26 IDEM-19 the claim lease is renewed while the handler runs: a duplicate sent after the first lease would have lapsed is 409, the handler runs once', async () => {
-    // Margins a busy machine keeps (I22.17): a 300 ms lease, the duplicate at twice it, the handler at three times.
+    // Margins a busy machine keeps: a 300 ms lease, the duplicate at twice it, the handler at three times.
     const Leased = Space('leased', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 300 });
     let runs = 0;
     @Controller()
@@ -903,7 +903,7 @@ describe.each(stores)('never twice on %s', (storeName, makeStore) => {
     };
     const app = new App({ log: () => {} }).controllers(Long).provide(Leased.open(seen));
     // The duplicate goes to another instance on the same store: this one would refuse it from the
-    // keys it holds (I22.4) whatever the store says; only the renewed claim stops the other.
+    // keys it holds whatever the store says; only the renewed claim stops the other.
     const rival = new App({ log: () => {} }).controllers(Long).provide(Leased.open(seen));
     const key = `lease-${storeName}-${Date.now()}`;
     const first = app.inject({ method: 'POST', url: '/long', headers: { 'idempotency-key': key } });
@@ -1441,7 +1441,7 @@ describe('the first POST on an in-process store', () => {
   });
 
   it('IDEM-26 claims of handlers in flight together are each renewed, the later one after the first is done; none once all are done', async () => {
-    const Leased = Space('leased18', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 300 });
+    const Leased = Space('leased18', { ttlSeconds: 60, maxBytes: 4096, leaseMs: 600 });
     const runs = new Map<string, number>();
     @Controller()
     class Long {
@@ -1469,17 +1469,17 @@ describe('the first POST on an in-process store', () => {
     const post = (ms: number, to = app) =>
       to.inject({ method: 'POST', url: `/long/${ms}`, headers: { 'idempotency-key': `k${ms}` } });
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-    // Twice the margins a busy machine needs (I22.17): a 300 ms lease.
-    const a = post(500);
-    await sleep(200);
-    const b = post(1000); // claimed at 200 ms; its first lease would lapse at 500 ms, as a finishes
-    await sleep(700);
-    expect((await post(1000, rival)).status).toBe(409); // at 900 ms: b's claim still held
+    // Margins four jest workers on two cores keep: a 600 ms lease, renewed every 200 ms.
+    const a = post(1000);
+    await sleep(400);
+    const b = post(2000); // claimed at 400 ms; its first lease would lapse at 1,000 ms, as a finishes
+    await sleep(1400);
+    expect((await post(2000, rival)).status).toBe(409); // at 1,800 ms: b's claim still held
     expect([(await a).status, (await b).status]).toEqual([200, 200]);
-    expect([runs.get('500'), runs.get('1000')]).toEqual([1, 1]);
+    expect([runs.get('1000'), runs.get('2000')]).toEqual([1, 1]);
     const after = renewals;
     expect(after).toBeGreaterThanOrEqual(4);
-    await sleep(400); // more than a lease: nothing in flight, nothing renewed
+    await sleep(800); // more than a lease: nothing in flight, nothing renewed
     expect(renewals).toBe(after);
   });
 

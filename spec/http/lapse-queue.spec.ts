@@ -1,6 +1,6 @@
 import { LapseQueue } from '../../lib/http/features/idempotency/lapse-queue';
 
-// I28.5 the kept answers a caller is counted for, two numbers each in a ring that grows: what
+// The kept answers a caller is counted for, two numbers each in a ring that grows: what
 // lapses leaves oldest first, up to the first that has not, across the ring's wrap and growth.
 
 describe('LapseQueue', () => {

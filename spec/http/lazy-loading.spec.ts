@@ -124,7 +124,7 @@ describe('optional packages load with their feature, not with fw', () => {
   // node:tls is not part of every app's cold start: RedisStore's driver loads it for a rediss://
   // store only (it was loaded by every app for one commit, through an import of the cache door).
   it.each(['http', 'cache', 'fetch'])(
-    'I28.5 requiring the %s door does not load node:tls',
+    'requiring the %s door does not load node:tls',
     async (door) => {
       const tls = await inFreshNode<string[]>(
         `require(process.env.OUT + '/lib/${door}/index.js');` +
@@ -200,7 +200,7 @@ describe('optional packages load with their feature, not with fw', () => {
     expect(r.loaded).toEqual(['@opentelemetry/api']);
   });
 
-  it('I25 an app with an upload route loads busboy only when a multipart form arrives', async () => {
+  it('an app with an upload route loads busboy only when a multipart form arrives', async () => {
     expect((await scenario('upload route built')).loaded).toEqual([]);
     const r = await scenario('upload');
     expect(r.seen).toEqual([201, '{"size":3}']);

@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { tsChild } from '../support/ts-child';
 import { App, Controller, Ctx, Get, Returns } from 'fw-http';
 
-// I22.14: a handler cut short by close() answers 503 Canceled whichever way it waited: c.sleep, or
+// A handler cut short by close() answers 503 Canceled whichever way it waited: c.sleep, or
 // something of its own rejecting with c.signal's reason (signal.throwIfAborted(), a stream given
 // the signal). The reason used to be a plain Error, so the second way answered 500.
 

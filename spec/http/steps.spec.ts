@@ -5,7 +5,7 @@ import { MAX_STEP_NAME, stepKey } from '../../lib/http/request/step';
 import { cli } from '../support/redis-process';
 import { startRedis, type RedisServer } from '../support/redis';
 
-// I23.3 recovery points: `c.step(name, fn)` on an idempotent route records fn's result in the
+// Recovery points: `c.step(name, fn)` on an idempotent route records fn's result in the
 // route's space before handing it back; a rerun of the same key reads it instead of running fn.
 
 const Orders = Space('orders', { ttlSeconds: 120, maxBytes: 200 });

@@ -3,7 +3,7 @@ import { RedisStore, Space } from 'fw-http/cache';
 import { cli, freePort } from '../support/redis-process';
 import { startRedis, type RedisServer } from '../support/redis';
 
-// I22.6: a store that cannot be reached says why, at start and once per outage.
+// A store that cannot be reached says why, at start and once per outage.
 
 const Orders = Space('orders', { ttlSeconds: 60, maxBytes: 4096 });
 

@@ -211,7 +211,7 @@ describe('metrics (OTEL-10..15)', () => {
   });
 });
 
-describe('deprecated routes (I27.3)', () => {
+describe('deprecated routes', () => {
   it('fw.deprecated.requests counts the use of a @Deprecated route, by route', async () => {
     @Controller()
     class Old {

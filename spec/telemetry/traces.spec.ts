@@ -217,7 +217,7 @@ describe('server spans (OTEL-01, OTEL-04)', () => {
   });
 });
 
-describe('retried calls (I27.2)', () => {
+describe('retried calls', () => {
   it('each try of a retried call is its own client span, retries with http.request.resend_count', async () => {
     let n = 0;
     const peer = await httpPeer((_req, res) => {
