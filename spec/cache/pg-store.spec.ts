@@ -194,7 +194,10 @@ describe('PgStore', () => {
   }, 90_000);
 
   it('a database that accepts the connection and never answers: Unavailable within commandTimeoutMs, saying so', async () => {
-    const silent = net.createServer(() => undefined);
+    // Accepts and never answers; its accepted sockets are destroyed at the end (close() alone
+    // would leave them open in this worker).
+    const accepted = new Set<net.Socket>();
+    const silent = net.createServer((socket) => void accepted.add(socket));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const { port } = silent.address() as net.AddressInfo;
     try {
@@ -217,6 +220,7 @@ describe('PgStore', () => {
       expect(Date.now() - started).toBeLessThan(600 + 1500);
     } finally {
       await closeStores();
+      for (const socket of accepted) socket.destroy();
       silent.close();
     }
   });
