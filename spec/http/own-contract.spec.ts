@@ -152,6 +152,19 @@ describe('a contract kind of a program’s own (ownContract, OWN_CONTRACT, Capab
     );
   });
 
+  it('two capabilities encoding one kind are refused at build, naming both', () => {
+    const again: Capability = { name: 'signing-again', encoders: { Signed: signedEncoder } };
+    const build = () =>
+      new App(quiet)
+        .controllers(SignedController)
+        .provide(Orders.open(new MemoryStore({ bytes: 1 << 20 })))
+        .use(signing)
+        .use(again)
+        .build();
+    expect(build).toThrow(RefusalError);
+    expect(build).toThrow(/two capabilities encode Signed answers: signing and signing-again/);
+  });
+
   it('an idempotent route refuses a kind that is not replayable, by its name', () => {
     const Kept = Space('unreplayable', { ttlSeconds: 60, maxBytes: 1024 });
     @Controller('/p')

@@ -449,10 +449,7 @@ export class App {
     const checks = capabilities.flatMap((c) => c.checks ?? []);
     const { records, instances } = scan(this.#controllers, services, checks, problems);
     const router = new Router<CompiledRoute>();
-    const encoders: EncoderExtensions = Object.assign(
-      {},
-      ...capabilities.map((c) => c.encoders ?? {}),
-    );
+    const encoders = encodersOf(capabilities, problems);
     const options = {
       encoders,
       arounds: capabilities.flatMap((c) => c.arounds ?? []),
@@ -983,4 +980,24 @@ function shutdownController(): AbortController {
   const controller = new AbortController();
   setMaxListeners(0, controller.signal);
   return controller;
+}
+
+/**
+ * The encoders of every capability's own contract kinds, by name. A name two capabilities encode
+ * is a Refusal naming both: which one answers would depend on the order of `app.use`.
+ */
+function encodersOf(capabilities: readonly Capability[], problems: string[]): EncoderExtensions {
+  const out: Record<string, EncoderExtensions[string]> = {};
+  const owner = new Map<string, Capability>();
+  for (const c of capabilities)
+    for (const [name, encoder] of Object.entries(c.encoders ?? {})) {
+      const first = owner.get(name);
+      if (first !== undefined)
+        problems.push(
+          `two capabilities encode ${name} answers: ${first.name ?? 'a capability without a name'} and ${c.name ?? 'a capability without a name'}`,
+        );
+      owner.set(name, c);
+      out[name] = encoder;
+    }
+  return out;
 }

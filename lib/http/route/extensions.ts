@@ -169,7 +169,7 @@ export interface Capability {
    * them, in `app.use` order, the first outermost.
    */
   readonly arounds?: readonly AroundFactory[];
-  /** Encoders for the answer contracts a capability owns (fw's files and versioned answers). */
+  /** Encoders of the contract kinds a capability owns (`ownContract`), by the kind's name: one capability per name (fw's `FileBody`, `Versioned`). */
   readonly encoders?: EncoderExtensions;
   /** Adds the capability's pieces to a route's OpenAPI operation (header parameters, extra answers, response headers, `deprecated`, security, `x-` members). */
   readonly describe?: (record: RouteRecord, operation: OperationSink) => void;

@@ -153,7 +153,16 @@ const encoder =
 const check: RecordCheck = (record, _services, problems) => {
   const walk = (c: Contract, under: string | null): void => {
     if (isFileBody(c)) {
-      if (under !== null) problems.push(`${record.label}: ${refusal(under)}`);
+      if (under !== null)
+        problems.push(
+          `${record.label}: FileBody cannot sit inside ${under}: a file answers with its own status and ETag`,
+        );
+      return;
+    }
+    if (c.kind === 'status' && isFileBody(c.inner)) {
+      problems.push(
+        `${record.label}: FileBody cannot take a wrapper's status (Status(${c.status}, FileBody))`,
+      );
       return;
     }
     const here = wrapperName(c, under);
@@ -164,18 +173,11 @@ const check: RecordCheck = (record, _services, problems) => {
 
 const isFileBody = (c: Contract): boolean => c.kind === 'own' && c.name === FILE_BODY;
 
-/** Status(code, FileBody) names the status it would take; any other wrapper, what holds it. */
-function refusal(under: string): string {
-  return under.startsWith('Status(') && !under.endsWith('…)')
-    ? `FileBody cannot take a wrapper's status (${under})`
-    : `FileBody cannot sit inside ${under}: a file answers with its own status and ETag`;
-}
-
 /** What a FileBody directly inside `c` would sit inside; `Optional` passes on what holds it. */
 function wrapperName(c: Contract, under: string | null): string | null {
   switch (c.kind) {
     case 'status':
-      return isFileBody(c.inner) ? `Status(${c.status}, FileBody)` : `Status(${c.status}, …)`;
+      return `Status(${c.status}, …)`;
     case 'reply':
       return 'Reply';
     case 'own':

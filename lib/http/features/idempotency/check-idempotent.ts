@@ -20,12 +20,8 @@ const UNKEEPABLE: Partial<Record<Contract['kind'], string>> = {
 /** The first kind an idempotent route may not answer with, wherever it sits in the contract (every `Reply` variant too). */
 function unkeepable(contract: Contract | null): string | null {
   if (contract === null) return null;
-  const own =
-    contract.kind === 'own'
-      ? contract.replayable
-        ? undefined
-        : contract.name
-      : UNKEEPABLE[contract.kind];
+  if (contract.kind === 'own' && !contract.replayable) return contract.name;
+  const own = UNKEEPABLE[contract.kind];
   if (own !== undefined) return own;
   for (const inner of innerContracts(contract)) {
     const found = unkeepable(inner);
